@@ -1,0 +1,42 @@
+// Durability: what a write promises once it returns.
+#ifndef REGIONSTORE_DURABILITY_H_
+#define REGIONSTORE_DURABILITY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace regionstore {
+
+// Every mode makes the bytes visible to other processes that map or read the
+// file as soon as the call returns (there is one page cache). They differ in
+// what a crash can lose. None of them makes a multi-page write atomic: a crash
+// during the copy can leave some pages old and some new (use checkpoint
+// regions for all-or-nothing updates).
+enum class Durability : uint8_t {
+  // memcpy into the shared mapping, nothing else.
+  // Survives kill -9: yes (the page cache keeps it). Power loss: no.
+  kNone = 0,
+  // memcpy + msync(MS_ASYNC) on the touched pages.
+  // Survives kill -9: yes. Power loss: no. On Linux since 2.6.19 MS_ASYNC
+  // starts no I/O at all; treat this mode as kNone with an extra syscall.
+  kAsync = 1,
+  // memcpy + msync(MS_SYNC) on the touched pages (page-aligned range).
+  // Survives kill -9: yes. Power loss: yes once the call returns OK, if the
+  // device honours cache flushes.
+  kSync = 2,
+  // pwrite at the file offset + fdatasync; the mapping sees the new bytes.
+  // Survives kill -9: yes. Power loss: yes once the call returns OK, if the
+  // device honours cache flushes. fdatasync also writes back every other
+  // dirty page of the file, so it makes earlier kNone writes durable too.
+  kPwriteFdatasync = 3,
+};
+
+// The CLI spelling: "none", "async", "sync", "pwrite-fdatasync".
+std::string_view DurabilityName(Durability durability);
+// Parses the CLI spelling; std::nullopt for anything else.
+std::optional<Durability> ParseDurability(std::string_view name);
+
+}  // namespace regionstore
+
+#endif  // REGIONSTORE_DURABILITY_H_

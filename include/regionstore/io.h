@@ -1,0 +1,130 @@
+// Io: the seam between regionstore and the operating system.
+//
+// Only the implementation of Io::Default() calls the OS (open, fallocate,
+// pwrite, fdatasync, fsync, msync, rename, flock, mmap). The store calls
+// nothing else, so a test can hand the store an Io that records every write
+// and flush, owns the "mapping" itself, or fails the Nth call with EIO or
+// ENOSPC. The mapping is part of the seam because a memcpy into a MAP_SHARED
+// mapping makes no syscall: only the Io that handed it out can see it.
+//
+// Every failure is a Status carrying the operation, the path and errno.
+// EINTR is retried inside the default implementation, short reads and writes
+// are continued.
+//
+// Thread safety: Io::Default() may be used from any thread. A File or Mapping
+// may be used from one thread at a time; ReadAt and data() reads may run
+// concurrently.
+#ifndef REGIONSTORE_IO_H_
+#define REGIONSTORE_IO_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "regionstore/status.h"
+
+namespace regionstore {
+
+// What msync is asked to do.
+enum class SyncKind : uint8_t {
+  kAsync,  // MS_ASYNC: on Linux, starts nothing
+  kSync,   // MS_SYNC: writes the range back and waits
+};
+
+// A MAP_SHARED mapping of a whole file. The destructor unmaps; it never
+// flushes.
+class Mapping {
+ public:
+  virtual ~Mapping() = default;
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+
+  // First byte of the mapping; the mapping is size() bytes long.
+  virtual std::byte* data() = 0;
+  virtual uint64_t size() const = 0;
+  // msync of [offset, offset + length) of the mapping. `offset` must be a
+  // multiple of the page size (the caller rounds; msync fails with EINVAL
+  // otherwise). Errors: kIOError with errno (EIO, ENOMEM, ...).
+  virtual Status Sync(uint64_t offset, uint64_t length, SyncKind kind) = 0;
+
+ protected:
+  Mapping() = default;
+};
+
+// What fstat reports that the store needs.
+struct FileStat {
+  uint64_t size = 0;
+  bool is_regular = false;
+  bool is_directory = false;
+  uint64_t device = 0;
+  uint64_t inode = 0;
+};
+
+// An open file descriptor. The destructor closes it (which releases its lock).
+class File {
+ public:
+  virtual ~File() = default;
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+
+  // The path this file was opened by, for error messages.
+  virtual const std::string& path() const = 0;
+  // pread into `out` until full or end of file; returns the bytes read.
+  virtual Result<uint64_t> ReadAt(uint64_t offset, std::span<std::byte> out) = 0;
+  // pwrite all of `data` at `offset`. Errors: kNoSpace, kIOError.
+  virtual Status WriteAt(uint64_t offset, std::span<const std::byte> data) = 0;
+  // posix_fallocate: reserves every block of the range. Errors: kNoSpace.
+  virtual Status Allocate(uint64_t offset, uint64_t length) = 0;
+  virtual Status DataSync() = 0;  // fdatasync
+  virtual Status Sync() = 0;      // fsync
+  // Takes the exclusive single-writer lock (flock LOCK_EX, non-blocking).
+  // Errors: kBusy if another open file description holds it.
+  virtual Status LockExclusive() = 0;
+  virtual Result<FileStat> Stat() = 0;
+  // Maps [0, length) of the file MAP_SHARED, read-write or read-only, from
+  // this descriptor (never by reopening the path).
+  virtual Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) = 0;
+
+ protected:
+  File() = default;
+};
+
+class Io {
+ public:
+  virtual ~Io() = default;
+
+  // The POSIX implementation. Lives for the whole process; never delete it.
+  static Io* Default();
+
+  // open(O_CLOEXEC), read-only or read-write. Errors: kNotFound,
+  // kPermissionDenied, kIOError.
+  virtual Result<std::unique_ptr<File>> Open(const std::string& path, bool writable) = 0;
+  // open(O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600).
+  // Errors: kAlreadyExists, kNotFound (no such directory), kPermissionDenied.
+  virtual Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) = 0;
+  // rename(from, to); without `replace`, fails with kAlreadyExists rather than
+  // replace an existing `to` (renameat2 RENAME_NOREPLACE, or link + unlink
+  // where the filesystem lacks it).
+  virtual Status Rename(const std::string& from, const std::string& to, bool replace) = 0;
+  // unlink(path).
+  virtual Status Remove(const std::string& path) = 0;
+  // fsync of a directory, so a rename inside it survives power loss.
+  virtual Status SyncDirectory(const std::string& directory) = 0;
+  // stat(path) without opening it (follows symlinks).
+  virtual Result<FileStat> StatPath(const std::string& path) = 0;
+  // Fills `out` with random bytes (getrandom).
+  virtual Status FillRandom(std::span<std::byte> out) = 0;
+  // The runtime page size (sysconf(_SC_PAGESIZE)).
+  virtual uint64_t PageSize() = 0;
+  // CLOCK_REALTIME in nanoseconds since the Unix epoch.
+  virtual uint64_t NowUnixNanos() = 0;
+
+ protected:
+  Io() = default;
+};
+
+}  // namespace regionstore
+
+#endif  // REGIONSTORE_IO_H_

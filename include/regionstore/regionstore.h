@@ -1,0 +1,11 @@
+// Umbrella header: the whole public API of regionstore.
+#ifndef REGIONSTORE_REGIONSTORE_H_
+#define REGIONSTORE_REGIONSTORE_H_
+
+#include "regionstore/durability.h"  // IWYU pragma: export
+#include "regionstore/io.h"          // IWYU pragma: export
+#include "regionstore/status.h"      // IWYU pragma: export
+#include "regionstore/store.h"       // IWYU pragma: export
+#include "regionstore/store_info.h"  // IWYU pragma: export
+
+#endif  // REGIONSTORE_REGIONSTORE_H_

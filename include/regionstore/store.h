@@ -1,0 +1,126 @@
+// Store: one fixed-size file, mapped once MAP_SHARED for the life of the
+// handle, with writes under explicit durability modes.
+//
+// Thread safety: a Store is not internally synchronised. Const methods
+// (Read, View, info, ...) may run concurrently with each other; Write and
+// Flush need one writer thread or external synchronisation, and a Read of a
+// range being written may see a mix of old and new bytes.
+//
+// Processes: one writer per store, enforced with flock on the open file
+// description; any number of read-only handles in any process, which take no
+// lock and never block the writer.
+//
+// fork(): a child inherits the parent's descriptor, hence its flock and its
+// MAP_SHARED mapping. The child must not write through an inherited writable
+// Store (two writers would race) nor destroy it while the parent still uses
+// the lock in a way that matters to it; close-on-exec descriptors do not
+// survive exec. A child that needs the store opens its own handle.
+//
+// SIGBUS: View(), Read() and Write() touch the mapping directly. A media
+// error, or another process truncating the file, makes that access raise
+// SIGBUS; the library does not catch it. ReadStoreInfo() uses pread only.
+#ifndef REGIONSTORE_STORE_H_
+#define REGIONSTORE_STORE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "regionstore/durability.h"
+#include "regionstore/io.h"
+#include "regionstore/status.h"
+#include "regionstore/store_info.h"
+
+namespace regionstore {
+
+static_assert(sizeof(void*) == 8, "regionstore maps whole files: 64-bit only");
+
+enum class OpenMode : uint8_t { kReadOnly, kReadWrite };
+
+struct CreateOptions {
+  // Replace an existing file at the path. A store whose writer is alive is
+  // never replaced: Create takes that store's lock first (kBusy if held) and
+  // keeps it across the rename.
+  bool replace_existing = false;
+  // The OS seam; nullptr means Io::Default(). Not owned; must outlive the call.
+  Io* io = nullptr;
+};
+
+struct OpenOptions {
+  // The OS seam; nullptr means Io::Default(). Not owned; must outlive the Store.
+  Io* io = nullptr;
+};
+
+class Store {
+ public:
+  // Creates a store whose data area holds `data_size` bytes (zero allowed), as
+  // a publish: a temp file in the same directory (O_EXCL, 0600), every block
+  // reserved with posix_fallocate and zero-filled, the superblock written,
+  // fsync, renamed onto `path` (no-clobber unless replace_existing), fsync of
+  // the directory. On failure no temp file is left and the error's operation
+  // names the step ("create: fallocate", "create: rename", ...).
+  // Errors: kInvalidArgument (size too large), kAlreadyExists, kNotFound (no
+  // such directory), kPermissionDenied, kNoSpace, kIOError.
+  static Status Create(const std::string& path, uint64_t data_size,
+                       const CreateOptions& options = {});
+
+  // Opens the store at `path`: validates the superblock (magic, version,
+  // checksum, sizes against the real file size) before touching any data,
+  // takes the single-writer lock for kReadWrite (and checks that the locked
+  // inode is still the one at `path`, so a concurrent replace is not missed),
+  // then maps the whole file MAP_SHARED from that same locked descriptor.
+  // Errors: kNotFound, kPermissionDenied, kCorruption, kUnsupportedVersion,
+  // kBusy (another writer, in this process or another, holds the lock),
+  // kIOError.
+  static Result<Store> Open(const std::string& path, OpenMode mode,
+                            const OpenOptions& options = {});
+
+  Store(Store&& other) noexcept;
+  Store& operator=(Store&& other) noexcept;
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+  // Unmaps and closes (releasing the lock). Never flushes: what was written
+  // with kNone stays in the page cache and reaches disk whenever the kernel
+  // writes it back.
+  ~Store();
+
+  // Copies `data` to data offset `offset`, then flushes per `durability`
+  // (see durability.h for what each mode survives). An empty `data` is a
+  // no-op. Not atomic under a crash: a multi-page write can be torn.
+  // Errors: kInvalidArgument (range outside the data area or overflowing, or
+  // a read-only store; nothing changed), kIOError (errno kept; a failed
+  // msync, pwrite or fdatasync poisons the store), kPoisoned.
+  Status Write(uint64_t offset, std::span<const std::byte> data, Durability durability);
+
+  // Makes [offset, offset + length) durable with one barrier, for several
+  // kNone writes: kSync msyncs the covering pages, kPwriteFdatasync calls
+  // fdatasync (the whole file), kAsync msyncs with MS_ASYNC, kNone does
+  // nothing. Errors: as Write.
+  Status Flush(uint64_t offset, uint64_t length, Durability durability);
+
+  // Copies `out.size()` bytes from data offset `offset` out of the mapping.
+  // Errors: kInvalidArgument (range outside the data area).
+  Status Read(uint64_t offset, std::span<std::byte> out) const;
+
+  // A read-only view of [offset, offset + length) of the data area, valid
+  // until the Store is destroyed or moved from. Errors: kInvalidArgument.
+  Result<std::span<const std::byte>> View(uint64_t offset, uint64_t length) const;
+
+  const std::string& path() const;
+  const StoreInfo& info() const;
+  uint64_t data_size() const;
+  bool writable() const;
+  // True once a flush failed; every later Write/Flush returns kPoisoned.
+  bool poisoned() const;
+
+ private:
+  struct Rep;
+  explicit Store(std::unique_ptr<Rep> rep);
+  std::unique_ptr<Rep> rep_;
+};
+
+}  // namespace regionstore
+
+#endif  // REGIONSTORE_STORE_H_

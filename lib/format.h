@@ -1,0 +1,115 @@
+// On-disk format v1: constants, encoding and validation of the superblock and
+// region table. Pure functions on byte buffers: no I/O here. docs/FORMAT.md is
+// the specification; keep the two in step (same commit).
+#ifndef REGIONSTORE_LIB_FORMAT_H_
+#define REGIONSTORE_LIB_FORMAT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "regionstore/status.h"
+#include "regionstore/store_info.h"
+
+namespace regionstore::format {
+
+inline constexpr char kMagic[8] = {'R', 'G', 'N', 'S', 'T', 'O', 'R', 'E'};
+inline constexpr uint32_t kFormatVersion = 1;
+
+inline constexpr uint64_t kKiB = 1024;
+inline constexpr uint64_t kMiB = 1024 * kKiB;
+
+// The superblock fills the first 4 KiB of the file; its checksum is the last
+// 8 bytes of that unit and covers everything before it.
+inline constexpr uint64_t kSuperblockSize = 4096;
+inline constexpr uint64_t kSuperblockChecksumOffset = kSuperblockSize - 8;
+
+// The region table follows the superblock; the data area starts at 1 MiB so
+// that a 1 MiB-aligned data offset is a 1 MiB-aligned file offset (large
+// page-cache folios are naturally aligned in the file).
+inline constexpr uint64_t kRegionTableOffset = kSuperblockSize;
+inline constexpr uint64_t kRegionEntrySize = 128;
+inline constexpr uint64_t kDataOffset = 1 * kMiB;
+inline constexpr uint64_t kMaxRegions = (kDataOffset - kRegionTableOffset) / kRegionEntrySize;
+inline constexpr uint64_t kMaxRegionNameLength = 64;
+
+// Every area (data, checkpoint slots) starts on and spans whole 64 KiB units:
+// covers 4, 16 and 64 KiB pages.
+inline constexpr uint64_t kAreaAlignment = 64 * kKiB;
+
+// The largest data area Create accepts: 2^62 bytes keeps every sum below
+// 2^63 (off_t) with room to spare.
+inline constexpr uint64_t kMaxDataSize = uint64_t{1} << 62;
+
+// Field offsets inside the superblock.
+namespace sb {
+inline constexpr size_t kMagic = 0;
+inline constexpr size_t kVersion = 8;
+inline constexpr size_t kSuperblockSize = 12;
+inline constexpr size_t kIncompatFlags = 16;
+inline constexpr size_t kCompatFlags = 20;
+inline constexpr size_t kUuid = 24;
+inline constexpr size_t kFileSize = 40;
+inline constexpr size_t kDataOffset = 48;
+inline constexpr size_t kDataSize = 56;
+inline constexpr size_t kRegionTableOffset = 64;
+inline constexpr size_t kRegionCount = 72;
+inline constexpr size_t kRegionEntrySize = 76;
+inline constexpr size_t kRegionTableChecksum = 80;
+inline constexpr size_t kCreatedUnixNs = 88;
+inline constexpr size_t kCreatedPageSize = 96;
+inline constexpr size_t kReservedStart = 100;
+}  // namespace sb
+
+// Rounds `value` up to a multiple of `alignment` (a power of two); the caller
+// makes sure it cannot overflow.
+constexpr uint64_t AlignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) & ~(alignment - 1);
+}
+
+// XXH3-64 (seed 0) of `bytes`, through the runtime-dispatched implementation.
+uint64_t Checksum(std::span<const std::byte> bytes);
+
+// The layout a new store with `data_size` bytes of data area gets.
+struct Layout {
+  uint64_t data_offset = kDataOffset;
+  uint64_t data_size = 0;
+  uint64_t file_size = 0;
+};
+// Errors: kInvalidArgument if `data_size` exceeds kMaxDataSize.
+Result<Layout> LayoutFor(uint64_t data_size);
+
+// Encodes superblock + region table: the first `data_offset` bytes of the
+// file (the rest of that header area is zero).
+std::vector<std::byte> EncodeHeader(const StoreInfo& info);
+
+// What the superblock says, before the region table is read.
+struct Superblock {
+  StoreInfo info;  // info.regions is still empty
+  uint32_t region_count = 0;
+  uint64_t region_table_checksum = 0;
+};
+
+// Decodes and validates the 4 KiB superblock. `path` is for error messages;
+// `actual_file_size` is what fstat says. Order of checks: magic, version,
+// checksum, field sanity, file size; each failure says which.
+// Errors: kCorruption, kUnsupportedVersion.
+Result<Superblock> DecodeSuperblock(std::span<const std::byte> superblock,
+                                    uint64_t actual_file_size, const std::string& path);
+
+// Byte size of a region table with `region_count` entries.
+constexpr uint64_t RegionTableBytes(uint32_t region_count) {
+  return uint64_t{region_count} * kRegionEntrySize;
+}
+
+// Validates the region table bytes (RegionTableBytes(region_count) of them,
+// read at info.region_table_offset) against the superblock and fills
+// `superblock.info.regions`. Errors: kCorruption.
+Status DecodeRegionTable(std::span<const std::byte> table, Superblock& superblock,
+                         const std::string& path);
+
+}  // namespace regionstore::format
+
+#endif  // REGIONSTORE_LIB_FORMAT_H_

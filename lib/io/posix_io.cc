@@ -1,0 +1,282 @@
+// The POSIX implementation of the Io seam: the only code in regionstore that
+// calls the operating system. Every call retries EINTR and keeps errno.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/interprocess/detail/os_file_functions.hpp>
+#include <boost/interprocess/exceptions.hpp>
+#include <boost/interprocess/mapped_region.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <ctime>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "regionstore/io.h"
+
+static_assert(sizeof(off_t) == 8, "regionstore needs a 64-bit off_t");
+
+namespace regionstore {
+namespace {
+
+namespace bip = boost::interprocess;
+
+// Largest single pread/pwrite request: Linux transfers at most 0x7ffff000
+// bytes per call anyway.
+constexpr uint64_t kMaxIoChunk = uint64_t{1} << 30;
+
+// Boost's file_mapping reopens the file by path; mapped_region accepts any
+// object exposing a mapping handle, so give it the descriptor we opened and
+// locked.
+class DescriptorMappable {
+ public:
+  explicit DescriptorMappable(int fd) : fd_(fd) {}
+  bip::mapping_handle_t get_mapping_handle() const {  // NOLINT: Boost's name
+    return bip::ipcdetail::mapping_handle_from_file_handle(fd_);
+  }
+
+ private:
+  int fd_;
+};
+
+class PosixMapping final : public Mapping {
+ public:
+  PosixMapping(bip::mapped_region region, std::string path)
+      : region_(std::move(region)), path_(std::move(path)) {}
+
+  std::byte* data() override { return static_cast<std::byte*>(region_.get_address()); }
+  uint64_t size() const override { return region_.get_size(); }
+
+  Status Sync(uint64_t offset, uint64_t length, SyncKind kind) override {
+    // mapped_region::flush returns a bool and drops errno; call msync directly.
+    if (offset > size() || length > size() - offset) {
+      return Status::Error(StatusCode::kInvalidArgument, "msync", path_,
+                           "range outside the mapping");
+    }
+    const int flags = kind == SyncKind::kSync ? MS_SYNC : MS_ASYNC;
+    if (::msync(data() + offset, length, flags) != 0) {
+      return Status::FromErrno(errno, kind == SyncKind::kSync ? "msync(MS_SYNC)" : "msync(MS_ASYNC)",
+                               path_);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  bip::mapped_region region_;  // unmaps in its destructor, never flushes
+  std::string path_;
+};
+
+class PosixFile final : public File {
+ public:
+  PosixFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~PosixFile() override {
+    // close() errors cannot be acted on here; nothing is buffered in user
+    // space, and durability comes only from explicit syncs.
+    ::close(fd_);
+  }
+
+  const std::string& path() const override { return path_; }
+
+  Result<uint64_t> ReadAt(uint64_t offset, std::span<std::byte> out) override {
+    uint64_t done = 0;
+    while (done < out.size()) {
+      const size_t chunk = static_cast<size_t>(std::min<uint64_t>(out.size() - done, kMaxIoChunk));
+      const ssize_t n = ::pread(fd_, out.data() + done, chunk, static_cast<off_t>(offset + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Status::FromErrno(errno, "pread", path_);
+      }
+      if (n == 0) break;  // end of file
+      done += static_cast<uint64_t>(n);
+    }
+    return done;
+  }
+
+  Status WriteAt(uint64_t offset, std::span<const std::byte> data) override {
+    uint64_t done = 0;
+    while (done < data.size()) {
+      const size_t chunk = static_cast<size_t>(std::min<uint64_t>(data.size() - done, kMaxIoChunk));
+      const ssize_t n = ::pwrite(fd_, data.data() + done, chunk, static_cast<off_t>(offset + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Status::FromErrno(errno, "pwrite", path_);
+      }
+      done += static_cast<uint64_t>(n);
+    }
+    return Status::Ok();
+  }
+
+  Status Allocate(uint64_t offset, uint64_t length) override {
+    int rc;
+    do {
+      // posix_fallocate returns the error instead of setting errno.
+      rc = ::posix_fallocate(fd_, static_cast<off_t>(offset), static_cast<off_t>(length));
+    } while (rc == EINTR);
+    return rc == 0 ? Status::Ok() : Status::FromErrno(rc, "fallocate", path_);
+  }
+
+  Status DataSync() override { return Retry(::fdatasync, "fdatasync"); }
+  Status Sync() override { return Retry(::fsync, "fsync"); }
+
+  Status LockExclusive() override {
+    // flock locks belong to the open file description: unlike fcntl record
+    // locks they survive the close of another descriptor of the same file,
+    // and a second open in the same process conflicts.
+    int rc;
+    do {
+      rc = ::flock(fd_, LOCK_EX | LOCK_NB);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      const int error = errno;
+      if (error == EWOULDBLOCK) {
+        return Status::FromErrno(error, "lock", path_,
+                                 "another writer holds this store's lock");
+      }
+      return Status::FromErrno(error, "lock", path_);
+    }
+    return Status::Ok();
+  }
+
+  Result<FileStat> Stat() override {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) return Status::FromErrno(errno, "fstat", path_);
+    return ToFileStat(st);
+  }
+
+  Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
+    if (length == 0 || length > std::numeric_limits<size_t>::max()) {
+      return Status::Error(StatusCode::kInvalidArgument, "mmap", path_,
+                           "cannot map " + std::to_string(length) + " bytes");
+    }
+    try {
+      // MAP_SHARED: Boost's read_write and read_only modes both map shared.
+      bip::mapped_region region(DescriptorMappable(fd_),
+                                writable ? bip::read_write : bip::read_only, 0,
+                                static_cast<size_t>(length));
+      return std::unique_ptr<Mapping>(std::make_unique<PosixMapping>(std::move(region), path_));
+    } catch (const bip::interprocess_exception& error) {
+      const int native = error.get_native_error();
+      if (native != 0) return Status::FromErrno(native, "mmap", path_);
+      return Status::Error(StatusCode::kIOError, "mmap", path_, error.what());
+    }
+  }
+
+  static FileStat ToFileStat(const struct stat& st) {
+    FileStat out;
+    out.size = static_cast<uint64_t>(st.st_size);
+    out.is_regular = S_ISREG(st.st_mode);
+    out.is_directory = S_ISDIR(st.st_mode);
+    out.device = static_cast<uint64_t>(st.st_dev);
+    out.inode = static_cast<uint64_t>(st.st_ino);
+    return out;
+  }
+
+ private:
+  Status Retry(int (*call)(int), const char* operation) {
+    int rc;
+    do {
+      rc = call(fd_);
+    } while (rc != 0 && errno == EINTR);
+    return rc == 0 ? Status::Ok() : Status::FromErrno(errno, operation, path_);
+  }
+
+  int fd_;
+  std::string path_;
+};
+
+class PosixIo final : public Io {
+ public:
+  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable) override {
+    return OpenWith(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC, 0, "open");
+  }
+
+  Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override {
+    return OpenWith(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600, "create temp file");
+  }
+
+  Status Rename(const std::string& from, const std::string& to, bool replace) override {
+    if (replace) {
+      if (::rename(from.c_str(), to.c_str()) != 0) return Status::FromErrno(errno, "rename", to);
+      return Status::Ok();
+    }
+    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
+      return Status::Ok();
+    }
+    if (errno != EINVAL && errno != ENOSYS) {
+      return Status::FromErrno(errno, "rename (no replace)", to);
+    }
+    // The filesystem lacks RENAME_NOREPLACE: link() never replaces either.
+    if (::link(from.c_str(), to.c_str()) != 0) return Status::FromErrno(errno, "link", to);
+    if (::unlink(from.c_str()) != 0) return Status::FromErrno(errno, "unlink", from);
+    return Status::Ok();
+  }
+
+  Status Remove(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) return Status::FromErrno(errno, "unlink", path);
+    return Status::Ok();
+  }
+
+  Status SyncDirectory(const std::string& directory) override {
+    auto opened = OpenWith(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, "open directory");
+    if (!opened.ok()) return opened.status();
+    Status synced = (*opened)->Sync();
+    if (!synced.ok()) {
+      return Status::FromErrno(synced.sys_errno(), "fsync directory", directory);
+    }
+    return Status::Ok();
+  }
+
+  Result<FileStat> StatPath(const std::string& path) override {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "stat", path);
+    return PosixFile::ToFileStat(st);
+  }
+
+  Status FillRandom(std::span<std::byte> out) override {
+    size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t n = ::getrandom(out.data() + done, out.size() - done, 0);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Status::FromErrno(errno, "getrandom", "");
+      }
+      done += static_cast<size_t>(n);
+    }
+    return Status::Ok();
+  }
+
+  uint64_t PageSize() override { return static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)); }
+
+  uint64_t NowUnixNanos() override {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
+  }
+
+ private:
+  static Result<std::unique_ptr<File>> OpenWith(const std::string& path, int flags, mode_t mode,
+                                                const char* operation) {
+    int fd;
+    do {
+      fd = ::open(path.c_str(), flags, mode);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return Status::FromErrno(errno, operation, path);
+    return std::unique_ptr<File>(std::make_unique<PosixFile>(fd, path));
+  }
+};
+
+}  // namespace
+
+Io* Io::Default() {
+  // Stateless and never destroyed, so it is safe to use from static
+  // destructors and other threads.
+  static PosixIo* const io = new PosixIo();
+  return io;
+}
+
+}  // namespace regionstore

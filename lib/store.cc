@@ -1,0 +1,365 @@
+#include "regionstore/store.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include "format.h"
+
+namespace regionstore {
+
+namespace {
+
+// Zero-fill chunk for Create: large enough that the syscall count does not
+// matter, small enough not to matter for memory.
+constexpr uint64_t kZeroFillChunk = 8 * format::kMiB;
+
+// How many times Open retries when the path is replaced between its open()
+// and its lock (a concurrent `regionctl create --force`).
+constexpr int kOpenAttempts = 3;
+
+Status Corrupt(const std::string& path, std::string message) {
+  return Status::Error(StatusCode::kCorruption, "open", path, std::move(message));
+}
+
+std::string DirectoryOf(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+std::string HexBytes(std::span<const std::byte> bytes) {
+  std::string out;
+  char two[3];
+  for (std::byte b : bytes) {
+    std::snprintf(two, sizeof two, "%02x", std::to_integer<unsigned>(b));
+    out += two;
+  }
+  return out;
+}
+
+// Opens `path` and rejects what cannot be a store before reading from it.
+Result<std::unique_ptr<File>> OpenStoreFile(Io& io, const std::string& path, bool writable) {
+  auto file = io.Open(path, writable);
+  if (!file.ok()) {
+    if (file.status().sys_errno() == EISDIR) {
+      return Corrupt(path, "is a directory, not a store");
+    }
+    return file.status().WithOperation("open", path);
+  }
+  return file;
+}
+
+// Reads and validates superblock and region table with pread only.
+Result<StoreInfo> ReadValidatedInfo(File& file, const std::string& path) {
+  auto stat = file.Stat();
+  if (!stat.ok()) return stat.status();
+  if (stat->is_directory) return Corrupt(path, "is a directory, not a store");
+  if (!stat->is_regular) return Corrupt(path, "is not a regular file");
+
+  std::vector<std::byte> superblock(format::kSuperblockSize);
+  auto read = file.ReadAt(0, superblock);
+  if (!read.ok()) return read.status().WithOperation("open: read superblock", path);
+  superblock.resize(*read);
+  auto decoded = format::DecodeSuperblock(superblock, stat->size, path);
+  if (!decoded.ok()) return decoded.status();
+
+  std::vector<std::byte> table(format::RegionTableBytes(decoded->region_count));
+  read = file.ReadAt(decoded->info.region_table_offset, table);
+  if (!read.ok()) return read.status().WithOperation("open: read region table", path);
+  if (*read != table.size()) return Corrupt(path, "region table is cut short");
+  if (Status s = format::DecodeRegionTable(table, *decoded, path); !s.ok()) return s;
+  return std::move(decoded->info);
+}
+
+}  // namespace
+
+std::string FormatUuid(const std::array<uint8_t, 16>& uuid) {
+  const std::string hex = HexBytes(std::as_bytes(std::span(uuid)));
+  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
+         hex.substr(16, 4) + "-" + hex.substr(20);
+}
+
+Result<StoreInfo> ReadStoreInfo(const std::string& path, Io* io) {
+  Io& os = io != nullptr ? *io : *Io::Default();
+  auto file = OpenStoreFile(os, path, /*writable=*/false);
+  if (!file.ok()) return file.status();
+  return ReadValidatedInfo(**file, path);
+}
+
+// ---------------------------------------------------------------------------
+// Create
+
+Status Store::Create(const std::string& path, uint64_t data_size, const CreateOptions& options) {
+  Io& io = options.io != nullptr ? *options.io : *Io::Default();
+  auto layout = format::LayoutFor(data_size);
+  if (!layout.ok()) return layout.status().WithOperation("create", path);
+
+  // Refuse early, before writing gigabytes, when the target exists; the
+  // no-replace rename below still closes the race.
+  std::unique_ptr<File> replaced_store_lock;
+  if (!options.replace_existing) {
+    if (io.StatPath(path).ok()) {
+      return Status::Error(StatusCode::kAlreadyExists, "create", path,
+                           "a file exists at this path (replace it explicitly)");
+    }
+  } else {
+    // Never pull a store from under a live writer: hold its lock across the
+    // rename. flock works on a read-only descriptor, so this needs no write
+    // permission on the old file. Open() re-checks the inode after locking,
+    // so a writer that opened the old file just before us notices the swap.
+    auto existing = io.Open(path, /*writable=*/false);
+    if (existing.ok()) {
+      if (Status locked = (*existing)->LockExclusive(); !locked.ok()) {
+        return locked.WithOperation("create: lock the store being replaced", path);
+      }
+      replaced_store_lock = std::move(*existing);
+    } else if (existing.status().code() != StatusCode::kNotFound) {
+      return existing.status().WithOperation("create: open the store being replaced", path);
+    }
+  }
+
+  std::array<std::byte, 8> suffix{};
+  StoreInfo info;
+  if (Status s = io.FillRandom(suffix); !s.ok()) return s.WithOperation("create: random", path);
+  if (Status s = io.FillRandom(std::as_writable_bytes(std::span(info.uuid))); !s.ok()) {
+    return s.WithOperation("create: random", path);
+  }
+  // RFC 4122 version 4 (random) UUID.
+  info.uuid[6] = static_cast<uint8_t>((info.uuid[6] & 0x0f) | 0x40);
+  info.uuid[8] = static_cast<uint8_t>((info.uuid[8] & 0x3f) | 0x80);
+  info.format_version = format::kFormatVersion;
+  info.file_size = layout->file_size;
+  info.data_offset = layout->data_offset;
+  info.data_size = layout->data_size;
+  info.region_table_offset = format::kRegionTableOffset;
+  info.created_unix_ns = io.NowUnixNanos();
+  info.created_page_size = static_cast<uint32_t>(io.PageSize());
+
+  const std::string directory = DirectoryOf(path);
+  const std::string temp_path = (std::filesystem::path(directory) /
+                                 ("." + std::filesystem::path(path).filename().string() +
+                                  ".tmp-" + HexBytes(suffix)))
+                                    .string();
+  auto temp = io.CreateExclusive(temp_path);
+  if (!temp.ok()) return temp.status().WithOperation("create: create temp file", path);
+
+  // Every step until the rename works on the temp file; on failure it goes.
+  auto build = [&]() -> Status {
+    File& file = **temp;
+    // Reserve every block: a sparse store turns a full disk into SIGBUS on a
+    // later mapped write.
+    if (Status s = file.Allocate(0, info.file_size); !s.ok()) {
+      return s.WithOperation("create: fallocate", path);
+    }
+    // fallocated blocks are unwritten extents; writing zeros converts them
+    // now, so later flushes do not each journal an extent conversion.
+    const std::vector<std::byte> zeros(std::min(kZeroFillChunk, info.file_size));
+    for (uint64_t offset = 0; offset < info.file_size; offset += zeros.size()) {
+      const uint64_t length = std::min<uint64_t>(zeros.size(), info.file_size - offset);
+      if (Status s = file.WriteAt(offset, std::span(zeros).first(length)); !s.ok()) {
+        return s.WithOperation("create: zero-fill", path);
+      }
+    }
+    if (Status s = file.WriteAt(0, format::EncodeHeader(info)); !s.ok()) {
+      return s.WithOperation("create: write superblock", path);
+    }
+    if (Status s = file.Sync(); !s.ok()) return s.WithOperation("create: fsync", path);
+    temp->reset();  // close before publishing
+    if (Status s = io.Rename(temp_path, path, options.replace_existing); !s.ok()) {
+      if (s.code() == StatusCode::kAlreadyExists) {
+        return Status::Error(StatusCode::kAlreadyExists, "create: rename", path,
+                             "a file appeared at this path (replace it explicitly)");
+      }
+      return s.WithOperation("create: rename", path);
+    }
+    return Status::Ok();
+  };
+  if (Status s = build(); !s.ok()) {
+    temp->reset();
+    (void)io.Remove(temp_path);  // best effort; the build error is the one to report
+    return s;
+  }
+  if (Status s = io.SyncDirectory(directory); !s.ok()) {
+    // Published, but the new name may not survive a power loss yet.
+    return s.WithOperation("create: fsync directory (the store exists; its name may not be durable)",
+                           path);
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Open and the handle
+
+struct Store::Rep {
+  Io* io = nullptr;
+  std::string path;
+  bool writable = false;
+  uint64_t page_size = 0;
+  StoreInfo info;
+  // Declared before `mapping` so the mapping is destroyed (unmapped) first.
+  std::unique_ptr<File> file;
+  std::unique_ptr<Mapping> mapping;
+  // The first flush failure; once set, every write is refused.
+  Status poison;
+
+  Status CheckRange(uint64_t offset, uint64_t length, const char* operation) const {
+    if (offset > info.data_size || length > info.data_size - offset) {
+      return Status::Error(StatusCode::kInvalidArgument, operation, path,
+                           "range at offset " + std::to_string(offset) + " of length " +
+                               std::to_string(length) + " is outside the data area of " +
+                               std::to_string(info.data_size) + " bytes");
+    }
+    return Status::Ok();
+  }
+
+  Status CheckWritable(const char* operation) const {
+    if (!writable) {
+      return Status::Error(StatusCode::kInvalidArgument, operation, path,
+                           "the store is open read-only");
+    }
+    if (!poison.ok()) {
+      return Status::Error(StatusCode::kPoisoned, operation, path,
+                           "an earlier flush failed (" + poison.ToString() +
+                               "); its data may be lost: reopen the store");
+    }
+    return Status::Ok();
+  }
+
+  // A failed flush may have left the kernel marking the failed pages clean
+  // (PostgreSQL, 2018): a retry would report success for lost data. Refuse
+  // every later write until the store is reopened.
+  Status Poison(const Status& failure, const char* operation) {
+    Status reported = failure.WithOperation(operation, path);
+    if (poison.ok()) poison = reported;
+    return reported;
+  }
+
+  // msync needs a page-aligned start: round the start down and the end up to
+  // the runtime page size. The extra bytes are flushed early, which is
+  // harmless.
+  Status SyncPages(uint64_t file_offset, uint64_t length, SyncKind kind, const char* operation) {
+    const uint64_t start = file_offset & ~(page_size - 1);
+    const uint64_t end = format::AlignUp(file_offset + length, page_size);
+    if (Status s = mapping->Sync(start, end - start, kind); !s.ok()) return Poison(s, operation);
+    return Status::Ok();
+  }
+};
+
+Store::Store(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
+Store::Store(Store&& other) noexcept = default;
+Store& Store::operator=(Store&& other) noexcept = default;
+Store::~Store() = default;
+
+Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOptions& options) {
+  auto rep = std::make_unique<Rep>();
+  rep->io = options.io != nullptr ? options.io : Io::Default();
+  rep->path = path;
+  rep->writable = mode == OpenMode::kReadWrite;
+  rep->page_size = rep->io->PageSize();
+
+  for (int attempt = 1;; ++attempt) {
+    auto file = OpenStoreFile(*rep->io, path, rep->writable);
+    if (!file.ok()) return file.status();
+    if (!rep->writable) {
+      rep->file = std::move(*file);
+      break;
+    }
+    if (Status s = (*file)->LockExclusive(); !s.ok()) return s.WithOperation("open: lock", path);
+    // The lock protects an inode, not a name: if the path was replaced
+    // between our open() and flock(), we hold the lock of an orphan.
+    auto locked = (*file)->Stat();
+    if (!locked.ok()) return locked.status().WithOperation("open: fstat", path);
+    auto named = rep->io->StatPath(path);
+    if (named.ok() && named->device == locked->device && named->inode == locked->inode) {
+      rep->file = std::move(*file);
+      break;
+    }
+    if (attempt == kOpenAttempts) {
+      return Status::Error(StatusCode::kBusy, "open: lock", path,
+                           "the file at this path kept being replaced while opening it");
+    }
+  }
+
+  auto info = ReadValidatedInfo(*rep->file, path);
+  if (!info.ok()) return info.status();
+  rep->info = std::move(*info);
+  auto mapping = rep->file->Map(rep->info.file_size, rep->writable);
+  if (!mapping.ok()) return mapping.status().WithOperation("open: mmap", path);
+  rep->mapping = std::move(*mapping);
+  return Store(std::move(rep));
+}
+
+Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability durability) {
+  Rep& r = *rep_;
+  if (Status s = r.CheckWritable("write"); !s.ok()) return s;
+  if (Status s = r.CheckRange(offset, data.size(), "write"); !s.ok()) return s;
+  if (data.empty()) return Status::Ok();
+  const uint64_t file_offset = r.info.data_offset + offset;
+
+  switch (durability) {
+    case Durability::kNone:
+      std::memcpy(r.mapping->data() + file_offset, data.data(), data.size());
+      return Status::Ok();
+    case Durability::kAsync:
+      std::memcpy(r.mapping->data() + file_offset, data.data(), data.size());
+      return r.SyncPages(file_offset, data.size(), SyncKind::kAsync, "write: msync(MS_ASYNC)");
+    case Durability::kSync:
+      std::memcpy(r.mapping->data() + file_offset, data.data(), data.size());
+      return r.SyncPages(file_offset, data.size(), SyncKind::kSync, "write: msync(MS_SYNC)");
+    case Durability::kPwriteFdatasync:
+      // The write goes through the page cache the mapping shares, so the
+      // mapping sees it. A failed pwrite may have changed some pages: poison.
+      if (Status s = r.file->WriteAt(file_offset, data); !s.ok()) {
+        return r.Poison(s, "write: pwrite");
+      }
+      if (Status s = r.file->DataSync(); !s.ok()) return r.Poison(s, "write: fdatasync");
+      return Status::Ok();
+  }
+  return Status::Error(StatusCode::kInvalidArgument, "write", r.path, "unknown durability mode");
+}
+
+Status Store::Flush(uint64_t offset, uint64_t length, Durability durability) {
+  Rep& r = *rep_;
+  if (Status s = r.CheckWritable("flush"); !s.ok()) return s;
+  if (Status s = r.CheckRange(offset, length, "flush"); !s.ok()) return s;
+  if (length == 0) return Status::Ok();
+  const uint64_t file_offset = r.info.data_offset + offset;
+  switch (durability) {
+    case Durability::kNone:
+      return Status::Ok();
+    case Durability::kAsync:
+      return r.SyncPages(file_offset, length, SyncKind::kAsync, "flush: msync(MS_ASYNC)");
+    case Durability::kSync:
+      return r.SyncPages(file_offset, length, SyncKind::kSync, "flush: msync(MS_SYNC)");
+    case Durability::kPwriteFdatasync:
+      if (Status s = r.file->DataSync(); !s.ok()) return r.Poison(s, "flush: fdatasync");
+      return Status::Ok();
+  }
+  return Status::Error(StatusCode::kInvalidArgument, "flush", r.path, "unknown durability mode");
+}
+
+Status Store::Read(uint64_t offset, std::span<std::byte> out) const {
+  const Rep& r = *rep_;
+  if (Status s = r.CheckRange(offset, out.size(), "read"); !s.ok()) return s;
+  if (!out.empty()) {
+    std::memcpy(out.data(), r.mapping->data() + r.info.data_offset + offset, out.size());
+  }
+  return Status::Ok();
+}
+
+Result<std::span<const std::byte>> Store::View(uint64_t offset, uint64_t length) const {
+  const Rep& r = *rep_;
+  if (Status s = r.CheckRange(offset, length, "view"); !s.ok()) return s;
+  return std::span<const std::byte>(r.mapping->data() + r.info.data_offset + offset, length);
+}
+
+const std::string& Store::path() const { return rep_->path; }
+const StoreInfo& Store::info() const { return rep_->info; }
+uint64_t Store::data_size() const { return rep_->info.data_size; }
+bool Store::writable() const { return rep_->writable; }
+bool Store::poisoned() const { return !rep_->poison.ok(); }
+
+}  // namespace regionstore

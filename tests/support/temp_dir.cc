@@ -1,0 +1,81 @@
+#include "support/temp_dir.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+
+namespace regionstore::testing {
+
+TempDir::TempDir() {
+  // REGIONSTORE_TEST_TMPDIR is a folder under the build tree: a real disk
+  // filesystem, where fsync and fallocate behave as they do for users.
+  std::filesystem::path base = REGIONSTORE_TEST_TMPDIR;
+  std::filesystem::create_directories(base);
+  std::string pattern = (base / "t-XXXXXX").string();
+  REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::permissions(path_, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::add, ignored);
+  std::filesystem::remove_all(path_, ignored);
+}
+
+std::string TempDir::File(const std::string& name) const { return (path_ / name).string(); }
+
+std::vector<std::string> TempDir::List() const {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(path_)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::byte> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(chars.size());
+  std::transform(chars.begin(), chars.end(), bytes.begin(),
+                 [](char c) { return static_cast<std::byte>(c); });
+  return bytes;
+}
+
+void WriteWholeFile(const std::string& path, const std::vector<std::byte>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  REQUIRE(out.good());
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(out.good());
+}
+
+std::vector<std::byte> PreadFile(const std::string& path, uint64_t offset, uint64_t length) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  std::vector<std::byte> bytes(length);
+  uint64_t done = 0;
+  while (done < length) {
+    const ssize_t n = ::pread(fd, bytes.data() + done, length - done,
+                              static_cast<off_t>(offset + done));
+    REQUIRE(n > 0);
+    done += static_cast<uint64_t>(n);
+  }
+  ::close(fd);
+  return bytes;
+}
+
+std::vector<std::byte> PatternBytes(uint64_t length, uint64_t seed) {
+  std::mt19937_64 generator(seed * 0x9e3779b97f4a7c15ULL + 1);
+  std::vector<std::byte> bytes(length);
+  for (auto& b : bytes) b = static_cast<std::byte>(generator() & 0xff);
+  return bytes;
+}
+
+}  // namespace regionstore::testing

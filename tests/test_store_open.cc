@@ -1,0 +1,246 @@
+// Open refuses every kind of bad file with its specific error and changes
+// nothing.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "format.h"
+#include "regionstore/store.h"
+#include "support/store_fixtures.h"
+#include "support/temp_dir.h"
+
+namespace regionstore {
+namespace {
+
+using testing::kKiB;
+using testing::kMiB;
+using testing::MustCreate;
+using testing::MustOpen;
+using testing::ReadWholeFile;
+using testing::TempDir;
+using testing::WriteWholeFile;
+
+void StoreLE(std::vector<std::byte>& bytes, size_t offset, uint64_t value, size_t width) {
+  for (size_t i = 0; i < width; ++i) {
+    bytes[offset + i] = static_cast<std::byte>((value >> (8 * i)) & 0xff);
+  }
+}
+
+void Reseal(std::vector<std::byte>& file) {
+  StoreLE(file, format::kSuperblockChecksumOffset,
+          format::Checksum(std::span(file).first(format::kSuperblockChecksumOffset)), 8);
+}
+
+// Opens `path` both ways and through ReadStoreInfo; all three must fail with
+// `code` and a message containing `needle`, and leave the file unchanged.
+void ExpectRefused(const std::string& path, StatusCode code, const std::string& needle) {
+  const bool exists = std::filesystem::is_regular_file(path);
+  const std::vector<std::byte> before = exists ? ReadWholeFile(path) : std::vector<std::byte>{};
+  for (OpenMode mode : {OpenMode::kReadOnly, OpenMode::kReadWrite}) {
+    auto store = Store::Open(path, mode);
+    REQUIRE_FALSE(store.ok());
+    INFO(store.status().ToString());
+    CHECK(store.status().code() == code);
+    CHECK_THAT(store.status().ToString(), Catch::Contains(needle));
+    CHECK_THAT(store.status().ToString(), Catch::Contains(path));
+  }
+  auto info = ReadStoreInfo(path);
+  REQUIRE_FALSE(info.ok());
+  CHECK(info.status().code() == code);
+  if (exists) CHECK(ReadWholeFile(path) == before);
+}
+
+TEST_CASE("A new store has the documented size, layout and no leftovers", "[store][open]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreate(path, 16 * kMiB);
+  CHECK(dir.List() == std::vector<std::string>{"s.rgn"});
+  CHECK(std::filesystem::file_size(path) == 17 * kMiB);
+  CHECK((std::filesystem::status(path).permissions() & std::filesystem::perms::all) ==
+        (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+  Store store = MustOpen(path, OpenMode::kReadOnly);
+  CHECK(store.info().format_version == 1);
+  CHECK(store.info().data_offset == 1 * kMiB);
+  CHECK(store.data_size() == 16 * kMiB);
+  CHECK(store.info().regions.empty());
+  // The whole data area starts zeroed.
+  auto view = store.View(0, store.data_size());
+  REQUIRE(view.ok());
+  CHECK(std::all_of(view->begin(), view->end(), [](std::byte b) { return b == std::byte{0}; }));
+}
+
+TEST_CASE("A store with an empty data area is valid", "[store][open]") {
+  TempDir dir;
+  MustCreate(dir.File("empty.rgn"), 0);
+  Store store = MustOpen(dir.File("empty.rgn"), OpenMode::kReadWrite);
+  CHECK(store.data_size() == 0);
+  CHECK(store.Write(0, {}, Durability::kSync).ok());
+  std::byte one{1};
+  CHECK(store.Write(0, std::span(&one, 1), Durability::kNone).code() ==
+        StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("Create refuses to replace an existing file unless asked", "[store][create]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  WriteWholeFile(path, testing::PatternBytes(1000, 1));
+  Status refused = Store::Create(path, 64 * kKiB);
+  CHECK(refused.code() == StatusCode::kAlreadyExists);
+  CHECK(ReadWholeFile(path) == testing::PatternBytes(1000, 1));
+  CHECK(dir.List() == std::vector<std::string>{"s.rgn"});
+
+  CreateOptions replace;
+  replace.replace_existing = true;
+  REQUIRE(Store::Create(path, 64 * kKiB, replace).ok());
+  CHECK(MustOpen(path, OpenMode::kReadOnly).data_size() == 64 * kKiB);
+  CHECK(dir.List() == std::vector<std::string>{"s.rgn"});
+}
+
+TEST_CASE("Create with replace refuses a store whose writer is alive", "[store][create]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreate(path, 64 * kKiB);
+  const std::vector<std::byte> before = ReadWholeFile(path);
+  Store writer = MustOpen(path, OpenMode::kReadWrite);
+  CreateOptions replace;
+  replace.replace_existing = true;
+  Status status = Store::Create(path, 128 * kKiB, replace);
+  CHECK(status.code() == StatusCode::kBusy);
+  CHECK(ReadWholeFile(path) == before);
+  CHECK(dir.List() == std::vector<std::string>{"s.rgn"});
+}
+
+TEST_CASE("Create rejects a size beyond the format's limit", "[store][create]") {
+  TempDir dir;
+  Status status = Store::Create(dir.File("s.rgn"), format::kMaxDataSize + 1);
+  CHECK(status.code() == StatusCode::kInvalidArgument);
+  CHECK(dir.List().empty());
+}
+
+TEST_CASE("Create in a missing directory fails with kNotFound", "[store][create]") {
+  TempDir dir;
+  Status status = Store::Create(dir.File("no/such/dir/s.rgn"), 4096);
+  CHECK(status.code() == StatusCode::kNotFound);
+  CHECK(dir.List().empty());
+}
+
+TEST_CASE("Open refuses damaged or foreign files with specific errors", "[store][open]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreate(path, 64 * kKiB);
+  std::vector<std::byte> good = ReadWholeFile(path);
+
+  SECTION("bad magic") {
+    std::vector<std::byte> file = good;
+    file[0] = std::byte{'X'};
+    WriteWholeFile(path, file);
+    ExpectRefused(path, StatusCode::kCorruption, "bad magic");
+  }
+  SECTION("bad version") {
+    std::vector<std::byte> file = good;
+    StoreLE(file, format::sb::kVersion, 2, 4);
+    Reseal(file);
+    WriteWholeFile(path, file);
+    ExpectRefused(path, StatusCode::kUnsupportedVersion, "format version 2");
+  }
+  SECTION("unknown incompatible feature") {
+    std::vector<std::byte> file = good;
+    StoreLE(file, format::sb::kIncompatFlags, 1, 4);
+    Reseal(file);
+    WriteWholeFile(path, file);
+    ExpectRefused(path, StatusCode::kUnsupportedVersion, "incompatible feature");
+  }
+  SECTION("bad checksum") {
+    std::vector<std::byte> file = good;
+    file[format::sb::kDataSize] ^= std::byte{0x01};
+    WriteWholeFile(path, file);
+    ExpectRefused(path, StatusCode::kCorruption, "checksum mismatch");
+  }
+  SECTION("wrong size: extended") {
+    std::vector<std::byte> file = good;
+    file.resize(file.size() + 64 * kKiB);
+    WriteWholeFile(path, file);
+    ExpectRefused(path, StatusCode::kCorruption, "(extended)");
+  }
+  SECTION("wrong size: data size the file cannot hold") {
+    std::vector<std::byte> file = good;
+    StoreLE(file, format::sb::kDataSize, 1 * kMiB, 8);
+    Reseal(file);
+    WriteWholeFile(path, file);
+    ExpectRefused(path, StatusCode::kCorruption, "cannot hold");
+  }
+  SECTION("truncated inside the data area") {
+    std::vector<std::byte> file = good;
+    file.resize(file.size() - 1);
+    WriteWholeFile(path, file);
+    ExpectRefused(path, StatusCode::kCorruption, "(truncated)");
+  }
+  SECTION("truncated inside the superblock") {
+    std::vector<std::byte> file = good;
+    file.resize(100);
+    WriteWholeFile(path, file);
+    ExpectRefused(path, StatusCode::kCorruption, "truncated");
+  }
+  SECTION("empty") {
+    WriteWholeFile(path, {});
+    ExpectRefused(path, StatusCode::kCorruption, "empty file");
+  }
+  SECTION("garbage") {
+    WriteWholeFile(path, testing::PatternBytes(2 * kMiB, 7));
+    ExpectRefused(path, StatusCode::kCorruption, "bad magic");
+  }
+}
+
+TEST_CASE("Open refuses a directory and a missing path", "[store][open]") {
+  TempDir dir;
+  ExpectRefused(dir.path().string(), StatusCode::kCorruption, "directory");
+  ExpectRefused(dir.File("missing.rgn"), StatusCode::kNotFound, "missing.rgn");
+}
+
+TEST_CASE("Open without permission fails with kPermissionDenied", "[store][open]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreate(path, 64 * kKiB);
+  REQUIRE(::chmod(path.c_str(), 0) == 0);
+  // The directory stays searchable, so the refusal is about the file itself.
+  REQUIRE(::chmod(dir.path().c_str(), 0755) == 0);
+  // Root ignores file modes, so check from a child that drops to "nobody".
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(100);
+    auto ro = Store::Open(path, OpenMode::kReadOnly);
+    auto rw = Store::Open(path, OpenMode::kReadWrite);
+    const bool both_denied = !ro.ok() && ro.status().code() == StatusCode::kPermissionDenied &&
+                             !rw.ok() && rw.status().code() == StatusCode::kPermissionDenied;
+    ::_exit(both_denied ? 0 : 1);
+  }
+  int wait_status = 0;
+  REQUIRE(::waitpid(child, &wait_status, 0) == child);
+  REQUIRE(WIFEXITED(wait_status));
+  CHECK(WEXITSTATUS(wait_status) == 0);
+}
+
+TEST_CASE("A second writer in the same process gets kBusy naming the path", "[store][lock]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreate(path, 64 * kKiB);
+  Store first = MustOpen(path, OpenMode::kReadWrite);
+  auto second = Store::Open(path, OpenMode::kReadWrite);
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.status().code() == StatusCode::kBusy);
+  CHECK_THAT(second.status().ToString(), Catch::Contains(path));
+  // Readers take no lock.
+  CHECK(Store::Open(path, OpenMode::kReadOnly).ok());
+  // Moving the handle keeps the lock; destroying it releases the lock.
+  Store moved = std::move(first);
+  CHECK(Store::Open(path, OpenMode::kReadWrite).status().code() == StatusCode::kBusy);
+  { Store gone = std::move(moved); }
+  CHECK(Store::Open(path, OpenMode::kReadWrite).ok());
+}
+
+}  // namespace
+}  // namespace regionstore
