@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages regionstore needs to build, test and
+# benchmark, and only those that are missing. Needs root or sudo when it has
+# something to install; does nothing otherwise.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config
+  libboost-dev          # Boost.Interprocess (header-only): the mapping
+  libxxhash-dev         # XXH3 checksums
+  libcli11-dev          # regionctl's command line
+  nlohmann-json3-dev    # regionctl's JSON output
+  catch2                # tests (v2.13)
+  libbenchmark-dev      # Google Benchmark
+)
+names=()
+for entry in "${packages[@]}"; do names+=("${entry%% *}"); done
+
+missing=()
+for package in "${names[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+((${#missing[@]})) || exit 0
+
+as_root=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  as_root=(sudo)
+fi
+echo "deps: installing ${missing[*]}"
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
