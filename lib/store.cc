@@ -139,10 +139,14 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   info.created_page_size = static_cast<uint32_t>(io.PageSize());
 
   const std::string directory = DirectoryOf(path);
-  const std::string temp_path = (std::filesystem::path(directory) /
-                                 ("." + std::filesystem::path(path).filename().string() +
-                                  ".tmp-" + HexBytes(suffix)))
-                                    .string();
+  // A hidden name in the same directory, so the rename stays on one
+  // filesystem. (Built by appending: GCC 12 warns falsely, -Wrestrict, on
+  // "." + std::string at -O2.)
+  std::string temp_name = ".";
+  temp_name += std::filesystem::path(path).filename().string();
+  temp_name += ".tmp-";
+  temp_name += HexBytes(suffix);
+  const std::string temp_path = (std::filesystem::path(directory) / temp_name).string();
   auto temp = io.CreateExclusive(temp_path);
   if (!temp.ok()) return temp.status().WithOperation("create: create temp file", path);
 

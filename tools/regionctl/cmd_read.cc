@@ -1,0 +1,58 @@
+#include "cmd_read.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "common.h"
+#include "regionstore/store.h"
+
+namespace regionstore::regionctl {
+namespace {
+
+struct ReadArgs {
+  std::string path;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  std::string output_path;  // empty: standard output
+};
+
+Status RunRead(const ReadArgs& args) {
+  Result<Store> store = Store::Open(args.path, OpenMode::kReadOnly);
+  if (!store.ok()) return store.status();
+  // A view of the mapping instead of a copy: any length within the data area
+  // streams out without a buffer of that size. The store validates the range.
+  Result<std::span<const std::byte>> bytes = store->View(args.offset, args.length);
+  if (!bytes.ok()) return bytes.status();
+  return WriteOutput(args.output_path, *bytes);
+}
+
+}  // namespace
+
+void SetupRead(CLI::App& app, Status& outcome) {
+  auto args = std::make_shared<ReadArgs>();
+  CLI::App* command = app.add_subcommand(
+      "read", "Copy bytes of the data area to standard output (or --output FILE)");
+  command->footer(
+      "Example:\n"
+      "  regionctl read state.rs --offset 2MiB --length 1MiB --output region.bin\n"
+      "The output is the raw bytes, nothing added. Reading takes no lock.");
+  command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
+  command->add_option("--offset", args->offset, "Data-area offset of the first byte")
+      ->required()
+      ->type_name("N")
+      ->transform(SizeTransform());
+  command->add_option("--length", args->length, "Number of bytes to read")
+      ->required()
+      ->type_name("N")
+      ->transform(SizeTransform());
+  command
+      ->add_option("--output", args->output_path,
+                   "Write the bytes to FILE (created or truncated, mode 0644)")
+      ->type_name("FILE");
+  command->callback([args, &outcome] { outcome = RunRead(*args); });
+}
+
+}  // namespace regionstore::regionctl

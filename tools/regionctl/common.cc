@@ -1,0 +1,247 @@
+#include "common.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <limits>
+#include <new>
+#include <optional>
+
+#include "regionstore/durability.h"
+
+namespace regionstore::regionctl {
+namespace {
+
+// Reads and writes go in chunks: bounded syscalls (write caps at ~2 GiB anyway)
+// and, for input of unknown length, bounded over-allocation.
+constexpr uint64_t kChunkBytes = uint64_t{1} << 20;
+
+struct SizeUnit {
+  std::string_view suffix;
+  uint64_t multiplier;
+};
+
+// Binary units only: "KB" could mean 1000 or 1024, so it is refused.
+constexpr std::array<SizeUnit, 10> kSizeUnits = {{
+    {"", 1},
+    {"B", 1},
+    {"K", uint64_t{1} << 10},
+    {"KiB", uint64_t{1} << 10},
+    {"M", uint64_t{1} << 20},
+    {"MiB", uint64_t{1} << 20},
+    {"G", uint64_t{1} << 30},
+    {"GiB", uint64_t{1} << 30},
+    {"T", uint64_t{1} << 40},
+    {"TiB", uint64_t{1} << 40},
+}};
+
+Status InvalidSize(std::string message) {
+  return Status::Error(StatusCode::kInvalidArgument, "parse size", "", std::move(message));
+}
+
+bool IsDecimalUnit(std::string_view unit) {
+  if (unit.size() != 2 || (unit[1] != 'B' && unit[1] != 'b')) return false;
+  return std::string_view("KkMmGgTtPpEe").find(unit[0]) != std::string_view::npos;
+}
+
+char UpperAscii(char letter) {
+  return (letter >= 'a' && letter <= 'z') ? static_cast<char>(letter - 'a' + 'A') : letter;
+}
+
+// Closes a descriptor this file opened, on every path out of a function.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ~ScopedFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+
+  // Gives up ownership, so the caller can check close() itself.
+  int Release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+ExitCode ExitCodeFor(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk:
+      return ExitCode::kSuccess;
+    // The store refused an argument the user typed (offset, length, size).
+    case StatusCode::kInvalidArgument:
+      return ExitCode::kUsage;
+    case StatusCode::kCorruption:
+    case StatusCode::kUnsupportedVersion:
+      return ExitCode::kInvalidStore;
+    case StatusCode::kBusy:
+      return ExitCode::kBusy;
+    case StatusCode::kNotFound:
+    case StatusCode::kPermissionDenied:
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kNoSpace:
+    case StatusCode::kIOError:
+    case StatusCode::kPoisoned:
+      return ExitCode::kFailure;
+  }
+  return ExitCode::kFailure;
+}
+
+Result<uint64_t> ParseSize(std::string_view text) {
+  const std::string quoted = "'" + std::string(text) + "'";
+  size_t digit_count = 0;
+  uint64_t count = 0;
+  bool overflow = false;
+  while (digit_count < text.size() && text[digit_count] >= '0' && text[digit_count] <= '9') {
+    const auto digit = static_cast<uint64_t>(text[digit_count] - '0');
+    overflow = overflow || __builtin_mul_overflow(count, uint64_t{10}, &count) ||
+               __builtin_add_overflow(count, digit, &count);
+    ++digit_count;
+  }
+  const std::string_view unit = text.substr(digit_count);
+  if (digit_count == 0) {
+    return InvalidSize(quoted +
+                       " is not a size: expected a byte count with an optional binary unit, "
+                       "e.g. 4096, 64KiB, 16MiB, 1GiB (K, M, G, T mean KiB, MiB, GiB, TiB)");
+  }
+  if (IsDecimalUnit(unit)) {
+    return InvalidSize(quoted + " has an ambiguous unit '" + std::string(unit) +
+                       "' (1000 or 1024?): write " + std::string(text.substr(0, digit_count)) +
+                       UpperAscii(unit[0]) + "iB for powers of 1024, or a plain byte count");
+  }
+  if (!unit.empty() && (unit[0] == '.' || unit[0] == ',')) {
+    return InvalidSize(quoted +
+                       " is not a size: fractions are not accepted; use a smaller unit "
+                       "(1536MiB, not 1.5GiB)");
+  }
+  const auto unit_match = std::find_if(kSizeUnits.begin(), kSizeUnits.end(),
+                                       [&](const SizeUnit& known) { return known.suffix == unit; });
+  if (unit_match == kSizeUnits.end()) {
+    return InvalidSize(quoted + " is not a size: unknown unit '" + std::string(unit) +
+                       "'; use B, KiB, MiB, GiB, TiB or K, M, G, T (powers of 1024)");
+  }
+  uint64_t bytes = 0;
+  if (overflow || __builtin_mul_overflow(count, unit_match->multiplier, &bytes)) {
+    return InvalidSize(quoted + " is too large: sizes must be below 2^64 bytes");
+  }
+  return bytes;
+}
+
+CLI::Validator SizeTransform() {
+  return {[](std::string& text) -> std::string {
+            Result<uint64_t> size = ParseSize(text);
+            if (!size.ok()) return size.status().message();
+            text = std::to_string(*size);
+            return {};
+          },
+          "", "size"};
+}
+
+CLI::Validator DurabilityCheck() {
+  return {[](std::string& text) -> std::string {
+            if (ParseDurability(text).has_value()) return {};
+            return "unknown durability '" + text + "': use none, async, sync or pwrite-fdatasync";
+          },
+          "", "durability"};
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  constexpr std::array<const char*, 6> kUnits = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes) / 1024.0;
+  size_t unit = 0;
+  // Step up before "%.1f" would print 1024.0 of the smaller unit.
+  while (value >= 1023.95 && unit + 1 < kUnits.size()) {
+    value /= 1024.0;
+    ++unit;
+  }
+  std::array<char, 32> text{};
+  std::snprintf(text.data(), text.size(), "%.1f %s", value, kUnits[unit]);
+  return {text.data()};
+}
+
+Result<Input> ReadInput(const std::string& input_path, uint64_t limit) {
+  const bool from_stdin = input_path.empty();
+  const std::string name = from_stdin ? std::string(kStdinName) : input_path;
+  int fd = STDIN_FILENO;
+  if (!from_stdin) {
+    fd = ::open(input_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::FromErrno(errno, "open input", name);
+  }
+  ScopedFd owned_fd(from_stdin ? -1 : fd);
+
+  // One byte past the limit is enough to know the input does not fit.
+  const uint64_t wanted = limit == std::numeric_limits<uint64_t>::max() ? limit : limit + 1;
+  Input input;
+  try {
+    // A regular file says how big it is: allocate once.
+    struct stat file_stat {};
+    if (::fstat(fd, &file_stat) == 0 && S_ISREG(file_stat.st_mode) && file_stat.st_size > 0) {
+      input.bytes.reserve(std::min(static_cast<uint64_t>(file_stat.st_size), wanted));
+    }
+    while (input.bytes.size() < wanted) {
+      const size_t filled = input.bytes.size();
+      const size_t chunk = std::min(wanted - filled, kChunkBytes);
+      input.bytes.resize(filled + chunk);
+      const ssize_t got = ::read(fd, input.bytes.data() + filled, chunk);
+      if (got < 0) {
+        const int read_errno = errno;
+        input.bytes.resize(filled);
+        if (read_errno == EINTR) continue;
+        return Status::FromErrno(read_errno, "read input", name);
+      }
+      input.bytes.resize(filled + static_cast<size_t>(got));
+      if (got == 0) break;
+    }
+  } catch (const std::bad_alloc&) {
+    return Status::FromErrno(
+        ENOMEM, "read input", name,
+        "the input does not fit in memory (" + std::to_string(input.bytes.size()) + " bytes read)");
+  }
+  input.exceeds_limit = input.bytes.size() > limit;
+  return input;
+}
+
+Status WriteOutput(const std::string& output_path, std::span<const std::byte> data) {
+  const bool to_stdout = output_path.empty();
+  const std::string name = to_stdout ? std::string(kStdoutName) : output_path;
+  int fd = STDOUT_FILENO;
+  if (!to_stdout) {
+    fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return Status::FromErrno(errno, "open output", name);
+  }
+  ScopedFd owned_fd(to_stdout ? -1 : fd);
+
+  size_t written = 0;
+  while (written < data.size()) {
+    const size_t chunk = std::min<size_t>(data.size() - written, kChunkBytes);
+    const ssize_t put = ::write(fd, data.data() + written, chunk);
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      return Status::FromErrno(
+          errno, "write output", name,
+          std::to_string(written) + " of " + std::to_string(data.size()) + " bytes written");
+    }
+    written += static_cast<size_t>(put);
+  }
+  if (!to_stdout) {
+    // close() can report a deferred write error (NFS, quota); it is not retried
+    // on EINTR because Linux has already released the descriptor.
+    if (::close(owned_fd.Release()) != 0) return Status::FromErrno(errno, "close output", name);
+  }
+  return Status::Ok();
+}
+
+}  // namespace regionstore::regionctl

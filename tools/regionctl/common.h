@@ -1,0 +1,85 @@
+// Shared pieces of regionctl: exit codes, the size syntax, human-readable
+// sizes and whole-buffer input/output on files or the standard streams.
+//
+// Each subcommand lives in its own cmd_<verb>.cc and registers itself with a
+// Setup<Verb>(CLI::App& app, Status& outcome) function; its callback leaves
+// the outcome of the command in `outcome` and main() turns that into one line
+// on stderr and an exit code.
+#ifndef REGIONSTORE_TOOLS_REGIONCTL_COMMON_H_
+#define REGIONSTORE_TOOLS_REGIONCTL_COMMON_H_
+
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "regionstore/status.h"
+
+namespace regionstore::regionctl {
+
+// The exit codes of every subcommand. Other tools drive regionctl and rely on
+// these values: never renumber them.
+enum class ExitCode : int {
+  kSuccess = 0,
+  // A failure not listed below: missing file, permission, I/O error, no space,
+  // already exists, poisoned store.
+  kFailure = 1,
+  // A bad command line (every CLI11 parse error), or an argument the store
+  // rejects (an offset or length outside the data area, a size too large).
+  kUsage = 2,
+  // The file is not a valid store or its data is damaged: a directory, bad
+  // magic, bad checksum, wrong size, a newer incompatible format.
+  kInvalidStore = 3,
+  // Another writer holds the store's lock.
+  kBusy = 4,
+};
+
+// The exit code for a failed (or OK) library status.
+ExitCode ExitCodeFor(StatusCode code);
+
+// Parses a size or offset: a decimal byte count with an optional binary unit,
+// "4096", "64KiB", "16MiB", "1GiB", "2TiB", or the shorthands K, M, G, T
+// (also powers of 1024) and B (bytes). Decimal units (KB, MB, ...) are
+// refused as ambiguous. Errors: kInvalidArgument, with a message saying what
+// is wrong (malformed, ambiguous unit, more than 64 bits).
+Result<uint64_t> ParseSize(std::string_view text);
+
+// A CLI11 transform for an option bound to an integer: accepts the ParseSize
+// syntax and hands CLI11 the plain byte count. A bad value is a usage error.
+CLI::Validator SizeTransform();
+
+// A CLI11 check accepting exactly the spellings ParseDurability accepts.
+CLI::Validator DurabilityCheck();
+
+// "100 B", "64.0 KiB", "16.0 MiB", "1.5 GiB": one decimal, binary units.
+std::string HumanBytes(uint64_t bytes);
+
+// The name used in messages for the standard streams.
+inline constexpr std::string_view kStdinName = "<stdin>";
+inline constexpr std::string_view kStdoutName = "<stdout>";
+
+// What ReadInput read.
+struct Input {
+  std::vector<std::byte> bytes;
+  // True if the input holds more than the limit; `bytes` then holds only the
+  // first limit + 1 bytes (enough to say so, without buffering the rest).
+  bool exceeds_limit = false;
+};
+
+// Reads all of the file at `input_path`, or standard input if it is empty,
+// stopping one byte past `limit`. Errors: those of open/read with the path
+// (kNotFound, kPermissionDenied, kIOError); ENOMEM as kIOError if the input
+// does not fit in memory.
+Result<Input> ReadInput(const std::string& input_path, uint64_t limit);
+
+// Writes all of `data` to the file at `output_path` (created or truncated,
+// mode 0644 before umask), or to standard output if it is empty. No fsync.
+// Errors: those of open/write/close with the path.
+Status WriteOutput(const std::string& output_path, std::span<const std::byte> data);
+
+}  // namespace regionstore::regionctl
+
+#endif  // REGIONSTORE_TOOLS_REGIONCTL_COMMON_H_
