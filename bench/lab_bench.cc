@@ -11,6 +11,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -22,6 +23,7 @@ namespace {
 
 using regionstore::Durability;
 using regionstore::OpenMode;
+using regionstore::Status;
 using regionstore::Store;
 
 constexpr uint64_t kMiB = 1024 * 1024;
@@ -49,13 +51,11 @@ void SetUp(benchmark::State& state) {
   }
 }
 
-void BM_LibraryWrite(benchmark::State& state, Durability mode) {
-  SetUp(state);
-  auto store = Store::Open(StorePath(), OpenMode::kReadWrite);
-  if (!store.ok()) {
-    state.SkipWithError(store.status().ToString().c_str());
-    return;
-  }
+// Times kUpdatesPerIteration updates per iteration. `update` writes the
+// slice and returns an empty string, or what failed. Refilling the slice is
+// not timed.
+template <typename Update>
+void RunUpdates(benchmark::State& state, Update update) {
   std::vector<std::byte> slice(kSliceSize);
   uint64_t round = 0;
   for (auto _ : state) {
@@ -63,8 +63,8 @@ void BM_LibraryWrite(benchmark::State& state, Durability mode) {
       state.PauseTiming();
       Refill(slice, ++round);
       state.ResumeTiming();
-      if (auto s = store->Write(kSliceOffset, slice, mode); !s.ok()) {
-        state.SkipWithError(s.ToString().c_str());
+      if (std::string error = update(slice); !error.empty()) {
+        state.SkipWithError(error.c_str());
         return;
       }
     }
@@ -73,35 +73,43 @@ void BM_LibraryWrite(benchmark::State& state, Durability mode) {
                           static_cast<int64_t>(kSliceSize));
 }
 
+void BM_LibraryWrite(benchmark::State& state, Durability mode) {
+  SetUp(state);
+  auto store = Store::Open(StorePath(), OpenMode::kReadWrite);
+  if (!store.ok()) {
+    state.SkipWithError(store.status().ToString().c_str());
+    return;
+  }
+  RunUpdates(state, [&](const std::vector<std::byte>& slice) {
+    Status written = store->Write(kSliceOffset, slice, mode);
+    return written.ok() ? std::string() : written.ToString();
+  });
+}
+
 // The same pwrite + fdatasync on the same file offset, no library.
 void BM_RawPwriteFdatasync(benchmark::State& state) {
   SetUp(state);
   const std::string path = StorePath();
-  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    state.SkipWithError("open failed");
+  auto info = regionstore::ReadStoreInfo(path);
+  if (!info.ok()) {
+    state.SkipWithError(info.status().ToString().c_str());
     return;
   }
-  auto info = regionstore::ReadStoreInfo(path);
-  const off_t file_offset = static_cast<off_t>(info.ok() ? info->data_offset + kSliceOffset : 0);
-  std::vector<std::byte> slice(kSliceSize);
-  uint64_t round = 0;
-  for (auto _ : state) {
-    for (int i = 0; i < kUpdatesPerIteration; ++i) {
-      state.PauseTiming();
-      Refill(slice, ++round);
-      state.ResumeTiming();
-      if (::pwrite(fd, slice.data(), slice.size(), file_offset) !=
-              static_cast<ssize_t>(slice.size()) ||
-          ::fdatasync(fd) != 0) {
-        state.SkipWithError("pwrite/fdatasync failed");
-        break;
-      }
-    }
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    state.SkipWithError(("open " + path + ": " + std::strerror(errno)).c_str());
+    return;
   }
+  const auto file_offset = static_cast<off_t>(info->data_offset + kSliceOffset);
+  RunUpdates(state, [&](const std::vector<std::byte>& slice) {
+    if (::pwrite(fd, slice.data(), slice.size(), file_offset) !=
+        static_cast<ssize_t>(slice.size())) {
+      return "pwrite: " + std::string(std::strerror(errno));
+    }
+    if (::fdatasync(fd) != 0) return "fdatasync: " + std::string(std::strerror(errno));
+    return std::string();
+  });
   ::close(fd);
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kUpdatesPerIteration *
-                          static_cast<int64_t>(kSliceSize));
 }
 
 // The floor: copying 1 MiB between two buffers.
