@@ -1,6 +1,10 @@
 #include "format.h"
 
-#include <xxh_x86dispatch.h>
+#if defined(__x86_64__)
+#include <xxh_x86dispatch.h>  // XXH3_64bits_dispatch: picks AVX2/SSE2 at run time
+#else
+#include <xxhash.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -65,7 +69,11 @@ std::string Hex(uint64_t value) {
 }  // namespace
 
 uint64_t Checksum(std::span<const std::byte> bytes) {
+#if defined(__x86_64__)
   return XXH3_64bits_dispatch(bytes.data(), bytes.size());
+#else
+  return XXH3_64bits(bytes.data(), bytes.size());
+#endif
 }
 
 Result<Layout> LayoutFor(uint64_t data_size) {
@@ -181,9 +189,11 @@ Result<Superblock> DecodeSuperblock(std::span<const std::byte> superblock,
     return Corrupt(path, "data offset " + std::to_string(info.data_offset) +
                              " is not a 64 KiB multiple after the region table");
   }
-  if (decoded.region_count > (info.data_offset - info.region_table_offset) / kRegionEntrySize) {
+  if (decoded.region_count > kMaxRegions ||
+      decoded.region_count > (info.data_offset - info.region_table_offset) / kRegionEntrySize) {
     return Corrupt(path, "region count " + std::to_string(decoded.region_count) +
-                             " does not fit between the region table and the data area");
+                             " exceeds the limit of " + std::to_string(kMaxRegions) +
+                             " or does not fit between the region table and the data area");
   }
   if (info.data_size > kMaxDataSize) {
     return Corrupt(path, "data size " + std::to_string(info.data_size) + " is impossible");

@@ -20,11 +20,10 @@ StatusCode CodeForErrno(int sys_errno) {
     case ENOSPC:
     case EDQUOT:
       return StatusCode::kNoSpace;
-    case EWOULDBLOCK:
-      return StatusCode::kBusy;
-    case EINVAL:
-      return StatusCode::kInvalidArgument;
     default:
+      // EINVAL and EAGAIN from the OS are I/O failures here: kInvalidArgument
+      // is kept for the store's own argument checks and kBusy for a held
+      // lock, because tools map those to fixed exit codes.
       return StatusCode::kIOError;
   }
 }
@@ -60,10 +59,11 @@ std::string_view StatusCodeName(StatusCode code) {
 }
 
 Status Status::Error(StatusCode code, std::string operation, std::string path,
-                     std::string message) {
+                     std::string message, int sys_errno) {
   assert(code != StatusCode::kOk);
   Status status;
   status.code_ = code;
+  status.sys_errno_ = sys_errno;
   status.operation_ = std::move(operation);
   status.path_ = std::move(path);
   status.message_ = std::move(message);
@@ -72,10 +72,8 @@ Status Status::Error(StatusCode code, std::string operation, std::string path,
 
 Status Status::FromErrno(int sys_errno, std::string operation, std::string path,
                          std::string message) {
-  Status status = Error(CodeForErrno(sys_errno), std::move(operation), std::move(path),
-                        std::move(message));
-  status.sys_errno_ = sys_errno;
-  return status;
+  return Error(CodeForErrno(sys_errno), std::move(operation), std::move(path),
+               std::move(message), sys_errno);
 }
 
 Status Status::WithOperation(std::string operation, std::string path) const {

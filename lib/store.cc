@@ -183,7 +183,15 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   };
   if (Status s = build(); !s.ok()) {
     temp->reset();
-    (void)io.Remove(temp_path);  // best effort; the build error is the one to report
+    if (Status removed = io.Remove(temp_path);
+        !removed.ok() && removed.code() != StatusCode::kNotFound) {
+      // Report the first failure, and say what is left behind.
+      return Status::Error(s.code(), s.operation(), s.path(),
+                           s.message() + (s.message().empty() ? "" : "; ") +
+                               "could not remove the temp file '" + temp_path +
+                               "': " + removed.ToString(),
+                           s.sys_errno());
+    }
     return s;
   }
   if (Status s = io.SyncDirectory(directory); !s.ok()) {
@@ -305,13 +313,13 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
 
   switch (durability) {
     case Durability::kNone:
-      std::memcpy(r.mapping->data() + file_offset, data.data(), data.size());
+      std::memmove(r.mapping->data() + file_offset, data.data(), data.size());
       return Status::Ok();
     case Durability::kAsync:
-      std::memcpy(r.mapping->data() + file_offset, data.data(), data.size());
+      std::memmove(r.mapping->data() + file_offset, data.data(), data.size());
       return r.SyncPages(file_offset, data.size(), SyncKind::kAsync, "write: msync(MS_ASYNC)");
     case Durability::kSync:
-      std::memcpy(r.mapping->data() + file_offset, data.data(), data.size());
+      std::memmove(r.mapping->data() + file_offset, data.data(), data.size());
       return r.SyncPages(file_offset, data.size(), SyncKind::kSync, "write: msync(MS_SYNC)");
     case Durability::kPwriteFdatasync:
       // The write goes through the page cache the mapping shares, so the

@@ -1,6 +1,7 @@
 // regionctl, driven as a separate process the way users and scripts run it:
 // exit codes, exact output bytes, the JSON of inspect, and one line on stderr
 // for every failure.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -427,6 +428,50 @@ TEST_CASE("regionctl reports a missing store or input file with exit 1", "[regio
       Regionctl({"write", path, "--offset", "0", "--input", missing_input});
   RequireFailure(write_result, kExitFailure);
   CHECK_THAT(write_result.stderr_bytes, Catch::Contains(missing_input));
+  CHECK(FileBytes(path) == before);
+}
+
+TEST_CASE("regionctl reports a store it may not open with exit 1 and changes nothing",
+          "[regionctl]") {
+  TempDir dir;
+  REQUIRE(::chmod(dir.path().c_str(), 0755) == 0);
+  const std::string path = CreateStore(dir, "store.rs", "64KiB");
+  const std::string control = CreateStore(dir, "control.rs", "64KiB");
+  REQUIRE(::chmod(path.c_str(), 0) == 0);
+  REQUIRE(::chmod(control.c_str(), 0644) == 0);
+  const std::vector<std::byte> before = FileBytes(path);
+
+  // Root ignores file modes: as root, run regionctl as "nobody" instead.
+  std::string program = REGIONCTL_PATH;
+  std::vector<std::string> prefix;
+  if (::geteuid() == 0) {
+    program = "/usr/bin/setpriv";
+    prefix = {"--reuid=65534", "--regid=65534", "--clear-groups", REGIONCTL_PATH};
+  }
+  const std::vector<std::byte> stdin_bytes = PatternBytes(10, 3);
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), prefix.begin(), prefix.end());
+    testing::RunOptions options;
+    options.stdin_bytes = stdin_bytes;
+    return testing::RunProcess(program, args, options);
+  };
+  // The control store is readable by everyone: if even it fails, this
+  // account cannot reach the folder and the check below would prove nothing.
+  const ProcessResult reachable = run({"inspect", control});
+  if (reachable.exit_code != kExitSuccess) {
+    WARN("skipped: uid 65534 cannot reach " << dir.path() << ": " << reachable.stderr_bytes);
+    return;
+  }
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"inspect", path},
+           {"read", path, "--offset", "0", "--length", "16"},
+           {"write", path, "--offset", "0", "--durability", "none"}}) {
+    INFO(Describe(args));
+    const ProcessResult result = run(args);
+    RequireFailure(result, kExitFailure);
+    CHECK_THAT(result.stderr_bytes, Catch::Contains("permission denied"));
+    CHECK_THAT(result.stderr_bytes, Catch::Contains(path));
+  }
   CHECK(FileBytes(path) == before);
 }
 

@@ -22,6 +22,7 @@ using testing::TestIo;
 
 void ExpectPoisoned(Store& store) {
   CHECK(store.poisoned());
+  const std::vector<std::byte> before = testing::ReadWholeFile(store.path());
   for (Durability mode : {Durability::kNone, Durability::kAsync, Durability::kSync,
                           Durability::kPwriteFdatasync}) {
     Status status = store.Write(0, PatternBytes(8, 9), mode);
@@ -29,6 +30,7 @@ void ExpectPoisoned(Store& store) {
     CHECK_THAT(status.message(), Catch::Contains("reopen"));
     CHECK(store.Flush(0, 8, mode).code() == StatusCode::kPoisoned);
   }
+  CHECK(testing::ReadWholeFile(store.path()) == before);
 }
 
 TEST_CASE("EIO from msync or fdatasync is returned and poisons the handle", "[store][fault]") {

@@ -46,9 +46,10 @@ class [[nodiscard]] Status {
   static Status Ok() { return Status(); }
   // A failure with no OS error behind it.
   static Status Error(StatusCode code, std::string operation, std::string path,
-                      std::string message);
+                      std::string message, int sys_errno = 0);
   // A failure reported by the OS: the code is derived from `sys_errno`
-  // (ENOENT -> kNotFound, ENOSPC -> kNoSpace, EWOULDBLOCK -> kBusy, ...).
+  // (ENOENT -> kNotFound, ENOSPC -> kNoSpace, EACCES -> kPermissionDenied,
+  // EEXIST -> kAlreadyExists, anything else -> kIOError).
   static Status FromErrno(int sys_errno, std::string operation, std::string path,
                           std::string message = {});
 

@@ -10,11 +10,14 @@
 // description; any number of read-only handles in any process, which take no
 // lock and never block the writer.
 //
-// fork(): a child inherits the parent's descriptor, hence its flock and its
-// MAP_SHARED mapping. The child must not write through an inherited writable
-// Store (two writers would race) nor destroy it while the parent still uses
-// the lock in a way that matters to it; close-on-exec descriptors do not
-// survive exec. A child that needs the store opens its own handle.
+// fork(): a child inherits the parent's descriptor and its MAP_SHARED
+// mapping. The flock belongs to the open file description they now share, so
+// the store stays locked while any process holds that descriptor: a child
+// that outlives the parent's Store keeps other writers (and the parent's own
+// reopen) out with kBusy until it exits or execs (the descriptor is
+// close-on-exec). The child may read through the inherited mapping; it must
+// not write through an inherited writable Store (two writers would race).
+// Destroying the child's copy unmaps and closes only the child's copy.
 //
 // SIGBUS: View(), Read() and Write() touch the mapping directly. A media
 // error, or another process truncating the file, makes that access raise
@@ -59,8 +62,11 @@ class Store {
   // a publish: a temp file in the same directory (O_EXCL, 0600), every block
   // reserved with posix_fallocate and zero-filled, the superblock written,
   // fsync, renamed onto `path` (no-clobber unless replace_existing), fsync of
-  // the directory. On failure no temp file is left and the error's operation
-  // names the step ("create: fallocate", "create: rename", ...).
+  // the directory. On failure no temp file is left (if removing it fails too,
+  // the message names it) and the error's operation names the step
+  // ("create: fallocate", "create: rename", ...). One exception: if only the
+  // final directory fsync fails, the complete store is already at `path`
+  // (its name may not survive a power loss) and a retry gets kAlreadyExists.
   // Errors: kInvalidArgument (size too large), kAlreadyExists, kNotFound (no
   // such directory), kPermissionDenied, kNoSpace, kIOError.
   static Status Create(const std::string& path, uint64_t data_size,

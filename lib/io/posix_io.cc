@@ -26,6 +26,10 @@ namespace {
 
 namespace bip = boost::interprocess;
 
+// errno, read before any other expression of the caller's statement can
+// allocate (argument evaluation order is unspecified).
+inline int SavedErrno() { return errno; }
+
 // Largest single pread/pwrite request: Linux transfers at most 0x7ffff000
 // bytes per call anyway.
 constexpr uint64_t kMaxIoChunk = uint64_t{1} << 30;
@@ -60,7 +64,7 @@ class PosixMapping final : public Mapping {
     }
     const int flags = kind == SyncKind::kSync ? MS_SYNC : MS_ASYNC;
     if (::msync(data() + offset, length, flags) != 0) {
-      return Status::FromErrno(errno, kind == SyncKind::kSync ? "msync(MS_SYNC)" : "msync(MS_ASYNC)",
+      return Status::FromErrno(SavedErrno(), kind == SyncKind::kSync ? "msync(MS_SYNC)" : "msync(MS_ASYNC)",
                                path_);
     }
     return Status::Ok();
@@ -89,7 +93,7 @@ class PosixFile final : public File {
       const ssize_t n = ::pread(fd_, out.data() + done, chunk, static_cast<off_t>(offset + done));
       if (n < 0) {
         if (errno == EINTR) continue;
-        return Status::FromErrno(errno, "pread", path_);
+        return Status::FromErrno(SavedErrno(), "pread", path_);
       }
       if (n == 0) break;  // end of file
       done += static_cast<uint64_t>(n);
@@ -104,8 +108,9 @@ class PosixFile final : public File {
       const ssize_t n = ::pwrite(fd_, data.data() + done, chunk, static_cast<off_t>(offset + done));
       if (n < 0) {
         if (errno == EINTR) continue;
-        return Status::FromErrno(errno, "pwrite", path_);
+        return Status::FromErrno(SavedErrno(), "pwrite", path_);
       }
+      if (n == 0) return Status::FromErrno(EIO, "pwrite", path_, "wrote nothing");
       done += static_cast<uint64_t>(n);
     }
     return Status::Ok();
@@ -134,8 +139,8 @@ class PosixFile final : public File {
     if (rc != 0) {
       const int error = errno;
       if (error == EWOULDBLOCK) {
-        return Status::FromErrno(error, "lock", path_,
-                                 "another writer holds this store's lock");
+        return Status::Error(StatusCode::kBusy, "lock", path_,
+                             "another writer holds this store's lock", error);
       }
       return Status::FromErrno(error, "lock", path_);
     }
@@ -144,7 +149,7 @@ class PosixFile final : public File {
 
   Result<FileStat> Stat() override {
     struct stat st {};
-    if (::fstat(fd_, &st) != 0) return Status::FromErrno(errno, "fstat", path_);
+    if (::fstat(fd_, &st) != 0) return Status::FromErrno(SavedErrno(), "fstat", path_);
     return ToFileStat(st);
   }
 
@@ -182,7 +187,7 @@ class PosixFile final : public File {
     do {
       rc = call(fd_);
     } while (rc != 0 && errno == EINTR);
-    return rc == 0 ? Status::Ok() : Status::FromErrno(errno, operation, path_);
+    return rc == 0 ? Status::Ok() : Status::FromErrno(SavedErrno(), operation, path_);
   }
 
   int fd_;
@@ -192,7 +197,9 @@ class PosixFile final : public File {
 class PosixIo final : public Io {
  public:
   Result<std::unique_ptr<File>> Open(const std::string& path, bool writable) override {
-    return OpenWith(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC, 0, "open");
+    // O_NONBLOCK: opening a FIFO must not hang; it changes nothing for the
+    // regular files a store is, and fstat rejects anything else.
+    return OpenWith(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK, 0, "open");
   }
 
   Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override {
@@ -201,23 +208,24 @@ class PosixIo final : public Io {
 
   Status Rename(const std::string& from, const std::string& to, bool replace) override {
     if (replace) {
-      if (::rename(from.c_str(), to.c_str()) != 0) return Status::FromErrno(errno, "rename", to);
+      if (::rename(from.c_str(), to.c_str()) != 0) return Status::FromErrno(SavedErrno(), "rename", to);
       return Status::Ok();
     }
     if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
       return Status::Ok();
     }
     if (errno != EINVAL && errno != ENOSYS) {
-      return Status::FromErrno(errno, "rename (no replace)", to);
+      return Status::FromErrno(SavedErrno(), "rename (no replace)", to);
     }
     // The filesystem lacks RENAME_NOREPLACE: link() never replaces either.
-    if (::link(from.c_str(), to.c_str()) != 0) return Status::FromErrno(errno, "link", to);
-    if (::unlink(from.c_str()) != 0) return Status::FromErrno(errno, "unlink", from);
+    if (::link(from.c_str(), to.c_str()) != 0) return Status::FromErrno(SavedErrno(), "link", to);
+    // `to` is published now; a leftover `from` name is only clutter.
+    (void)::unlink(from.c_str());
     return Status::Ok();
   }
 
   Status Remove(const std::string& path) override {
-    if (::unlink(path.c_str()) != 0) return Status::FromErrno(errno, "unlink", path);
+    if (::unlink(path.c_str()) != 0) return Status::FromErrno(SavedErrno(), "unlink", path);
     return Status::Ok();
   }
 
@@ -233,7 +241,7 @@ class PosixIo final : public Io {
 
   Result<FileStat> StatPath(const std::string& path) override {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "stat", path);
+    if (::stat(path.c_str(), &st) != 0) return Status::FromErrno(SavedErrno(), "stat", path);
     return PosixFile::ToFileStat(st);
   }
 
@@ -243,7 +251,7 @@ class PosixIo final : public Io {
       const ssize_t n = ::getrandom(out.data() + done, out.size() - done, 0);
       if (n < 0) {
         if (errno == EINTR) continue;
-        return Status::FromErrno(errno, "getrandom", "");
+        return Status::FromErrno(SavedErrno(), "getrandom", "");
       }
       done += static_cast<size_t>(n);
     }
@@ -265,7 +273,7 @@ class PosixIo final : public Io {
     do {
       fd = ::open(path.c_str(), flags, mode);
     } while (fd < 0 && errno == EINTR);
-    if (fd < 0) return Status::FromErrno(errno, operation, path);
+    if (fd < 0) return Status::FromErrno(SavedErrno(), operation, path);
     return std::unique_ptr<File>(std::make_unique<PosixFile>(fd, path));
   }
 };
