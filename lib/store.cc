@@ -1,6 +1,7 @@
 #include "regionstore/store.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -139,6 +140,15 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   info.created_page_size = static_cast<uint32_t>(io.PageSize());
 
   const std::string directory = DirectoryOf(path);
+  if (options.warnings != nullptr) {
+    // Only a warning: the store still works, but the reservation below does
+    // not protect mapped writes from a full disk there.
+    if (auto fs = io.StatFs(directory); fs.ok() && fs->copy_on_write) {
+      options.warnings->push_back("'" + directory + "' is on " + fs->type_name +
+                                  ", a copy-on-write filesystem: reserved blocks do not "
+                                  "stop a full disk from turning a mapped write into SIGBUS");
+    }
+  }
   // A hidden name in the same directory, so the rename stays on one
   // filesystem. (Built by appending: GCC 12 warns falsely, -Wrestrict, on
   // "." + std::string at -O2.)
@@ -216,6 +226,7 @@ struct Store::Rep {
   std::unique_ptr<Mapping> mapping;
   // The first flush failure; once set, every write is refused.
   Status poison;
+  StoreStats stats;
 
   Status CheckRange(uint64_t offset, uint64_t length, const char* operation) const {
     if (offset > info.data_size || length > info.data_size - offset) {
@@ -246,7 +257,29 @@ struct Store::Rep {
   Status Poison(const Status& failure, const char* operation) {
     Status reported = failure.WithOperation(operation, path);
     if (poison.ok()) poison = reported;
+    ++stats.failed_flushes;
     return reported;
+  }
+
+  // Runs one barrier (msync or fdatasync) and counts it against `mode`.
+  template <typename Barrier>
+  Status Timed(Durability mode, Barrier barrier) {
+    const auto start = std::chrono::steady_clock::now();
+    Status status = barrier();
+    ModeStats& counters = stats.by_mode[static_cast<size_t>(mode)];
+    ++counters.flushes;
+    counters.flush_nanos += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                             start)
+            .count());
+    return status;
+  }
+
+  Status CountWrite(Durability mode, uint64_t bytes) {
+    ModeStats& counters = stats.by_mode[static_cast<size_t>(mode)];
+    ++counters.writes;
+    counters.bytes_written += bytes;
+    return Status::Ok();
   }
 
   // msync needs a page-aligned start: round the start down and the end up to
@@ -311,24 +344,33 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
   if (data.empty()) return Status::Ok();
   const uint64_t file_offset = r.info.data_offset + offset;
 
+  std::byte* target = r.mapping->data() + file_offset;
   switch (durability) {
     case Durability::kNone:
-      std::memmove(r.mapping->data() + file_offset, data.data(), data.size());
-      return Status::Ok();
+      std::memmove(target, data.data(), data.size());
+      return r.CountWrite(durability, data.size());
     case Durability::kAsync:
-      std::memmove(r.mapping->data() + file_offset, data.data(), data.size());
-      return r.SyncPages(file_offset, data.size(), SyncKind::kAsync, "write: msync(MS_ASYNC)");
-    case Durability::kSync:
-      std::memmove(r.mapping->data() + file_offset, data.data(), data.size());
-      return r.SyncPages(file_offset, data.size(), SyncKind::kSync, "write: msync(MS_SYNC)");
-    case Durability::kPwriteFdatasync:
+    case Durability::kSync: {
+      std::memmove(target, data.data(), data.size());
+      const bool sync = durability == Durability::kSync;
+      Status synced = r.Timed(durability, [&] {
+        return r.SyncPages(file_offset, data.size(), sync ? SyncKind::kSync : SyncKind::kAsync,
+                           sync ? "write: msync(MS_SYNC)" : "write: msync(MS_ASYNC)");
+      });
+      return synced.ok() ? r.CountWrite(durability, data.size()) : synced;
+    }
+    case Durability::kPwriteFdatasync: {
       // The write goes through the page cache the mapping shares, so the
       // mapping sees it. A failed pwrite may have changed some pages: poison.
       if (Status s = r.file->WriteAt(file_offset, data); !s.ok()) {
         return r.Poison(s, "write: pwrite");
       }
-      if (Status s = r.file->DataSync(); !s.ok()) return r.Poison(s, "write: fdatasync");
-      return Status::Ok();
+      Status synced = r.Timed(durability, [&] {
+        Status s = r.file->DataSync();
+        return s.ok() ? s : r.Poison(s, "write: fdatasync");
+      });
+      return synced.ok() ? r.CountWrite(durability, data.size()) : synced;
+    }
   }
   return Status::Error(StatusCode::kInvalidArgument, "write", r.path, "unknown durability mode");
 }
@@ -343,12 +385,18 @@ Status Store::Flush(uint64_t offset, uint64_t length, Durability durability) {
     case Durability::kNone:
       return Status::Ok();
     case Durability::kAsync:
-      return r.SyncPages(file_offset, length, SyncKind::kAsync, "flush: msync(MS_ASYNC)");
+      return r.Timed(durability, [&] {
+        return r.SyncPages(file_offset, length, SyncKind::kAsync, "flush: msync(MS_ASYNC)");
+      });
     case Durability::kSync:
-      return r.SyncPages(file_offset, length, SyncKind::kSync, "flush: msync(MS_SYNC)");
+      return r.Timed(durability, [&] {
+        return r.SyncPages(file_offset, length, SyncKind::kSync, "flush: msync(MS_SYNC)");
+      });
     case Durability::kPwriteFdatasync:
-      if (Status s = r.file->DataSync(); !s.ok()) return r.Poison(s, "flush: fdatasync");
-      return Status::Ok();
+      return r.Timed(durability, [&] {
+        Status s = r.file->DataSync();
+        return s.ok() ? s : r.Poison(s, "flush: fdatasync");
+      });
   }
   return Status::Error(StatusCode::kInvalidArgument, "flush", r.path, "unknown durability mode");
 }
@@ -373,5 +421,11 @@ const StoreInfo& Store::info() const { return rep_->info; }
 uint64_t Store::data_size() const { return rep_->info.data_size; }
 bool Store::writable() const { return rep_->writable; }
 bool Store::poisoned() const { return !rep_->poison.ok(); }
+
+StoreStats Store::Stats() const {
+  StoreStats stats = rep_->stats;
+  stats.poisoned = poisoned();
+  return stats;
+}
 
 }  // namespace regionstore

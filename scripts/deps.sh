@@ -12,6 +12,8 @@ packages=(
   nlohmann-json3-dev    # regionctl's JSON output
   catch2                # tests (v2.13)
   libbenchmark-dev      # Google Benchmark
+  e2fsprogs mount       # full-disk tests: mkfs.ext4 on a loop-mounted image
+  util-linux            # setpriv: permission tests drop root to uid 65534
 )
 names=()
 for entry in "${packages[@]}"; do names+=("${entry%% *}"); done

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string_view>
 
+#include "regionstore/export.h"
+
 namespace regionstore {
 
 // Every mode makes the bytes visible to other processes that map or read the
@@ -33,9 +35,9 @@ enum class Durability : uint8_t {
 };
 
 // The CLI spelling: "none", "async", "sync", "pwrite-fdatasync".
-std::string_view DurabilityName(Durability durability);
+REGIONSTORE_EXPORT std::string_view DurabilityName(Durability durability);
 // Parses the CLI spelling; std::nullopt for anything else.
-std::optional<Durability> ParseDurability(std::string_view name);
+REGIONSTORE_EXPORT std::optional<Durability> ParseDurability(std::string_view name);
 
 }  // namespace regionstore
 

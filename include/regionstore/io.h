@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 
+#include "regionstore/export.h"
 #include "regionstore/status.h"
 
 namespace regionstore {
@@ -35,7 +36,7 @@ enum class SyncKind : uint8_t {
 
 // A MAP_SHARED mapping of a whole file. The destructor unmaps; it never
 // flushes.
-class Mapping {
+class REGIONSTORE_EXPORT Mapping {
  public:
   virtual ~Mapping() = default;
   Mapping(const Mapping&) = delete;
@@ -62,8 +63,20 @@ struct FileStat {
   uint64_t inode = 0;
 };
 
+// What statfs reports about the filesystem holding a path.
+struct FsInfo {
+  uint64_t type_magic = 0;   // f_type
+  std::string type_name;     // "ext4", "xfs", "btrfs", ... or "0x<magic>"
+  // Copy-on-write filesystems (btrfs, bcachefs, ZFS) allocate on every write:
+  // posix_fallocate does not reserve the blocks a later overwrite needs, so a
+  // full disk can still turn a mapped write into SIGBUS.
+  bool copy_on_write = false;
+  uint64_t block_size = 0;
+  uint64_t available_bytes = 0;  // for unprivileged users
+};
+
 // An open file descriptor. The destructor closes it (which releases its lock).
-class File {
+class REGIONSTORE_EXPORT File {
  public:
   virtual ~File() = default;
   File(const File&) = delete;
@@ -91,7 +104,7 @@ class File {
   File() = default;
 };
 
-class Io {
+class REGIONSTORE_EXPORT Io {
  public:
   virtual ~Io() = default;
 
@@ -116,6 +129,9 @@ class Io {
   virtual Result<FileStat> StatPath(const std::string& path) = 0;
   // Fills `out` with random bytes (getrandom).
   virtual Status FillRandom(std::span<std::byte> out) = 0;
+  // statfs(path). The default implementation asks Io::Default(), so an Io
+  // that only wraps another need not override it.
+  virtual Result<FsInfo> StatFs(const std::string& path);
   // The runtime page size (sysconf(_SC_PAGESIZE)).
   virtual uint64_t PageSize() = 0;
   // CLOCK_REALTIME in nanoseconds since the Unix epoch.

@@ -18,6 +18,8 @@
 #include <utility>
 #include <variant>
 
+#include "regionstore/export.h"
+
 namespace regionstore {
 
 // What went wrong, named by situation. Stable: tools map these to exit codes.
@@ -36,9 +38,9 @@ enum class StatusCode : uint8_t {
 };
 
 // Short lower-case name of `code`, for example "no space".
-std::string_view StatusCodeName(StatusCode code);
+REGIONSTORE_EXPORT std::string_view StatusCodeName(StatusCode code);
 
-class [[nodiscard]] Status {
+class [[nodiscard]] REGIONSTORE_EXPORT Status {
  public:
   // An OK status.
   Status() = default;

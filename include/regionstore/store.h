@@ -25,13 +25,16 @@
 #ifndef REGIONSTORE_STORE_H_
 #define REGIONSTORE_STORE_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "regionstore/durability.h"
+#include "regionstore/export.h"
 #include "regionstore/io.h"
 #include "regionstore/status.h"
 #include "regionstore/store_info.h"
@@ -42,6 +45,27 @@ static_assert(sizeof(void*) == 8, "regionstore maps whole files: 64-bit only");
 
 enum class OpenMode : uint8_t { kReadOnly, kReadWrite };
 
+// What one durability mode did through one handle since it was opened.
+struct ModeStats {
+  uint64_t writes = 0;          // Write calls that returned OK
+  uint64_t bytes_written = 0;   // their bytes
+  uint64_t flushes = 0;         // barriers issued (msync or fdatasync), Write and Flush
+  uint64_t flush_nanos = 0;     // wall time inside those barriers
+};
+
+// Counters of a Store handle. Per process and per handle: nothing is stored
+// in the file.
+struct StoreStats {
+  // Indexed by static_cast<size_t>(Durability).
+  std::array<ModeStats, 4> by_mode{};
+  uint64_t failed_flushes = 0;  // msync/pwrite/fdatasync failures (each poisons)
+  bool poisoned = false;
+
+  const ModeStats& of(Durability durability) const {
+    return by_mode[static_cast<size_t>(durability)];
+  }
+};
+
 struct CreateOptions {
   // Replace an existing file at the path. A store whose writer is alive is
   // never replaced: Create takes that store's lock first (kBusy if held) and
@@ -49,6 +73,10 @@ struct CreateOptions {
   bool replace_existing = false;
   // The OS seam; nullptr means Io::Default(). Not owned; must outlive the call.
   Io* io = nullptr;
+  // If set, Create appends what the caller should know but that does not stop
+  // it, for example that the directory is on a copy-on-write filesystem,
+  // where the reservation does not prevent SIGBUS on a full disk.
+  std::vector<std::string>* warnings = nullptr;
 };
 
 struct OpenOptions {
@@ -56,7 +84,7 @@ struct OpenOptions {
   Io* io = nullptr;
 };
 
-class Store {
+class REGIONSTORE_EXPORT Store {
  public:
   // Creates a store whose data area holds `data_size` bytes (zero allowed), as
   // a publish: a temp file in the same directory (O_EXCL, 0600), every block
@@ -120,6 +148,10 @@ class Store {
   bool writable() const;
   // True once a flush failed; every later Write/Flush returns kPoisoned.
   bool poisoned() const;
+  // The handle's counters: writes, bytes and barriers per mode, time spent
+  // in barriers, failures. Cheap (a copy); not synchronised with a
+  // concurrent Write.
+  StoreStats Stats() const;
 
  private:
   struct Rep;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "regionstore/export.h"
 #include "regionstore/io.h"
 #include "regionstore/status.h"
 
@@ -36,7 +37,7 @@ struct StoreInfo {
 };
 
 // The UUID in its usual 8-4-4-4-12 lower-case hex form.
-std::string FormatUuid(const std::array<uint8_t, 16>& uuid);
+REGIONSTORE_EXPORT std::string FormatUuid(const std::array<uint8_t, 16>& uuid);
 
 // Reads and validates the superblock and region table of the store at `path`
 // with pread only: no mapping, no lock, so a bad disk gives an error and not
@@ -44,7 +45,7 @@ std::string FormatUuid(const std::array<uint8_t, 16>& uuid);
 // Errors: kNotFound, kPermissionDenied, kCorruption (not a store: a
 // directory, empty, bad magic, bad checksum, size disagreeing with the
 // file), kUnsupportedVersion, kIOError. `io` nullptr means Io::Default().
-Result<StoreInfo> ReadStoreInfo(const std::string& path, Io* io = nullptr);
+REGIONSTORE_EXPORT Result<StoreInfo> ReadStoreInfo(const std::string& path, Io* io = nullptr);
 
 }  // namespace regionstore
 

@@ -4,7 +4,9 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <boost/interprocess/detail/os_file_functions.hpp>
@@ -258,6 +260,35 @@ class PosixIo final : public Io {
     return Status::Ok();
   }
 
+  Result<FsInfo> StatFs(const std::string& path) override {
+    struct statfs st {};
+    int rc;
+    do {
+      rc = ::statfs(path.c_str(), &st);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) return Status::FromErrno(SavedErrno(), "statfs", path);
+    FsInfo info;
+    info.type_magic = static_cast<uint64_t>(st.f_type) & 0xffffffffu;
+    info.block_size = static_cast<uint64_t>(st.f_bsize);
+    info.available_bytes = static_cast<uint64_t>(st.f_bavail) * info.block_size;
+    switch (info.type_magic) {
+      case EXT4_SUPER_MAGIC: info.type_name = "ext2/3/4"; break;
+      case XFS_SUPER_MAGIC: info.type_name = "xfs"; break;
+      case TMPFS_MAGIC: info.type_name = "tmpfs"; break;
+      case NFS_SUPER_MAGIC: info.type_name = "nfs"; break;
+      case OVERLAYFS_SUPER_MAGIC: info.type_name = "overlayfs"; break;
+      case BTRFS_SUPER_MAGIC: info.type_name = "btrfs"; info.copy_on_write = true; break;
+      case 0xca451a4e: info.type_name = "bcachefs"; info.copy_on_write = true; break;
+      case 0x2fc12fc1: info.type_name = "zfs"; info.copy_on_write = true; break;
+      default: {
+        char hex[16];
+        std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(info.type_magic));
+        info.type_name = hex;
+      }
+    }
+    return info;
+  }
+
   uint64_t PageSize() override { return static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)); }
 
   uint64_t NowUnixNanos() override {
@@ -279,6 +310,8 @@ class PosixIo final : public Io {
 };
 
 }  // namespace
+
+Result<FsInfo> Io::StatFs(const std::string& path) { return Default()->StatFs(path); }
 
 Io* Io::Default() {
   // Stateless and never destroyed, so it is safe to use from static

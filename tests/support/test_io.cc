@@ -1,5 +1,7 @@
 #include "support/test_io.h"
 
+#include <utility>
+
 namespace regionstore::testing {
 namespace {
 
@@ -135,10 +137,34 @@ void TestIo::RecordWrite(const WriteCall& call) {
   writes_.push_back(call);
 }
 
+Result<FsInfo> TestIo::StatFs(const std::string& path) {
+  {
+    std::lock_guard lock(mutex_);
+    if (fake_filesystem_) return *fake_filesystem_;
+  }
+  return base_->StatFs(path);
+}
+
+void TestIo::FakeFilesystem(const FsInfo& info) {
+  std::lock_guard lock(mutex_);
+  fake_filesystem_ = info;
+}
+
+void TestIo::OnNextOpen(std::function<void()> hook) {
+  std::lock_guard lock(mutex_);
+  open_hook_ = std::move(hook);
+}
+
 Result<std::unique_ptr<File>> TestIo::Open(const std::string& path, bool writable) {
   if (Status s = Enter(Op::kOpen, path); !s.ok()) return s;
   auto file = base_->Open(path, writable);
   if (!file.ok()) return file.status();
+  std::function<void()> hook;
+  {
+    std::lock_guard lock(mutex_);
+    hook = std::exchange(open_hook_, nullptr);
+  }
+  if (hook) hook();
   return std::unique_ptr<File>(std::make_unique<TestFile>(*this, std::move(*file)));
 }
 

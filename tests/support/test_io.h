@@ -4,6 +4,8 @@
 #define REGIONSTORE_TESTS_SUPPORT_TEST_IO_H_
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -62,6 +64,13 @@ class TestIo final : public Io {
   Result<FileStat> StatPath(const std::string& path) override { return base_->StatPath(path); }
   Status FillRandom(std::span<std::byte> out) override { return base_->FillRandom(out); }
   uint64_t PageSize() override { return base_->PageSize(); }
+  // The real statfs, unless FakeFilesystem() was called.
+  Result<FsInfo> StatFs(const std::string& path) override;
+  // Makes StatFs report `info` from now on.
+  void FakeFilesystem(const FsInfo& info);
+  // Runs `hook` once, right after the next Open() of a file succeeds and
+  // before the caller sees it: a chance to swap the path under the caller.
+  void OnNextOpen(std::function<void()> hook);
   uint64_t NowUnixNanos() override { return base_->NowUnixNanos(); }
 
   // Counts the call and returns the injected failure, if this is the one.
@@ -80,6 +89,8 @@ class TestIo final : public Io {
   std::map<Op, Fault> faults_;
   std::vector<MsyncCall> msyncs_;
   std::vector<WriteCall> writes_;
+  std::optional<FsInfo> fake_filesystem_;
+  std::function<void()> open_hook_;
 };
 
 }  // namespace regionstore::testing

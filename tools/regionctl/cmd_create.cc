@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common.h"
 #include "regionstore/store.h"
@@ -21,8 +22,11 @@ struct CreateArgs {
 Status RunCreate(const CreateArgs& args) {
   CreateOptions options;
   options.replace_existing = args.force;
+  std::vector<std::string> warnings;
+  options.warnings = &warnings;
   Status created = Store::Create(args.path, args.data_size, options);
   if (!created.ok()) return created;
+  for (const std::string& warning : warnings) std::cerr << "regionctl: warning: " << warning << '\n';
   // Report what is on disk rather than what was asked for: the file also
   // holds the metadata.
   Result<StoreInfo> info = ReadStoreInfo(args.path);

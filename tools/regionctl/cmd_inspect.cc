@@ -50,6 +50,14 @@ std::string UnixNanosWithUtc(uint64_t unix_ns) {
   return text;
 }
 
+// The filesystem holding the store, "ext2/3/4", or "btrfs (copy-on-write)";
+// "unknown" if statfs fails (inspect still shows the superblock).
+std::string FilesystemOf(const std::string& path) {
+  Result<FsInfo> fs = Io::Default()->StatFs(path);
+  if (!fs.ok()) return "unknown";
+  return fs->type_name + (fs->copy_on_write ? " (copy-on-write)" : "");
+}
+
 void PrintTable(const std::string& path, const StoreInfo& info, uint64_t page_size) {
   std::vector<std::pair<std::string, std::string>> rows = {
       {"path", path},
@@ -64,6 +72,7 @@ void PrintTable(const std::string& path, const StoreInfo& info, uint64_t page_si
       {"region_table_offset", BytesWithHuman(info.region_table_offset)},
       {"superblock_checksum", HexChecksum(info.superblock_checksum)},
       {"regions", std::to_string(info.regions.size())},
+      {"filesystem", FilesystemOf(path)},
   };
   for (size_t index = 0; index < info.regions.size(); ++index) {
     const RegionEntry& region = info.regions[index];
@@ -105,6 +114,7 @@ void PrintJson(const std::string& path, const StoreInfo& info, uint64_t page_siz
       {"region_table_offset", info.region_table_offset},
       {"superblock_checksum", HexChecksum(info.superblock_checksum)},
       {"regions", std::move(regions)},
+      {"filesystem", FilesystemOf(path)},
   };
   // A path or region name need not be UTF-8: replace bad bytes rather than
   // let dump() throw.

@@ -1,0 +1,25 @@
+// The regionstore version. CMake reads the project version from the three
+// macros below, so this file is the single source of it.
+//
+// Compatibility: within one MAJOR.MINOR (while MAJOR is 0) the ABI is stable
+// and the shared library's soname is libregionstore.so.MAJOR.MINOR; the
+// on-disk format has its own version (docs/FORMAT.md).
+#ifndef REGIONSTORE_VERSION_H_
+#define REGIONSTORE_VERSION_H_
+
+#include "regionstore/export.h"
+
+#define REGIONSTORE_VERSION_MAJOR 0
+#define REGIONSTORE_VERSION_MINOR 1
+#define REGIONSTORE_VERSION_PATCH 0
+#define REGIONSTORE_VERSION_STRING "0.1.0"
+
+namespace regionstore {
+
+// The version of the library actually loaded, "MAJOR.MINOR.PATCH"; compare
+// with REGIONSTORE_VERSION_STRING to detect a header/library mismatch.
+REGIONSTORE_EXPORT const char* VersionString();
+
+}  // namespace regionstore
+
+#endif  // REGIONSTORE_VERSION_H_

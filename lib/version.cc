@@ -1,0 +1,7 @@
+#include "regionstore/version.h"
+
+namespace regionstore {
+
+const char* VersionString() { return REGIONSTORE_VERSION_STRING; }
+
+}  // namespace regionstore

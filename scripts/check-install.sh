@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs a built tree into a scratch prefix, then builds and runs the
+# consumer example against it twice: with CMake's find_package, and with
+# pkg-config and a plain compiler line. Usage: scripts/check-install.sh BUILD_DIR
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+build=${1:?usage: check-install.sh BUILD_DIR}
+prefix="${build}/install-check/prefix"
+rm -rf "${build}/install-check"
+cmake --install "${build}" --prefix "${prefix}" >/dev/null
+prefix=$(cd "${prefix}" && pwd)
+libdir=$(dirname "$(find "${prefix}" -name 'libregionstore.so' | head -n 1)")
+echo "installed into ${prefix}:"
+(cd "${prefix}" && find . -type f -o -type l | sort | sed 's/^/  /')
+
+echo "consumer via find_package(regionstore CONFIG):"
+cmake -S examples/consumer -B "${build}/install-check/cmake" \
+  -DCMAKE_PREFIX_PATH="${prefix}" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "${build}/install-check/cmake" >/dev/null
+"${build}/install-check/cmake/consumer" "${build}/install-check/cmake.rgn"
+
+echo "consumer via pkg-config:"
+export PKG_CONFIG_PATH="${libdir}/pkgconfig"
+# shellcheck disable=SC2046  # pkg-config prints several words on purpose
+c++ -std=c++20 -O2 examples/consumer/main.cc -o "${build}/install-check/pkgconfig-consumer" \
+  $(pkg-config --cflags --libs regionstore) -Wl,-rpath,"${libdir}"
+"${build}/install-check/pkgconfig-consumer" "${build}/install-check/pkgconfig.rgn"
+echo "installed regionctl: $("${prefix}/bin/regionctl" --version)"

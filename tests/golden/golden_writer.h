@@ -1,0 +1,135 @@
+// How the golden store files under tests/golden/ are made. Shared by the
+// generator (make_golden.cc) and by test_golden.cc, which regenerates them
+// into a scratch directory and compares byte for byte.
+//
+// The files go through the real Store::Create and Store::Write, so they pin
+// what today's writer produces. The only non-determinism in Create (random
+// UUID and temp-file suffix, clock, page size) comes through the Io seam;
+// DeterministicIo fixes it.
+//
+// test_golden.cc does not read the expected values from here: it hard-codes
+// them, so a change here that alters the bytes makes the test fail.
+#ifndef REGIONSTORE_TESTS_GOLDEN_GOLDEN_WRITER_H_
+#define REGIONSTORE_TESTS_GOLDEN_GOLDEN_WRITER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "regionstore/durability.h"
+#include "regionstore/io.h"
+#include "regionstore/status.h"
+#include "regionstore/store.h"
+
+namespace regionstore::golden {
+
+// 2026-05-28T20:26:40Z: a fixed creation time.
+inline constexpr uint64_t kCreatedUnixNs = 1'780'000'000'000'000'000ULL;
+inline constexpr uint64_t kCreatedPageSize = 4096;
+
+// The documented data-area pattern: the byte at data offset `i` of a written
+// range is (i * 131 + 7) & 0xff. Everything outside the written ranges is
+// zero.
+inline std::byte PatternByte(uint64_t data_offset) {
+  return static_cast<std::byte>((data_offset * 131 + 7) & 0xff);
+}
+
+struct ByteRange {
+  uint64_t offset = 0;  // data offset
+  uint64_t length = 0;
+};
+
+struct GoldenStore {
+  std::string file_name;
+  uint64_t data_size = 0;
+  // FillRandom fills byte i of every request with (random_base + i) & 0xff,
+  // so each golden file gets its own UUID.
+  uint8_t random_base = 0;
+  std::vector<ByteRange> pattern_ranges;  // written with PatternByte
+};
+
+// Every golden file, in the order the generator writes them.
+inline std::vector<GoldenStore> GoldenStores() {
+  return {
+      // The smallest store: superblock, header area, no data area.
+      {"v1-empty.rgn", 0, 0x00, {}},
+      // A data size that is not a page multiple: the data area is padded to
+      // 64 KiB with zeros. One range at the start, one straddling the 4 KiB
+      // boundary up to the last usable byte.
+      {"v1-small.rgn", 4096 + 3, 0x10, {{0, 100}, {4000, 99}}},
+      // A full 64 KiB data area, every byte written.
+      {"v1-64k.rgn", 65536, 0x20, {{0, 65536}}},
+  };
+}
+
+// An Io that forwards to `base` except for the three inputs Create takes from
+// the machine, which it fixes so the same code always writes the same bytes.
+class DeterministicIo final : public Io {
+ public:
+  explicit DeterministicIo(uint8_t random_base, Io* base = Io::Default())
+      : random_base_(random_base), base_(base) {}
+
+  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable) override {
+    return base_->Open(path, writable);
+  }
+  Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override {
+    return base_->CreateExclusive(path);
+  }
+  Status Rename(const std::string& from, const std::string& to, bool replace) override {
+    return base_->Rename(from, to, replace);
+  }
+  Status Remove(const std::string& path) override { return base_->Remove(path); }
+  Status SyncDirectory(const std::string& directory) override {
+    return base_->SyncDirectory(directory);
+  }
+  Result<FileStat> StatPath(const std::string& path) override { return base_->StatPath(path); }
+  // Every call restarts at random_base, so the UUID does not depend on how
+  // many random bytes Create asked for before it.
+  Status FillRandom(std::span<std::byte> out) override {
+    for (size_t i = 0; i < out.size(); ++i) {
+      out[i] = static_cast<std::byte>((random_base_ + i) & 0xff);
+    }
+    return Status::Ok();
+  }
+  uint64_t PageSize() override { return kCreatedPageSize; }
+  uint64_t NowUnixNanos() override { return kCreatedUnixNs; }
+
+ private:
+  uint8_t random_base_;
+  Io* base_;
+};
+
+// Writes `store` to `directory`/`store.file_name`, replacing any file there:
+// Store::Create through DeterministicIo, then the pattern ranges through
+// Store::Write (real Io; pwrite + fdatasync). Errors: whatever Create, Open
+// or Write return.
+inline Status WriteGoldenStore(const std::string& directory, const GoldenStore& store) {
+  const std::string path = (std::filesystem::path(directory) / store.file_name).string();
+  DeterministicIo io(store.random_base);
+  CreateOptions create_options;
+  create_options.io = &io;
+  create_options.replace_existing = true;
+  if (Status s = Store::Create(path, store.data_size, create_options); !s.ok()) return s;
+  if (store.pattern_ranges.empty()) return Status::Ok();
+
+  // Opened with the real Io: the page size matters for flushes, and nothing
+  // Open does ends up in the file.
+  auto opened = Store::Open(path, OpenMode::kReadWrite);
+  if (!opened.ok()) return opened.status();
+  for (const ByteRange& range : store.pattern_ranges) {
+    std::vector<std::byte> bytes(range.length);
+    for (uint64_t i = 0; i < range.length; ++i) bytes[i] = PatternByte(range.offset + i);
+    if (Status s = opened->Write(range.offset, bytes, Durability::kPwriteFdatasync); !s.ok()) {
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace regionstore::golden
+
+#endif  // REGIONSTORE_TESTS_GOLDEN_GOLDEN_WRITER_H_

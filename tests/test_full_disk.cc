@@ -1,0 +1,545 @@
+// Full disks, for real: a small ext4 filesystem in an image file, loop-mounted
+// inside the test's TempDir. A store that does not fit is refused at create
+// and leaves nothing behind; a store that fits has every block reserved and
+// written, so filling the filesystem afterwards cannot make a mapped write
+// fault. Needs root and a loop device; without them each case says it was
+// skipped (WARN) and passes.
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format.h"
+#include "regionstore/regionstore.h"
+#include "support/run_process.h"
+#include "support/store_fixtures.h"
+#include "support/temp_dir.h"
+
+namespace regionstore {
+namespace {
+
+using testing::kMiB;
+using testing::MustCreate;
+using testing::ProcessResult;
+using testing::RunProcess;
+using testing::TempDir;
+
+constexpr const char* kMkfsExt4 = "/usr/sbin/mkfs.ext4";
+constexpr const char* kMount = "/usr/bin/mount";
+constexpr const char* kUmount = "/usr/bin/umount";
+constexpr uint64_t kImageSize = 32 * kMiB;
+constexpr long kExt4Magic = 0xEF53;
+// What a store file adds to its data area: the data area starts here and its
+// size is rounded up to kAreaAlignment (docs/FORMAT.md).
+constexpr uint64_t kStoreMetadata = format::kDataOffset;
+constexpr uint64_t kAreaAlignment = format::kAreaAlignment;
+
+// A descriptor closed at scope exit, so a failed REQUIRE leaks nothing (an
+// open descriptor would also keep the filesystem from unmounting).
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { Close(); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  [[nodiscard]] int get() const { return fd_; }
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+// A small ext4 filesystem in `dir`/ext4.img, mounted on `dir`/mnt. The
+// destructor always unmounts (lazily if something still holds it), also when
+// an assertion failed half-way. It calls umount2() directly rather than the
+// umount tool: a destructor must not throw, and RunProcess REQUIREs.
+class LoopExt4 {
+ public:
+  explicit LoopExt4(std::string mount_point) : mount_point_(std::move(mount_point)) {}
+  ~LoopExt4() {
+    if (!mounted_) return;
+    if (::umount2(mount_point_.c_str(), 0) != 0) ::umount2(mount_point_.c_str(), MNT_DETACH);
+  }
+  LoopExt4(const LoopExt4&) = delete;
+  LoopExt4& operator=(const LoopExt4&) = delete;
+
+  [[nodiscard]] const std::string& path() const { return mount_point_; }
+  [[nodiscard]] std::string File(const std::string& name) const {
+    return mount_point_ + "/" + name;
+  }
+  void MarkMounted() { mounted_ = true; }
+
+  // Unmounts with the umount tool and checks that it worked: a descriptor
+  // left open on the filesystem (by the library or the test) makes it fail
+  // with "target is busy".
+  void Unmount() {
+    REQUIRE(mounted_);
+    const ProcessResult result = RunProcess(kUmount, {mount_point_});
+    INFO("umount stderr: " << result.stderr_bytes);
+    CHECK(result.exit_code == 0);
+    if (result.exit_code == 0) mounted_ = false;
+  }
+
+ private:
+  std::string mount_point_;
+  bool mounted_ = false;
+};
+
+// Makes and mounts the filesystem. Returns nullptr after a visible WARN when
+// this environment cannot (not root, no mkfs.ext4, no loop device): lacking
+// the environment is not a failure of the library.
+std::unique_ptr<LoopExt4> MountSmallExt4(const TempDir& dir) {
+  for (const char* tool : {kMkfsExt4, kMount, kUmount}) {
+    if (::access(tool, X_OK) != 0) {
+      WARN("skipped: " << tool << " is missing");
+      return nullptr;
+    }
+  }
+  const std::string image = dir.File("ext4.img");
+  {
+    Fd fd(::open(image.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    REQUIRE(fd.get() >= 0);
+    REQUIRE(::ftruncate(fd.get(), static_cast<off_t>(kImageSize)) == 0);
+  }
+  // 4 KiB blocks (the usual page size) and no blocks reserved for root: the
+  // tests run as root and would otherwise see two different "free" figures.
+  const ProcessResult mkfs = RunProcess(kMkfsExt4, {"-q", "-F", "-b", "4096", "-m", "0", image});
+  if (mkfs.exit_code != 0) {
+    WARN("skipped: mkfs.ext4 failed (exit " << mkfs.exit_code << "): " << mkfs.stderr_bytes);
+    return nullptr;
+  }
+  auto mount = std::make_unique<LoopExt4>(dir.File("mnt"));
+  REQUIRE(std::filesystem::create_directory(mount->path()));
+  const ProcessResult mounted =
+      RunProcess(kMount, {"-o", "loop", "-t", "ext4", image, mount->path()});
+  if (mounted.exit_code != 0) {
+    WARN("skipped: cannot loop-mount an ext4 image here (exit " << mounted.exit_code
+                                                                << "): " << mounted.stderr_bytes);
+    return nullptr;
+  }
+  mount->MarkMounted();
+  // Make sure the tests write to the new filesystem and nowhere else.
+  struct stat parent {};
+  struct stat top {};
+  REQUIRE(::stat(dir.path().c_str(), &parent) == 0);
+  REQUIRE(::stat(mount->path().c_str(), &top) == 0);
+  REQUIRE(parent.st_dev != top.st_dev);
+  struct statfs fs {};
+  REQUIRE(::statfs(mount->path().c_str(), &fs) == 0);
+  REQUIRE(fs.f_type == kExt4Magic);
+  return mount;
+}
+
+// Bytes a non-privileged data write can still get, after committing the
+// journal so that blocks freed by an unlink are counted again.
+uint64_t FreeBytes(const std::string& mount_point) {
+  Fd fd(::open(mount_point.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(fd.get() >= 0);
+  REQUIRE(::syncfs(fd.get()) == 0);
+  struct statvfs fs {};
+  REQUIRE(::fstatvfs(fd.get(), &fs) == 0);
+  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
+
+uint64_t BlockSize(const std::string& mount_point) {
+  struct statvfs fs {};
+  REQUIRE(::statvfs(mount_point.c_str(), &fs) == 0);
+  return fs.f_frsize;
+}
+
+std::vector<std::string> ListDirectory(const std::string& directory) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+struct FillResult {
+  uint64_t bytes = 0;
+  bool saw_enospc = false;
+  int other_errno = 0;
+};
+
+// Writes `path` until the filesystem says ENOSPC even for one block, then
+// fsyncs it (ext4 reserves delayed-allocation blocks at write time, so the
+// fsync finds room for what was accepted).
+FillResult FillFilesystem(const std::string& path, uint64_t block_size) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  REQUIRE(fd.get() >= 0);
+  const std::vector<std::byte> chunk(1 * kMiB, std::byte{0x5a});
+  FillResult result;
+  uint64_t length = chunk.size();
+  while (true) {
+    const ssize_t n = ::pwrite(fd.get(), chunk.data(), length, static_cast<off_t>(result.bytes));
+    if (n > 0) {
+      result.bytes += static_cast<uint64_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && errno == ENOSPC) {
+      if (length == block_size) {
+        result.saw_enospc = true;
+        break;
+      }
+      length = block_size;  // squeeze the last blocks in one at a time
+    } else {
+      result.other_errno = n < 0 ? errno : EIO;
+      break;
+    }
+  }
+  REQUIRE(::fsync(fd.get()) == 0);
+  return result;
+}
+
+// Deterministic bytes for data offset `offset` (a multiple of 8), cheap
+// enough for tens of MiB in a debug build.
+void FillPattern(uint64_t offset, std::span<std::byte> out, uint64_t seed) {
+  for (size_t index = 0; index < out.size(); index += 8) {
+    uint64_t word = (offset + index) / 8 + seed * 0x9e3779b97f4a7c15ULL;
+    word = (word ^ (word >> 30)) * 0xbf58476d1ce4e5b9ULL;  // splitmix64 finaliser
+    word = (word ^ (word >> 27)) * 0x94d049bb133111ebULL;
+    word ^= word >> 31;
+    std::memcpy(out.data() + index, &word, std::min<size_t>(8, out.size() - index));
+  }
+}
+
+struct ChildOutcome {
+  bool exited = false;
+  int exit_code = -1;
+  int term_signal = 0;
+  std::string message;  // what the child reported through the pipe
+};
+
+// Runs `body` in a forked child, so that a SIGBUS from a mapped write is a
+// failed assertion in the parent and not the end of the test binary. `body`
+// returns an empty string on success or a description of what failed; the
+// child exits 0 or 1 accordingly and never returns into Catch.
+template <typename Body>
+ChildOutcome RunInChild(Body body) {
+  int pipe_fds[2];
+  REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    // Die of SIGBUS for the parent to see, whatever handler a sanitizer set.
+    ::signal(SIGBUS, SIG_DFL);
+    const std::string failure = body();
+    size_t done = 0;
+    while (done < failure.size()) {
+      const ssize_t n = ::write(pipe_fds[1], failure.data() + done, failure.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::_exit(failure.empty() ? 0 : 1);
+  }
+  ::close(pipe_fds[1]);
+  ChildOutcome outcome;
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    outcome.message.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  int wait_status = 0;
+  REQUIRE(::waitpid(child, &wait_status, 0) == child);
+  outcome.exited = WIFEXITED(wait_status);
+  if (outcome.exited) outcome.exit_code = WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) outcome.term_signal = WTERMSIG(wait_status);
+  return outcome;
+}
+
+// Opens the store for writing and covers its whole data area with the
+// pattern for `seed` by kNone (mapped) writes, then makes it all durable with
+// one kSync flush. Runs in a child: returns "" or what failed.
+std::string WriteWholeDataArea(const std::string& path, uint64_t seed) {
+  auto store = Store::Open(path, OpenMode::kReadWrite);
+  if (!store.ok()) return "open: " + store.status().ToString();
+  std::vector<std::byte> chunk(1 * kMiB);
+  const uint64_t size = store->data_size();
+  for (uint64_t offset = 0; offset < size; offset += chunk.size()) {
+    const auto piece = std::span(chunk).first(std::min<uint64_t>(chunk.size(), size - offset));
+    FillPattern(offset, piece, seed);
+    if (Status s = store->Write(offset, piece, Durability::kNone); !s.ok()) {
+      return "write at " + std::to_string(offset) + ": " + s.ToString();
+    }
+  }
+  if (Status s = store->Flush(0, size, Durability::kSync); !s.ok()) {
+    return "flush: " + s.ToString();
+  }
+  return "";
+}
+
+// Offset of the first byte of the store's data area that differs from the
+// pattern, or -1 if all match. Reads with pread, not through a mapping.
+int64_t FirstMismatch(const std::string& path, uint64_t data_offset, uint64_t data_size,
+                      uint64_t seed) {
+  const std::vector<std::byte> actual = testing::PreadFile(path, data_offset, data_size);
+  std::vector<std::byte> expected(data_size);
+  FillPattern(0, expected, seed);
+  const auto [first, ignored] = std::mismatch(actual.begin(), actual.end(), expected.begin());
+  return first == actual.end() ? -1 : first - actual.begin();
+}
+
+struct ExtentReport {
+  uint64_t mapped_bytes = 0;       // bytes of [0, size) covered by extents
+  uint64_t unwritten_extents = 0;  // reserved but never written (fallocate only)
+  uint64_t delalloc_extents = 0;   // no blocks chosen yet
+};
+
+// Walks the file's extents with FIEMAP (after syncing it).
+ExtentReport Extents(const std::string& path, uint64_t size) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(fd.get() >= 0);
+  constexpr uint32_t kBatch = 64;
+  std::vector<uint64_t> storage(
+      (sizeof(struct fiemap) + kBatch * sizeof(struct fiemap_extent)) / sizeof(uint64_t) + 1);
+  ExtentReport report;
+  uint64_t start = 0;
+  bool last = false;
+  while (!last && start < size) {
+    std::fill(storage.begin(), storage.end(), 0);
+    auto* map = reinterpret_cast<struct fiemap*>(storage.data());
+    map->fm_start = start;
+    map->fm_length = size - start;
+    map->fm_flags = FIEMAP_FLAG_SYNC;
+    map->fm_extent_count = kBatch;
+    REQUIRE(::ioctl(fd.get(), FS_IOC_FIEMAP, map) == 0);
+    if (map->fm_mapped_extents == 0) break;
+    for (uint32_t index = 0; index < map->fm_mapped_extents; ++index) {
+      const struct fiemap_extent& extent = map->fm_extents[index];
+      const uint64_t begin = std::max<uint64_t>(extent.fe_logical, start);
+      const uint64_t end = std::min<uint64_t>(extent.fe_logical + extent.fe_length, size);
+      if (end > begin) report.mapped_bytes += end - begin;
+      if ((extent.fe_flags & FIEMAP_EXTENT_UNWRITTEN) != 0) ++report.unwritten_extents;
+      if ((extent.fe_flags & FIEMAP_EXTENT_DELALLOC) != 0) ++report.delalloc_extents;
+      if ((extent.fe_flags & FIEMAP_EXTENT_LAST) != 0) last = true;
+      start = std::max<uint64_t>(start, extent.fe_logical + extent.fe_length);
+    }
+  }
+  return report;
+}
+
+uint64_t AlignDown(uint64_t value, uint64_t alignment) { return value / alignment * alignment; }
+
+// The largest data area whose store leaves `spare` bytes of `free_bytes`.
+uint64_t DataSizeLeaving(uint64_t free_bytes, uint64_t spare) {
+  REQUIRE(free_bytes > kStoreMetadata + spare + kAreaAlignment);
+  return AlignDown(free_bytes - kStoreMetadata - spare, kAreaAlignment);
+}
+
+TEST_CASE("A store that does not fit fails at create with kNoSpace and leaves nothing behind",
+          "[fulldisk]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: loop-mounting an ext4 image needs root");
+    return;
+  }
+  TempDir dir;
+  std::unique_ptr<LoopExt4> mount = MountSmallExt4(dir);
+  if (mount == nullptr) return;
+
+  const std::vector<std::string> entries_before = ListDirectory(mount->path());
+  const uint64_t free_before = FreeBytes(mount->path());
+  const uint64_t block_size = BlockSize(mount->path());
+  INFO("free bytes before: " << free_before);
+  // Larger than the free space by far less than the filesystem's size, so
+  // fallocate really starts and has to give back what it got.
+  const uint64_t data_size = AlignDown(free_before, kAreaAlignment) + 4 * kMiB;
+  const std::string path = mount->File("too-big.rgn");
+
+  const Status status = Store::Create(path, data_size);
+  INFO(status.ToString());
+  CHECK(status.code() == StatusCode::kNoSpace);
+  CHECK(status.sys_errno() == ENOSPC);
+  CHECK(status.operation().rfind("create: fallocate", 0) == 0);
+  CHECK(status.path() == path);
+  // Nothing new: neither the store nor its temp file (.too-big.rgn.tmp-*).
+  CHECK(ListDirectory(mount->path()) == entries_before);
+  // Whatever fallocate reserved before it ran out went back with the temp file.
+  const uint64_t free_after = FreeBytes(mount->path());
+  INFO("free bytes after: " << free_after);
+  CHECK(free_after + 4 * block_size >= free_before);
+  CHECK(free_after <= free_before + 4 * block_size);
+
+  // The filesystem is still usable: a store that fits can be made there.
+  MustCreate(path, 1 * kMiB);
+  CHECK(ListDirectory(mount->path()).size() == entries_before.size() + 1);
+  mount->Unmount();
+}
+
+TEST_CASE(
+    "A store that fits is fully reserved and written, so filling the filesystem afterwards "
+    "never makes a mapped write fault",
+    "[fulldisk]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: loop-mounting an ext4 image needs root");
+    return;
+  }
+  TempDir dir;
+  std::unique_ptr<LoopExt4> mount = MountSmallExt4(dir);
+  if (mount == nullptr) return;
+  const uint64_t block_size = BlockSize(mount->path());
+
+  // Most of the free space, leaving a little for the filler file.
+  const uint64_t data_size = DataSizeLeaving(FreeBytes(mount->path()), 2 * kMiB);
+  const std::string path = mount->File("s.rgn");
+  MustCreate(path, data_size);
+  const uint64_t file_size = data_size + kStoreMetadata;
+
+  // Reserved: every byte has a block, no hole anywhere.
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  REQUIRE(static_cast<uint64_t>(st.st_size) == file_size);
+  CHECK(static_cast<uint64_t>(st.st_blocks) * 512 >= file_size);
+  {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    REQUIRE(fd.get() >= 0);
+    CHECK(::lseek(fd.get(), 0, SEEK_HOLE) == static_cast<off_t>(file_size));
+  }
+  // Written: no extent is still "unwritten" (the zero-fill converted them)
+  // or waiting for delayed allocation.
+  const ExtentReport extents = Extents(path, file_size);
+  CHECK(extents.mapped_bytes == file_size);
+  CHECK(extents.unwritten_extents == 0);
+  CHECK(extents.delalloc_extents == 0);
+
+  // Fill the rest of the filesystem, and make sure it really is full.
+  const FillResult fill = FillFilesystem(mount->File("fill"), block_size);
+  INFO("filler bytes: " << fill.bytes << ", other errno: " << fill.other_errno);
+  REQUIRE(fill.other_errno == 0);
+  REQUIRE(fill.saw_enospc);
+  REQUIRE(fill.bytes >= 1 * kMiB);
+  CHECK(FreeBytes(mount->path()) < 16 * block_size);
+
+  // Every page of the data area, written through the mapping, then one
+  // msync: a page without a reserved block would SIGBUS the child here.
+  constexpr uint64_t kSeed = 41;
+  const ChildOutcome child = RunInChild([&] { return WriteWholeDataArea(path, kSeed); });
+  INFO("child: " << child.message << (child.term_signal != 0 ? " killed by " : "")
+                 << (child.term_signal != 0 ? strsignal(child.term_signal) : ""));
+  CHECK(child.term_signal == 0);
+  REQUIRE(child.exited);
+  REQUIRE(child.exit_code == 0);
+  CHECK(child.message.empty());
+
+  // The bytes are in the file (pread, no mapping), the superblock is intact,
+  // and nothing else appeared.
+  CHECK(FirstMismatch(path, kStoreMetadata, data_size, kSeed) == -1);
+  const Result<StoreInfo> info = ReadStoreInfo(path);
+  INFO(info.status().ToString());
+  REQUIRE(info.ok());
+  CHECK(info->data_size == data_size);
+  CHECK(info->data_offset == kStoreMetadata);
+  CHECK(ListDirectory(mount->path()) == std::vector<std::string>{"fill", "lost+found", "s.rgn"});
+  mount->Unmount();
+}
+
+TEST_CASE("A store with holes does fault on a full filesystem, so the check above has teeth",
+          "[fulldisk]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: loop-mounting an ext4 image needs root");
+    return;
+  }
+  TempDir dir;
+  std::unique_ptr<LoopExt4> mount = MountSmallExt4(dir);
+  if (mount == nullptr) return;
+  const uint64_t block_size = BlockSize(mount->path());
+
+  const uint64_t data_size = DataSizeLeaving(FreeBytes(mount->path()), 2 * kMiB);
+  const std::string path = mount->File("s.rgn");
+  MustCreate(path, data_size);
+  // What a store made without reserving would look like: the data area is a
+  // hole (same size, so Open still accepts it).
+  {
+    Fd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+    REQUIRE(fd.get() >= 0);
+    REQUIRE(::fallocate(fd.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                        static_cast<off_t>(kStoreMetadata), static_cast<off_t>(data_size)) == 0);
+    REQUIRE(::fsync(fd.get()) == 0);
+  }
+  const FillResult fill = FillFilesystem(mount->File("fill"), block_size);
+  INFO("filler bytes: " << fill.bytes);
+  REQUIRE(fill.saw_enospc);
+  REQUIRE(fill.bytes > data_size);  // the filler took the punched blocks
+
+  const ChildOutcome child = RunInChild([&] { return WriteWholeDataArea(path, 42); });
+  INFO("child: exit " << child.exit_code << ", signal " << child.term_signal << ": "
+                      << child.message);
+  CHECK(child.term_signal == SIGBUS);
+  mount->Unmount();
+}
+
+// tests/CMakeLists.txt defines REGIONCTL_PATH only when the tool is built.
+#ifdef REGIONCTL_PATH
+
+// A failed regionctl run: exit 1 (kFailure), nothing on stdout, exactly one
+// stderr line, "regionctl: ..." naming the no-space error.
+void RequireNoSpaceFailure(const ProcessResult& result) {
+  INFO("stdout: " << result.stdout_bytes);
+  INFO("stderr: " << result.stderr_bytes);
+  REQUIRE(result.term_signal == 0);
+  CHECK(result.exit_code == 1);
+  CHECK(result.stdout_bytes.empty());
+  REQUIRE(result.StderrLines().size() == 1);
+  CHECK(result.stderr_bytes.back() == '\n');
+  CHECK(result.stderr_bytes.rfind("regionctl: ", 0) == 0);
+  CHECK_THAT(result.stderr_bytes, Catch::Contains("no space"));
+}
+
+TEST_CASE("regionctl create on a filesystem without room exits 1 with one no-space line",
+          "[fulldisk][regionctl]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: loop-mounting an ext4 image needs root");
+    return;
+  }
+  TempDir dir;
+  std::unique_ptr<LoopExt4> mount = MountSmallExt4(dir);
+  if (mount == nullptr) return;
+  const std::vector<std::string> entries_before = ListDirectory(mount->path());
+  const std::string path = mount->File("s.rgn");
+
+  // Too large for the free space.
+  const uint64_t too_large = AlignDown(FreeBytes(mount->path()), kAreaAlignment) + 4 * kMiB;
+  RequireNoSpaceFailure(
+      RunProcess(REGIONCTL_PATH, {"create", path, "--size", std::to_string(too_large)}));
+  CHECK(ListDirectory(mount->path()) == entries_before);
+
+  // A small store on a filesystem that is completely full.
+  const FillResult fill = FillFilesystem(mount->File("fill"), BlockSize(mount->path()));
+  REQUIRE(fill.saw_enospc);
+  RequireNoSpaceFailure(RunProcess(REGIONCTL_PATH, {"create", path, "--size", "64KiB"}));
+  std::vector<std::string> expected = entries_before;
+  expected.emplace_back("fill");
+  std::sort(expected.begin(), expected.end());
+  CHECK(ListDirectory(mount->path()) == expected);
+  mount->Unmount();
+}
+
+#endif  // REGIONCTL_PATH
+
+}  // namespace
+}  // namespace regionstore
