@@ -25,6 +25,8 @@
 #ifndef REGIONSTORE_STORE_H_
 #define REGIONSTORE_STORE_H_
 
+#include <sys/types.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -41,7 +43,9 @@
 
 namespace regionstore {
 
+// 64-bit only: whole files are mapped, and file offsets are 64-bit.
 static_assert(sizeof(void*) == 8, "regionstore maps whole files: 64-bit only");
+static_assert(sizeof(off_t) == 8, "regionstore needs a 64-bit off_t");
 
 enum class OpenMode : uint8_t { kReadOnly, kReadWrite };
 

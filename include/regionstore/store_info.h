@@ -1,4 +1,9 @@
 // StoreInfo: the validated superblock of a store, as docs/FORMAT.md defines it.
+//
+// The file format is little-endian on every host; StoreInfo holds the decoded
+// native values. StoreInfo is a plain value; ReadStoreInfo may be called from
+// any thread and any process at any time (it takes no lock and never blocks
+// a writer).
 #ifndef REGIONSTORE_STORE_INFO_H_
 #define REGIONSTORE_STORE_INFO_H_
 
