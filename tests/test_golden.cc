@@ -241,15 +241,18 @@ TEST_CASE("Today's code reads every golden file byte-exact", "[golden]") {
 TEST_CASE("Today's writer reproduces every golden file byte for byte", "[golden]") {
   TempDir dir;
   const std::vector<golden::GoldenStore> stores = golden::GoldenStores();
-  std::vector<std::string> generated_names;
-  std::vector<std::string> expected_names;
-  generated_names.reserve(stores.size());
-  for (const golden::GoldenStore& store : stores) generated_names.push_back(store.file_name);
+  REQUIRE_FALSE(stores.empty());
+  // Every golden file the generator makes has hard-coded expectations here
+  // (after a format change, older files keep their expectations but leave
+  // the generator: see tests/golden/README.md).
+  std::set<std::string> expected_names;
   for (const ExpectedGolden& expected : ExpectedGoldens()) {
-    expected_names.push_back(expected.file_name);
+    expected_names.insert(expected.file_name);
   }
-  // Every golden file the generator makes has hard-coded expectations here.
-  REQUIRE(generated_names == expected_names);
+  for (const golden::GoldenStore& store : stores) {
+    INFO(store.file_name << " is made by the generator but has no expectations in this file");
+    CHECK(expected_names.count(store.file_name) == 1);
+  }
 
   for (const golden::GoldenStore& store : stores) {
     INFO(store.file_name);
