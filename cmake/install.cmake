@@ -32,6 +32,7 @@ install(FILES
 # install with `cmake --install --prefix` anywhere still works.
 file(RELATIVE_PATH REGIONSTORE_PC_TO_PREFIX
   /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" REGIONSTORE_PC_TO_PREFIX "${REGIONSTORE_PC_TO_PREFIX}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/regionstore.pc.in
   ${PROJECT_BINARY_DIR}/regionstore.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/regionstore.pc

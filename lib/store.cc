@@ -257,7 +257,6 @@ struct Store::Rep {
   Status Poison(const Status& failure, const char* operation) {
     Status reported = failure.WithOperation(operation, path);
     if (poison.ok()) poison = reported;
-    ++stats.failed_flushes;
     return reported;
   }
 
@@ -268,6 +267,7 @@ struct Store::Rep {
     Status status = barrier();
     ModeStats& counters = stats.by_mode[static_cast<size_t>(mode)];
     ++counters.flushes;
+    if (!status.ok()) ++stats.failed_flushes;
     counters.flush_nanos += static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
                                                              start)
@@ -363,6 +363,7 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
       // The write goes through the page cache the mapping shares, so the
       // mapping sees it. A failed pwrite may have changed some pages: poison.
       if (Status s = r.file->WriteAt(file_offset, data); !s.ok()) {
+        ++r.stats.failed_writes;
         return r.Poison(s, "write: pwrite");
       }
       Status synced = r.Timed(durability, [&] {

@@ -7,11 +7,24 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=${1:?usage: check-install.sh BUILD_DIR}
 prefix="${build}/install-check/prefix"
 rm -rf "${build}/install-check"
-cmake --install "${build}" --prefix "${prefix}" >/dev/null
+cmake --install "${build}" --prefix "${build}/install-check/staging" >/dev/null
+# Move the tree after installing: both consumers must find it where it is now.
+mv "${build}/install-check/staging" "${prefix}"
 prefix=$(cd "${prefix}" && pwd)
 libdir=$(dirname "$(find "${prefix}" -name 'libregionstore.so' | head -n 1)")
 echo "installed into ${prefix}:"
 (cd "${prefix}" && find . -type f -o -type l | sort | sed 's/^/  /')
+
+# Only the regionstore namespace may be exported from the shared library.
+leaked=$(nm -DC --defined-only "${libdir}/libregionstore.so" | awk '{ $1 = ""; $2 = ""; print }' |
+         sed 's/^ *//' | grep -v -E '^(regionstore::|typeinfo for regionstore::|typeinfo name for regionstore::|vtable for regionstore::)' |
+         grep -v -E '^(REGIONSTORE|_init|_fini)' || true)
+if [[ -n ${leaked} ]]; then
+  echo "libregionstore.so exports symbols outside regionstore::" >&2
+  echo "${leaked}" >&2
+  exit 1
+fi
+echo "exported: $(nm -DC --defined-only "${libdir}/libregionstore.so" | grep -c 'regionstore::') symbols, all in regionstore::"
 
 echo "consumer via find_package(regionstore CONFIG):"
 cmake -S examples/consumer -B "${build}/install-check/cmake" \

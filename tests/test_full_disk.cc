@@ -13,6 +13,7 @@
 #include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,9 +43,14 @@ using testing::ProcessResult;
 using testing::RunProcess;
 using testing::TempDir;
 
-constexpr const char* kMkfsExt4 = "/usr/sbin/mkfs.ext4";
-constexpr const char* kMount = "/usr/bin/mount";
-constexpr const char* kUmount = "/usr/bin/umount";
+// Debian 12 installs these under /sbin and /bin; with merged /usr (the
+// default) the /usr paths below are the same files.
+const char* FindTool(const char* usr_path, const char* root_path) {
+  return ::access(usr_path, X_OK) == 0 ? usr_path : root_path;
+}
+const char* const kMkfsExt4 = FindTool("/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4");
+const char* const kMount = FindTool("/usr/bin/mount", "/bin/mount");
+const char* const kUmount = FindTool("/usr/bin/umount", "/bin/umount");
 constexpr uint64_t kImageSize = 32 * kMiB;
 constexpr long kExt4Magic = 0xEF53;
 // What a store file adds to its data area: the data area starts here and its
@@ -131,9 +137,18 @@ std::unique_ptr<LoopExt4> MountSmallExt4(const TempDir& dir) {
   }
   auto mount = std::make_unique<LoopExt4>(dir.File("mnt"));
   REQUIRE(std::filesystem::create_directory(mount->path()));
+  // Mount in a private mount namespace of this test process (the tools it
+  // spawns inherit it): if the process dies half-way (a sanitizer abort, a
+  // ctest timeout), the mount dies with it instead of outliving the test.
+  if (::unshare(CLONE_NEWNS) != 0 ||
+      ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    WARN("skipped: cannot make a private mount namespace: " << std::strerror(errno));
+    return nullptr;
+  }
   const ProcessResult mounted =
       RunProcess(kMount, {"-o", "loop", "-t", "ext4", image, mount->path()});
   if (mounted.exit_code != 0) {
+    ::umount2(mount->path().c_str(), MNT_DETACH);  // in case it mounted yet failed
     WARN("skipped: cannot loop-mount an ext4 image here (exit " << mounted.exit_code
                                                                 << "): " << mounted.stderr_bytes);
     return nullptr;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 
@@ -25,12 +26,33 @@ using testing::PatternBytes;
 using testing::TempDir;
 using testing::TestIo;
 
+// Kills and reaps a forked child if the test leaves early (a failed REQUIRE),
+// so it cannot linger holding the store's lock.
+class ChildGuard {
+ public:
+  explicit ChildGuard(pid_t pid) : pid_(pid) {}
+  ~ChildGuard() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  ChildGuard(const ChildGuard&) = delete;
+  ChildGuard& operator=(const ChildGuard&) = delete;
+  // The child was reaped normally.
+  void Release() { pid_ = -1; }
+
+ private:
+  pid_t pid_;
+};
+
 // Exit code of a forked child that tries to open `path` for writing:
 // 0 opened, 4 busy, 1 anything else.
 int ChildTriesWriter(const std::string& path) {
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
+    ::alarm(60);  // a child blocked by a bug dies instead of hanging the suite
     auto store = Store::Open(path, OpenMode::kReadWrite);
     ::_exit(store.ok() ? 0 : store.status().code() == StatusCode::kBusy ? 4 : 1);
   }
@@ -65,13 +87,17 @@ TEST_CASE("A fork() child inherits the lock and the mapping, and holds the lock 
   const auto before_fork = PatternBytes(5000, 1);
   REQUIRE(writer->Write(100, before_fork, Durability::kNone).ok());
 
+  // A child that died early makes our pipe writes fail with EPIPE instead
+  // of killing the test binary.
+  ::signal(SIGPIPE, SIG_IGN);
   int to_child[2];
   int to_parent[2];
-  REQUIRE(::pipe(to_child) == 0);
-  REQUIRE(::pipe(to_parent) == 0);
+  REQUIRE(::pipe2(to_child, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(to_parent, O_CLOEXEC) == 0);
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
+    ::alarm(60);  // never outlive a parent stuck on a failed assertion
     ::close(to_child[1]);
     ::close(to_parent[0]);
     // The inherited mapping shows what the parent wrote before the fork...
@@ -90,6 +116,7 @@ TEST_CASE("A fork() child inherits the lock and the mapping, and holds the lock 
     if (::write(to_parent[1], "s", 1) != 1 || ::read(to_child[0], &go, 1) != 1) ::_exit(2);
     ::_exit(verdict);
   }
+  ChildGuard guard(child);
   ::close(to_child[0]);
   ::close(to_parent[1]);
   char signal_byte = 0;
@@ -107,6 +134,7 @@ TEST_CASE("A fork() child inherits the lock and the mapping, and holds the lock 
   REQUIRE(::write(to_child[1], "x", 1) == 1);
   int wait_status = 0;
   REQUIRE(::waitpid(child, &wait_status, 0) == child);
+  guard.Release();
   REQUIRE(WIFEXITED(wait_status));
   CHECK(WEXITSTATUS(wait_status) == 0);
   ::close(to_child[1]);
@@ -159,13 +187,69 @@ TEST_CASE("Stats count writes, bytes and barriers per mode, and failures", "[sto
   CHECK(stats.failed_flushes == 0);
   CHECK_FALSE(stats.poisoned);
 
+  REQUIRE(store.Write(0, data, Durability::kAsync).ok());
+  CHECK(store.Stats().of(Durability::kAsync).writes == 1);
+  CHECK(store.Stats().of(Durability::kAsync).flushes == 1);
+
   io.FailNth(testing::Op::kMsync, 1, EIO);
   CHECK(store.Write(0, data, Durability::kSync).code() == StatusCode::kIOError);
   stats = store.Stats();
   CHECK(stats.of(Durability::kSync).writes == 1);  // the failed write is not counted
   CHECK(stats.of(Durability::kSync).flushes == 3);
   CHECK(stats.failed_flushes == 1);
+  CHECK(stats.failed_writes == 0);
   CHECK(stats.poisoned);
+  // A poisoned handle refuses before doing anything: nothing more is counted.
+  CHECK(store.Write(0, data, Durability::kPwriteFdatasync).code() == StatusCode::kPoisoned);
+  CHECK(store.Flush(0, 10, Durability::kSync).code() == StatusCode::kPoisoned);
+  const StoreStats after = store.Stats();
+  CHECK(after.of(Durability::kPwriteFdatasync).writes == 1);
+  CHECK(after.of(Durability::kPwriteFdatasync).flushes == 1);
+  CHECK(after.of(Durability::kSync).flushes == 3);
+  CHECK(after.failed_flushes == 1);
+}
+
+TEST_CASE("Stats count a failed pwrite, a failed fdatasync and a failed Flush apart",
+          "[store][stats]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreate(path, 1 * kMiB);
+  const auto data = PatternBytes(100, 1);
+  SECTION("pwrite") {
+    TestIo io;
+    Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+    io.FailNth(testing::Op::kWriteAt, 1, EIO);
+    CHECK(store.Write(0, data, Durability::kPwriteFdatasync).code() == StatusCode::kIOError);
+    const StoreStats stats = store.Stats();
+    CHECK(stats.failed_writes == 1);
+    CHECK(stats.failed_flushes == 0);
+    CHECK(stats.of(Durability::kPwriteFdatasync).flushes == 0);  // never got to the barrier
+    CHECK(stats.of(Durability::kPwriteFdatasync).writes == 0);
+    CHECK(stats.poisoned);
+  }
+  SECTION("fdatasync in Write") {
+    TestIo io;
+    Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+    io.FailNth(testing::Op::kDataSync, 1, EIO);
+    CHECK(store.Write(0, data, Durability::kPwriteFdatasync).code() == StatusCode::kIOError);
+    const StoreStats stats = store.Stats();
+    CHECK(stats.failed_writes == 0);
+    CHECK(stats.failed_flushes == 1);
+    CHECK(stats.of(Durability::kPwriteFdatasync).flushes == 1);
+    CHECK(stats.of(Durability::kPwriteFdatasync).writes == 0);
+  }
+  SECTION("fdatasync in Flush") {
+    TestIo io;
+    Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+    REQUIRE(store.Write(0, data, Durability::kNone).ok());
+    io.FailNth(testing::Op::kDataSync, 1, EIO);
+    CHECK(store.Flush(0, 100, Durability::kPwriteFdatasync).code() == StatusCode::kIOError);
+    const StoreStats stats = store.Stats();
+    CHECK(stats.failed_flushes == 1);
+    CHECK(stats.of(Durability::kPwriteFdatasync).flushes == 1);
+    CHECK(stats.of(Durability::kNone).writes == 1);
+    CHECK(stats.poisoned);
+  }
 }
 
 TEST_CASE("Create warns when the directory is on a copy-on-write filesystem", "[store][create]") {

@@ -62,7 +62,8 @@ struct ModeStats {
 struct StoreStats {
   // Indexed by static_cast<size_t>(Durability).
   std::array<ModeStats, 4> by_mode{};
-  uint64_t failed_flushes = 0;  // msync/pwrite/fdatasync failures (each poisons)
+  uint64_t failed_flushes = 0;  // barriers (msync/fdatasync) that failed; each poisons
+  uint64_t failed_writes = 0;   // pwrite failures (kPwriteFdatasync); each poisons
   bool poisoned = false;
 
   const ModeStats& of(Durability durability) const {
@@ -153,8 +154,8 @@ class REGIONSTORE_EXPORT Store {
   // True once a flush failed; every later Write/Flush returns kPoisoned.
   bool poisoned() const;
   // The handle's counters: writes, bytes and barriers per mode, time spent
-  // in barriers, failures. Cheap (a copy); not synchronised with a
-  // concurrent Write.
+  // in barriers, failures. Cheap (a copy). Like Write, it must not run
+  // concurrently with Write or Flush on the same handle.
   StoreStats Stats() const;
 
  private:

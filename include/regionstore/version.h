@@ -3,7 +3,9 @@
 //
 // Compatibility: within one MAJOR.MINOR (while MAJOR is 0) the ABI is stable
 // and the shared library's soname is libregionstore.so.MAJOR.MINOR; the
-// on-disk format has its own version (docs/FORMAT.md).
+// on-disk format has its own version (docs/FORMAT.md). Adding a virtual
+// function to Io/File/Mapping or a durability mode (StoreStats::by_mode) is
+// an ABI change, so it comes with a new minor version.
 #ifndef REGIONSTORE_VERSION_H_
 #define REGIONSTORE_VERSION_H_
 
@@ -12,7 +14,12 @@
 #define REGIONSTORE_VERSION_MAJOR 0
 #define REGIONSTORE_VERSION_MINOR 1
 #define REGIONSTORE_VERSION_PATCH 0
-#define REGIONSTORE_VERSION_STRING "0.1.0"
+#define REGIONSTORE_VERSION_STRINGIZE_(x) #x
+#define REGIONSTORE_VERSION_STRINGIZE(x) REGIONSTORE_VERSION_STRINGIZE_(x)
+#define REGIONSTORE_VERSION_STRING                        \
+  REGIONSTORE_VERSION_STRINGIZE(REGIONSTORE_VERSION_MAJOR) \
+  "." REGIONSTORE_VERSION_STRINGIZE(REGIONSTORE_VERSION_MINOR) "." REGIONSTORE_VERSION_STRINGIZE( \
+      REGIONSTORE_VERSION_PATCH)
 
 namespace regionstore {
 
