@@ -224,7 +224,8 @@ struct Store::Rep {
   // Declared before `mapping` so the mapping is destroyed (unmapped) first.
   std::unique_ptr<File> file;
   std::unique_ptr<Mapping> mapping;
-  // The first flush failure; once set, every write is refused.
+  // The first failed pwrite, msync or fdatasync; once set, every write is
+  // refused.
   Status poison;
   StoreStats stats;
 
@@ -245,7 +246,7 @@ struct Store::Rep {
     }
     if (!poison.ok()) {
       return Status::Error(StatusCode::kPoisoned, operation, path,
-                           "an earlier flush failed (" + poison.ToString() +
+                           "an earlier write or flush failed (" + poison.ToString() +
                                "); its data may be lost: reopen the store");
     }
     return Status::Ok();
