@@ -13,7 +13,7 @@ packages=(
   catch2                # tests (v2.13)
   libbenchmark-dev      # Google Benchmark
   e2fsprogs mount       # full-disk tests: mkfs.ext4 on a loop-mounted image
-  util-linux            # setpriv: permission tests drop root to uid 65534
+  util-linux            # setpriv: permission tests run regionctl without capabilities
 )
 names=()
 for entry in "${packages[@]}"; do names+=("${entry%% *}"); done
