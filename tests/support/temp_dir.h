@@ -3,11 +3,22 @@
 #ifndef REGIONSTORE_TESTS_SUPPORT_TEMP_DIR_H_
 #define REGIONSTORE_TESTS_SUPPORT_TEMP_DIR_H_
 
+#include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+// Catch prints both sides of a failed comparison. For byte buffers of a
+// megabyte its default formatting takes minutes; print a summary instead:
+// the size, the first bytes and a checksum.
+namespace Catch {
+template <>
+struct StringMaker<std::vector<std::byte>> {
+  static std::string convert(const std::vector<std::byte>& bytes);
+};
+}  // namespace Catch
 
 namespace regionstore::testing {
 
