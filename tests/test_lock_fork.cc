@@ -49,17 +49,10 @@ class ChildGuard {
 // Exit code of a forked child that tries to open `path` for writing:
 // 0 opened, 4 busy, 1 anything else.
 int ChildTriesWriter(const std::string& path) {
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::alarm(60);  // a child blocked by a bug dies instead of hanging the suite
+  return testing::RunInChild([&] {
     auto store = Store::Open(path, OpenMode::kReadWrite);
-    ::_exit(store.ok() ? 0 : store.status().code() == StatusCode::kBusy ? 4 : 1);
-  }
-  int wait_status = 0;
-  REQUIRE(::waitpid(child, &wait_status, 0) == child);
-  REQUIRE(WIFEXITED(wait_status));
-  return WEXITSTATUS(wait_status);
+    return store.ok() ? 0 : store.status().code() == StatusCode::kBusy ? 4 : 1;
+  });
 }
 
 TEST_CASE("Closing another descriptor of the store in the same process keeps the lock",

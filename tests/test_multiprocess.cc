@@ -17,20 +17,8 @@ using testing::kMiB;
 using testing::MustCreate;
 using testing::MustOpen;
 using testing::PatternBytes;
+using testing::RunInChild;
 using testing::TempDir;
-
-// Runs `body` in a forked child and returns its exit code. The child never
-// returns into Catch: it _exits with what body returned.
-template <typename Body>
-int RunInChild(Body body) {
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) ::_exit(body());
-  int wait_status = 0;
-  REQUIRE(::waitpid(child, &wait_status, 0) == child);
-  REQUIRE(WIFEXITED(wait_status));
-  return WEXITSTATUS(wait_status);
-}
 
 TEST_CASE("Another process sees the bytes as soon as Write returns, in every mode",
           "[store][multiprocess]") {

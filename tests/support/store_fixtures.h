@@ -2,6 +2,9 @@
 #ifndef REGIONSTORE_TESTS_SUPPORT_STORE_FIXTURES_H_
 #define REGIONSTORE_TESTS_SUPPORT_STORE_FIXTURES_H_
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
@@ -20,6 +23,23 @@ inline void MustCreate(const std::string& path, uint64_t data_size, Io* io = nul
   Status status = Store::Create(path, data_size, options);
   INFO(status.ToString());
   REQUIRE(status.ok());
+}
+
+// Runs `body` in a forked child and returns its exit code. The child never
+// returns into Catch: it _exits with what body returned, and an alarm ends a
+// child that a bug keeps blocked.
+template <typename Body>
+int RunInChild(Body body) {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::alarm(60);
+    ::_exit(body());
+  }
+  int wait_status = 0;
+  REQUIRE(::waitpid(child, &wait_status, 0) == child);
+  REQUIRE(WIFEXITED(wait_status));
+  return WEXITSTATUS(wait_status);
 }
 
 // Opens a store and REQUIREs success.
