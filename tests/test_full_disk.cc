@@ -116,6 +116,10 @@ class LoopExt4 {
 // this environment cannot (not root, no mkfs.ext4, no loop device): lacking
 // the environment is not a failure of the library.
 std::unique_ptr<LoopExt4> MountSmallExt4(const TempDir& dir) {
+  if (::geteuid() != 0) {
+    WARN("skipped: loop-mounting an ext4 image needs root");
+    return nullptr;
+  }
   for (const char* tool : {kMkfsExt4, kMount, kUmount}) {
     if (::access(tool, X_OK) != 0) {
       WARN("skipped: " << tool << " is missing");
@@ -369,10 +373,6 @@ uint64_t DataSizeLeaving(uint64_t free_bytes, uint64_t spare) {
 
 TEST_CASE("A store that does not fit fails at create with kNoSpace and leaves nothing behind",
           "[fulldisk]") {
-  if (::geteuid() != 0) {
-    WARN("skipped: loop-mounting an ext4 image needs root");
-    return;
-  }
   TempDir dir;
   std::unique_ptr<LoopExt4> mount = MountSmallExt4(dir);
   if (mount == nullptr) return;
@@ -410,10 +410,6 @@ TEST_CASE(
     "A store that fits is fully reserved and written, so filling the filesystem afterwards "
     "never makes a mapped write fault",
     "[fulldisk]") {
-  if (::geteuid() != 0) {
-    WARN("skipped: loop-mounting an ext4 image needs root");
-    return;
-  }
   TempDir dir;
   std::unique_ptr<LoopExt4> mount = MountSmallExt4(dir);
   if (mount == nullptr) return;
@@ -475,10 +471,6 @@ TEST_CASE(
 
 TEST_CASE("A store with holes does fault on a full filesystem, so the check above has teeth",
           "[fulldisk]") {
-  if (::geteuid() != 0) {
-    WARN("skipped: loop-mounting an ext4 image needs root");
-    return;
-  }
   TempDir dir;
   std::unique_ptr<LoopExt4> mount = MountSmallExt4(dir);
   if (mount == nullptr) return;
@@ -527,10 +519,6 @@ void RequireNoSpaceFailure(const ProcessResult& result) {
 
 TEST_CASE("regionctl create on a filesystem without room exits 1 with one no-space line",
           "[fulldisk][regionctl]") {
-  if (::geteuid() != 0) {
-    WARN("skipped: loop-mounting an ext4 image needs root");
-    return;
-  }
   TempDir dir;
   std::unique_ptr<LoopExt4> mount = MountSmallExt4(dir);
   if (mount == nullptr) return;
