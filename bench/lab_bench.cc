@@ -86,7 +86,7 @@ void BM_LibraryWrite(benchmark::State& state, Durability mode) {
   });
   // From the handle's own counters: barriers per update and the time spent
   // inside them, so the table shows how much of each update is the flush.
-  const regionstore::ModeStats counters = store->Stats().of(mode);  // a copy: Stats() is a temporary
+  const regionstore::ModeStats counters = store->Stats().of(mode);
   if (counters.writes > 0) {
     state.counters["barriers_per_update"] =
         static_cast<double>(counters.flushes) / static_cast<double>(counters.writes);

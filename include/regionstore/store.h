@@ -66,9 +66,9 @@ struct StoreStats {
   uint64_t failed_writes = 0;   // pwrite failures (kPwriteFdatasync); each poisons
   bool poisoned = false;
 
-  const ModeStats& of(Durability durability) const {
-    return by_mode[static_cast<size_t>(durability)];
-  }
+  // By value: `store.Stats().of(mode)` is a temporary's member, and a
+  // reference to it would dangle.
+  ModeStats of(Durability durability) const { return by_mode[static_cast<size_t>(durability)]; }
 };
 
 struct CreateOptions {
