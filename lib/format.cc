@@ -1,5 +1,7 @@
 #include "format.h"
 
+#include "slot.h"
+
 #if defined(__x86_64__)
 #include <xxh_x86dispatch.h>  // XXH3_64bits_dispatch: picks AVX2/SSE2 at run time
 #else
@@ -12,33 +14,6 @@
 
 namespace regionstore::format {
 namespace {
-
-// Little-endian field access. The format is little-endian on every host; the
-// loops compile to single loads and stores on x86-64 and arm64.
-uint64_t LoadLE(std::span<const std::byte> bytes, size_t offset, size_t width) {
-  uint64_t value = 0;
-  for (size_t i = 0; i < width; ++i) {
-    value |= uint64_t{std::to_integer<uint8_t>(bytes[offset + i])} << (8 * i);
-  }
-  return value;
-}
-uint32_t Load32(std::span<const std::byte> bytes, size_t offset) {
-  return static_cast<uint32_t>(LoadLE(bytes, offset, 4));
-}
-uint64_t Load64(std::span<const std::byte> bytes, size_t offset) {
-  return LoadLE(bytes, offset, 8);
-}
-void StoreLE(std::span<std::byte> bytes, size_t offset, uint64_t value, size_t width) {
-  for (size_t i = 0; i < width; ++i) {
-    bytes[offset + i] = static_cast<std::byte>((value >> (8 * i)) & 0xff);
-  }
-}
-void Store32(std::span<std::byte> bytes, size_t offset, uint32_t value) {
-  StoreLE(bytes, offset, value, 4);
-}
-void Store64(std::span<std::byte> bytes, size_t offset, uint64_t value) {
-  StoreLE(bytes, offset, value, 8);
-}
 
 // Region entry field offsets.
 namespace re {
@@ -242,6 +217,9 @@ Status DecodeRegionTable(std::span<const std::byte> table, Superblock& superbloc
       return Corrupt(path, where + ": bad name length " + std::to_string(name_length));
     }
     region.name.assign(reinterpret_cast<const char*>(entry.data() + re::kName), name_length);
+    if (Status named = slot::CheckName(region.name, "open"); !named.ok()) {
+      return Corrupt(path, where + ": " + named.message());
+    }
     region.slot_count = Load32(entry, re::kSlotCount);
     region.capacity = Load64(entry, re::kCapacity);
     region.slots_offset = Load64(entry, re::kSlotsOffset);
@@ -252,10 +230,17 @@ Status DecodeRegionTable(std::span<const std::byte> table, Superblock& superbloc
     // Slots lie after the data area and after the previous region, inside the
     // file, on 64 KiB boundaries; the arithmetic is bounded by file_size, so
     // it cannot overflow once each factor is checked against it.
-    if (region.slot_count == 0 || region.slot_stride == 0 ||
-        region.slot_stride % kAreaAlignment != 0 || region.slots_offset % kAreaAlignment != 0 ||
-        region.slots_offset < next_free || region.slots_offset > info.file_size ||
-        region.slot_stride > info.file_size || region.capacity > region.slot_stride ||
+    // A slot is a 64 KiB unit ending in the header, then the payload area.
+    if (region.slot_count < slot::kSlotsPerRegion || region.slot_count > slot::kMaxSlotsPerRegion) {
+      return Corrupt(path, where + " ('" + region.name + "'): " +
+                               std::to_string(region.slot_count) + " slots; between " +
+                               std::to_string(slot::kSlotsPerRegion) + " and " +
+                               std::to_string(slot::kMaxSlotsPerRegion) + " expected");
+    }
+    if (region.slot_stride <= kAreaAlignment || region.slot_stride % kAreaAlignment != 0 ||
+        region.slots_offset % kAreaAlignment != 0 || region.slots_offset < next_free ||
+        region.slots_offset > info.file_size || region.slot_stride > info.file_size ||
+        region.capacity == 0 || region.capacity > region.slot_stride - kAreaAlignment ||
         region.slot_count > (info.file_size - region.slots_offset) / region.slot_stride) {
       return Corrupt(path, where + " ('" + region.name + "'): slots do not fit the file");
     }

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "format.h"
+#include "slot.h"
+#include "store_rep.h"
 
 namespace regionstore {
 
@@ -40,6 +42,8 @@ std::string HexBytes(std::span<const std::byte> bytes) {
   }
   return out;
 }
+
+}  // namespace
 
 // Opens `path` and rejects what cannot be a store before reading from it.
 Result<std::unique_ptr<File>> OpenStoreFile(Io& io, const std::string& path, bool writable) {
@@ -75,7 +79,6 @@ Result<StoreInfo> ReadValidatedInfo(File& file, const std::string& path) {
   return std::move(decoded->info);
 }
 
-}  // namespace
 
 std::string FormatUuid(const std::array<uint8_t, 16>& uuid) {
   const std::string hex = HexBytes(std::as_bytes(std::span(uuid)));
@@ -97,6 +100,8 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   Io& io = options.io != nullptr ? *options.io : *Io::Default();
   auto layout = format::LayoutFor(data_size);
   if (!layout.ok()) return layout.status().WithOperation("create", path);
+  auto regions = slot::LayoutRegions(options.checkpoints, layout->file_size);
+  if (!regions.ok()) return regions.status().WithOperation("create", path);
 
   // Refuse early, before writing gigabytes, when the target exists; the
   // no-replace rename below still closes the race.
@@ -132,7 +137,8 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   info.uuid[6] = static_cast<uint8_t>((info.uuid[6] & 0x0f) | 0x40);
   info.uuid[8] = static_cast<uint8_t>((info.uuid[8] & 0x3f) | 0x80);
   info.format_version = format::kFormatVersion;
-  info.file_size = layout->file_size;
+  info.file_size = regions->second;
+  info.regions = std::move(regions->first);
   info.data_offset = layout->data_offset;
   info.data_size = layout->data_size;
   info.region_table_offset = format::kRegionTableOffset;
@@ -215,85 +221,6 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
 // ---------------------------------------------------------------------------
 // Open and the handle
 
-struct Store::Rep {
-  Io* io = nullptr;
-  std::string path;
-  bool writable = false;
-  uint64_t page_size = 0;
-  StoreInfo info;
-  // Declared before `mapping` so the mapping is destroyed (unmapped) first.
-  std::unique_ptr<File> file;
-  std::unique_ptr<Mapping> mapping;
-  // The first failed pwrite, msync or fdatasync; once set, every write is
-  // refused.
-  Status poison;
-  StoreStats stats;
-
-  Status CheckRange(uint64_t offset, uint64_t length, const char* operation) const {
-    if (offset > info.data_size || length > info.data_size - offset) {
-      return Status::Error(StatusCode::kInvalidArgument, operation, path,
-                           "range at offset " + std::to_string(offset) + " of length " +
-                               std::to_string(length) + " is outside the data area of " +
-                               std::to_string(info.data_size) + " bytes");
-    }
-    return Status::Ok();
-  }
-
-  Status CheckWritable(const char* operation) const {
-    if (!writable) {
-      return Status::Error(StatusCode::kInvalidArgument, operation, path,
-                           "the store is open read-only");
-    }
-    if (!poison.ok()) {
-      return Status::Error(StatusCode::kPoisoned, operation, path,
-                           "an earlier write or flush failed (" + poison.ToString() +
-                               "); its data may be lost: reopen the store");
-    }
-    return Status::Ok();
-  }
-
-  // A failed flush may have left the kernel marking the failed pages clean
-  // (PostgreSQL, 2018): a retry would report success for lost data. Refuse
-  // every later write until the store is reopened.
-  Status Poison(const Status& failure, const char* operation) {
-    Status reported = failure.WithOperation(operation, path);
-    if (poison.ok()) poison = reported;
-    return reported;
-  }
-
-  // Runs one barrier (msync or fdatasync) and counts it against `mode`.
-  template <typename Barrier>
-  Status Timed(Durability mode, Barrier barrier) {
-    const auto start = std::chrono::steady_clock::now();
-    Status status = barrier();
-    ModeStats& counters = stats.by_mode[static_cast<size_t>(mode)];
-    ++counters.flushes;
-    if (!status.ok()) ++stats.failed_flushes;
-    counters.flush_nanos += static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                             start)
-            .count());
-    return status;
-  }
-
-  Status CountWrite(Durability mode, uint64_t bytes) {
-    ModeStats& counters = stats.by_mode[static_cast<size_t>(mode)];
-    ++counters.writes;
-    counters.bytes_written += bytes;
-    return Status::Ok();
-  }
-
-  // msync needs a page-aligned start: round the start down and the end up to
-  // the runtime page size. The extra bytes are flushed early, which is
-  // harmless.
-  Status SyncPages(uint64_t file_offset, uint64_t length, SyncKind kind, const char* operation) {
-    const uint64_t start = file_offset & ~(page_size - 1);
-    const uint64_t end = format::AlignUp(file_offset + length, page_size);
-    if (Status s = mapping->Sync(start, end - start, kind); !s.ok()) return Poison(s, operation);
-    return Status::Ok();
-  }
-};
-
 Store::Store(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
 Store::Store(Store&& other) noexcept = default;
 Store& Store::operator=(Store&& other) noexcept = default;
@@ -335,6 +262,9 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   auto mapping = rep->file->Map(rep->info.file_size, rep->writable);
   if (!mapping.ok()) return mapping.status().WithOperation("open: mmap", path);
   rep->mapping = std::move(*mapping);
+  if (rep->writable) {
+    if (Status s = rep->RecoverRegions(); !s.ok()) return s;
+  }
   return Store(std::move(rep));
 }
 

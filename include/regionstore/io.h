@@ -88,6 +88,15 @@ class REGIONSTORE_EXPORT File {
   virtual Result<uint64_t> ReadAt(uint64_t offset, std::span<std::byte> out) = 0;
   // pwrite all of `data` at `offset`. Errors: kNoSpace, kIOError.
   virtual Status WriteAt(uint64_t offset, std::span<const std::byte> data) = 0;
+  // Writes `parts` end to end from `offset` in one call (pwritev). With
+  // `data_sync`, the range is on stable storage when this returns
+  // (pwritev2 with RWF_DSYNC: writeback and device flush of this range only;
+  // where the kernel or filesystem refuses the flag, pwritev then fdatasync).
+  // The default implementation calls WriteAt per part, then DataSync(), so
+  // an Io written before this existed keeps working. Errors: as WriteAt and
+  // DataSync.
+  virtual Status WriteGatherAt(uint64_t offset, std::span<const std::span<const std::byte>> parts,
+                               bool data_sync);
   // posix_fallocate: reserves every block of the range. Errors: kNoSpace.
   virtual Status Allocate(uint64_t offset, uint64_t length) = 0;
   virtual Status DataSync() = 0;  // fdatasync

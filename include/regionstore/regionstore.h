@@ -2,6 +2,7 @@
 #ifndef REGIONSTORE_REGIONSTORE_H_
 #define REGIONSTORE_REGIONSTORE_H_
 
+#include "regionstore/checkpoint.h"  // IWYU pragma: export
 #include "regionstore/durability.h"  // IWYU pragma: export
 #include "regionstore/io.h"          // IWYU pragma: export
 #include "regionstore/status.h"      // IWYU pragma: export

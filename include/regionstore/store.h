@@ -33,8 +33,10 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "regionstore/checkpoint.h"
 #include "regionstore/durability.h"
 #include "regionstore/export.h"
 #include "regionstore/io.h"
@@ -55,6 +57,8 @@ struct ModeStats {
   uint64_t bytes_written = 0;   // their bytes
   uint64_t flushes = 0;         // barriers issued (msync or fdatasync), Write and Flush
   uint64_t flush_nanos = 0;     // wall time inside those barriers
+  uint64_t commits = 0;         // Commit calls that returned OK
+  uint64_t bytes_committed = 0; // their payload bytes
 };
 
 // Counters of a Store handle. Per process and per handle: nothing is stored
@@ -63,7 +67,7 @@ struct StoreStats {
   // Indexed by static_cast<size_t>(Durability).
   std::array<ModeStats, 4> by_mode{};
   uint64_t failed_flushes = 0;  // barriers (msync/fdatasync) that failed; each poisons
-  uint64_t failed_writes = 0;   // pwrite failures (kPwriteFdatasync); each poisons
+  uint64_t failed_writes = 0;   // pwrite/pwritev failures; each poisons
   bool poisoned = false;
 
   // By value: `store.Stats().of(mode)` is a temporary's member, and a
@@ -82,6 +86,9 @@ struct CreateOptions {
   // it, for example that the directory is on a copy-on-write filesystem,
   // where the reservation does not prevent SIGBUS on a full disk.
   std::vector<std::string>* warnings = nullptr;
+  // Checkpoint regions to lay out after the data area, in this order. Each
+  // gets three slots of 64 KiB + its capacity rounded up to 64 KiB.
+  std::vector<CheckpointSpec> checkpoints;
 };
 
 struct OpenOptions {
@@ -100,8 +107,9 @@ class REGIONSTORE_EXPORT Store {
   // ("create: fallocate", "create: rename", ...). One exception: if only the
   // final directory fsync fails, the complete store is already at `path`
   // (its name may not survive a power loss) and a retry gets kAlreadyExists.
-  // Errors: kInvalidArgument (size too large), kAlreadyExists, kNotFound (no
-  // such directory), kPermissionDenied, kNoSpace, kIOError.
+  // Errors: kInvalidArgument (size too large; a bad, duplicate or
+  // zero-capacity checkpoint region), kAlreadyExists, kNotFound (no such
+  // directory), kPermissionDenied, kNoSpace, kIOError.
   static Status Create(const std::string& path, uint64_t data_size,
                        const CreateOptions& options = {});
 
@@ -110,6 +118,10 @@ class REGIONSTORE_EXPORT Store {
   // takes the single-writer lock for kReadWrite (and checks that the locked
   // inode is still the one at `path`, so a concurrent replace is not missed),
   // then maps the whole file MAP_SHARED from that same locked descriptor.
+  // A writer then recovers each checkpoint region: one fdatasync (so every
+  // valid slot counts as durable), then the newest slot whose header and
+  // payload checksums match, read with pread. Damaged slots are skipped
+  // (List() reports them), never returned.
   // Errors: kNotFound, kPermissionDenied, kCorruption, kUnsupportedVersion,
   // kBusy (another writer, in this process or another, holds the lock),
   // kIOError.
@@ -146,6 +158,36 @@ class REGIONSTORE_EXPORT Store {
   // A read-only view of [offset, offset + length) of the data area, valid
   // until the Store is destroyed or moved from. Errors: kInvalidArgument.
   Result<std::span<const std::byte>> View(uint64_t offset, uint64_t length) const;
+
+  // --- Checkpoint regions (see checkpoint.h for G1-G3 and each mode's path)
+
+  // Replaces the content of region `name` with `payload`, all or nothing:
+  // the bytes go to a slot that holds neither the newest commit nor the
+  // newest durable one, header last, then the barrier of `durability`.
+  // Returns the commit's generation (the previous one + 1). An empty payload
+  // is a commit of length 0. Errors: kNotFound (no such region),
+  // kInvalidArgument (payload longer than the capacity, or a read-only
+  // store; nothing changed), kIOError (a failed pwritev, msync or fdatasync
+  // poisons the store; after reopening, Load returns this commit or the one
+  // before, byte-exact), kPoisoned.
+  Result<uint64_t> Commit(std::string_view name, std::span<const std::byte> payload,
+                          Durability durability);
+
+  // Copies the newest valid commit of region `name` into `out` (resized to
+  // its length). From a read-only handle while another process commits:
+  // reads the header generation before and after the copy and checks the
+  // payload checksum, retrying a bounded number of times. Never blocks the
+  // writer. Errors: kNotFound (no such region, or no commit yet: the message
+  // says which), kCorruption (slots hold data but none is valid), kBusy (the
+  // writer kept replacing the slot being copied; retry later).
+  Result<CheckpointMeta> Load(std::string_view name, std::vector<std::byte>& out) const;
+
+  // Every region, every slot: states, generations and why a slot is invalid.
+  // Reads every header and payload through the mapping (a read-only handle
+  // racing a writer may see the slot being written as incomplete).
+  std::vector<RegionReport> List() const;
+  // List() for one region. Errors: kNotFound.
+  Result<RegionReport> Info(std::string_view name) const;
 
   const std::string& path() const;
   const StoreInfo& info() const;

@@ -6,6 +6,7 @@
 #include <sys/random.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -13,11 +14,13 @@
 #include <boost/interprocess/exceptions.hpp>
 #include <boost/interprocess/mapped_region.hpp>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <ctime>
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "regionstore/io.h"
 
@@ -115,6 +118,60 @@ class PosixFile final : public File {
       if (n == 0) return Status::FromErrno(EIO, "pwrite", path_, "wrote nothing");
       done += static_cast<uint64_t>(n);
     }
+    return Status::Ok();
+  }
+
+  Status WriteGatherAt(uint64_t offset, std::span<const std::span<const std::byte>> parts,
+                       bool data_sync) override {
+    std::vector<iovec> iov;
+    iov.reserve(parts.size());
+    uint64_t total = 0;
+    for (std::span<const std::byte> part : parts) {
+      if (part.empty()) continue;
+      iov.push_back({const_cast<std::byte*>(part.data()), part.size()});
+      total += part.size();
+    }
+    if (iov.size() > IOV_MAX) {
+      return Status::Error(StatusCode::kInvalidArgument, "pwritev", path_, "too many parts");
+    }
+    // RWF_DSYNC makes the call durable only if it wrote everything: after a
+    // short write the rest goes without the flag and one fdatasync follows.
+    int flags = data_sync ? RWF_DSYNC : 0;
+    bool need_datasync = false;
+    uint64_t done = 0;
+    size_t first = 0;
+    while (done < total) {
+      const ssize_t n = ::pwritev2(fd_, iov.data() + first, static_cast<int>(iov.size() - first),
+                                   static_cast<off_t>(offset + done), flags);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (flags != 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
+          // A kernel or filesystem without RWF_DSYNC: write, then fdatasync.
+          flags = 0;
+          need_datasync = true;
+          continue;
+        }
+        return Status::FromErrno(SavedErrno(), data_sync ? "pwritev2(RWF_DSYNC)" : "pwritev",
+                                 path_);
+      }
+      if (n == 0) return Status::FromErrno(EIO, "pwritev", path_, "wrote nothing");
+      done += static_cast<uint64_t>(n);
+      // Skip what was written: whole iovecs, then the start of the next.
+      auto left = static_cast<uint64_t>(n);
+      while (first < iov.size() && left >= iov[first].iov_len) {
+        left -= iov[first].iov_len;
+        ++first;
+      }
+      if (first < iov.size() && left > 0) {
+        iov[first].iov_base = static_cast<std::byte*>(iov[first].iov_base) + left;
+        iov[first].iov_len -= left;
+      }
+      if (done < total && flags != 0) {
+        flags = 0;
+        need_datasync = true;
+      }
+    }
+    if (need_datasync) return DataSync();
     return Status::Ok();
   }
 
@@ -312,6 +369,15 @@ class PosixIo final : public Io {
 }  // namespace
 
 Result<FsInfo> Io::StatFs(const std::string& path) { return Default()->StatFs(path); }
+
+Status File::WriteGatherAt(uint64_t offset, std::span<const std::span<const std::byte>> parts,
+                           bool data_sync) {
+  for (std::span<const std::byte> part : parts) {
+    if (Status s = WriteAt(offset, part); !s.ok()) return s;
+    offset += part.size();
+  }
+  return data_sync ? DataSync() : Status::Ok();
+}
 
 Io* Io::Default() {
   // Stateless and never destroyed, so it is safe to use from static

@@ -1,0 +1,101 @@
+// Checkpoint regions: named, fixed-capacity regions whose commits are
+// all-or-nothing under a process crash and, in the durable modes, a power
+// loss. docs/FORMAT.md gives the slot layout; docs/CHECKPOINTS.md the
+// protocol and why it meets the guarantees below.
+//
+// Guarantees (assuming a write never changes bytes outside its range, and a
+// device that honours cache flushes):
+//  G1  torn or damaged data is never returned as valid: each slot carries a
+//      checksum of its header and one of its payload;
+//  G2  after a process crash (kill -9), a region holds the last commit whose
+//      call returned or the one in flight, in any mode;
+//  G3  after a power loss, a region holds the newest commit whose call
+//      returned in a durable mode (kSync, kPwriteFdatasync), or a newer
+//      complete commit, whatever mix of modes came before and after it.
+//
+// What each mode does on Commit (one barrier per durable commit):
+//  kNone             memcpy of payload, then header, into the mapping
+//  kAsync            as kNone, then msync(MS_ASYNC) of the slot's pages
+//  kSync             one pwritev2(RWF_DSYNC) of header and payload: written
+//                    and flushed in one call, this range only
+//  kPwriteFdatasync  one pwritev of header and payload, then fdatasync
+#ifndef REGIONSTORE_CHECKPOINT_H_
+#define REGIONSTORE_CHECKPOINT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "regionstore/export.h"
+#include "regionstore/io.h"
+#include "regionstore/status.h"
+
+namespace regionstore {
+
+// A region to lay out when creating a store.
+struct CheckpointSpec {
+  // 1 to 64 bytes of UTF-8 without control characters; unique in the store.
+  std::string name;
+  // The largest payload a commit may hold, in bytes (at least 1).
+  uint64_t capacity = 0;
+};
+
+// Checks a region name against the rule above. Errors: kInvalidArgument,
+// saying what is wrong.
+REGIONSTORE_EXPORT Status ValidateRegionName(std::string_view name);
+
+enum class SlotState : uint8_t {
+  kEmpty,       // never written: the header unit is all zero
+  kValid,       // header and payload checksums match
+  kIncomplete,  // invalid, beside a valid slot: the trace of an interrupted
+                // commit, expected after a crash
+  kDamaged,     // invalid, and no slot of the region is valid
+};
+// "empty", "valid", "incomplete", "damaged".
+REGIONSTORE_EXPORT std::string_view SlotStateName(SlotState state);
+
+struct SlotReport {
+  uint32_t index = 0;
+  SlotState state = SlotState::kEmpty;
+  // From the header when its checksum matched (so for kValid, and for an
+  // invalid slot whose payload is what failed), else 0.
+  uint64_t generation = 0;
+  uint64_t length = 0;
+  uint64_t commit_unix_ns = 0;
+  // Why an invalid slot is invalid ("payload checksum mismatch", ...).
+  std::string reason;
+};
+
+struct RegionReport {
+  std::string name;
+  uint32_t index = 0;  // position in the region table
+  uint64_t capacity = 0;
+  // The newest valid slot, if any: what Load returns.
+  bool has_commit = false;
+  uint32_t active_slot = 0;
+  uint64_t generation = 0;
+  uint64_t length = 0;
+  uint64_t commit_unix_ns = 0;
+  // Some slot holds data but none is valid: every commit was lost.
+  bool damaged = false;
+  std::vector<SlotReport> slots;
+};
+
+// What Load returned.
+struct CheckpointMeta {
+  uint64_t generation = 0;
+  uint64_t length = 0;
+  uint64_t commit_unix_ns = 0;
+  uint32_t slot = 0;
+};
+
+// Reads every region of the store at `path` with pread only (no mapping, no
+// lock): each slot header and payload checksum. For `regionctl verify`; a bad
+// disk gives an error, not SIGBUS. Errors: those of ReadStoreInfo, kIOError.
+REGIONSTORE_EXPORT Result<std::vector<RegionReport>> VerifyRegions(const std::string& path,
+                                                                   Io* io = nullptr);
+
+}  // namespace regionstore
+
+#endif  // REGIONSTORE_CHECKPOINT_H_

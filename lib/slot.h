@@ -1,0 +1,123 @@
+// Checkpoint slots: layout, header encoding and validation. Pure functions on
+// byte buffers: no I/O here. docs/FORMAT.md ("Checkpoint slots") is the
+// specification; keep the two in step.
+#ifndef REGIONSTORE_LIB_SLOT_H_
+#define REGIONSTORE_LIB_SLOT_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format.h"
+#include "regionstore/checkpoint.h"
+#include "regionstore/status.h"
+#include "regionstore/store_info.h"
+
+namespace regionstore::slot {
+
+inline constexpr char kMagic[8] = {'R', 'G', 'N', 'S', 'L', 'O', 'T', '1'};
+
+// Slots per region this version creates. Three are what the commit protocol
+// needs: the newest commit, the newest durable one and a free target.
+inline constexpr uint32_t kSlotsPerRegion = 3;
+// Readers accept tables with up to this many slots per region.
+inline constexpr uint32_t kMaxSlotsPerRegion = 64;
+
+// A slot is [zero: 60 KiB][header unit: 4 KiB][payload area], starting on a
+// 64 KiB boundary. The header sits right before the 64 KiB-aligned payload,
+// so one pwritev writes both, and one msync range covers both.
+inline constexpr uint64_t kHeaderUnitSize = 4096;
+inline constexpr uint64_t kHeaderOffset = format::kAreaAlignment - kHeaderUnitSize;
+inline constexpr uint64_t kPayloadOffset = format::kAreaAlignment;
+inline constexpr uint64_t kHeaderSize = 64;  // meaningful bytes of the unit
+
+// Header field offsets.
+namespace hdr {
+inline constexpr size_t kMagic = 0;
+inline constexpr size_t kRegion = 8;
+inline constexpr size_t kSlot = 12;
+inline constexpr size_t kGeneration = 16;
+inline constexpr size_t kLength = 24;
+inline constexpr size_t kCommitUnixNs = 32;
+inline constexpr size_t kPayloadChecksum = 40;
+inline constexpr size_t kReserved = 48;
+inline constexpr size_t kHeaderChecksum = 56;
+}  // namespace hdr
+
+// Largest capacity Create accepts: keeps every slot sum far below 2^63.
+inline constexpr uint64_t kMaxCapacity = uint64_t{1} << 56;
+
+// Bytes from one slot to the next for a region of `capacity`.
+constexpr uint64_t StrideFor(uint64_t capacity) {
+  return format::kAreaAlignment + format::AlignUp(capacity, format::kAreaAlignment);
+}
+
+// File offsets of slot `index` of `region`.
+inline uint64_t SlotOffset(const RegionEntry& region, uint32_t index) {
+  return region.slots_offset + uint64_t{index} * region.slot_stride;
+}
+inline uint64_t HeaderFileOffset(const RegionEntry& region, uint32_t index) {
+  return SlotOffset(region, index) + kHeaderOffset;
+}
+inline uint64_t PayloadFileOffset(const RegionEntry& region, uint32_t index) {
+  return SlotOffset(region, index) + kPayloadOffset;
+}
+
+struct Header {
+  uint32_t region = 0;
+  uint32_t slot = 0;
+  uint64_t generation = 0;
+  uint64_t length = 0;
+  uint64_t commit_unix_ns = 0;
+  uint64_t payload_checksum = 0;
+};
+
+using HeaderBytes = std::array<std::byte, kHeaderSize>;
+
+HeaderBytes EncodeHeader(const Header& header);
+
+// What the 64 header bytes say, before the payload is looked at.
+struct DecodedHeader {
+  enum class Kind : uint8_t { kEmpty, kValid, kInvalid };
+  Kind kind = Kind::kEmpty;
+  Header header;       // meaningful when kind == kValid
+  std::string reason;  // when kind == kInvalid
+};
+
+// Validates the header of slot `slot` of region `region` (its index in the
+// table) of capacity `capacity`: magic, header checksum, indexes, generation
+// not 0, length within capacity, reserved bytes zero, in that order.
+DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, uint32_t slot,
+                           uint64_t capacity);
+
+// Validates names as ValidateRegionName does; `where` prefixes the message.
+Status CheckName(std::string_view name, const char* operation);
+
+// Lays out `specs` after the data area (which ends at `data_end`, a 64 KiB
+// multiple), in order. Returns the entries and the end of the last slot.
+// Errors: kInvalidArgument (bad or duplicate name, capacity 0 or too large,
+// too many regions).
+Result<std::pair<std::vector<RegionEntry>, uint64_t>> LayoutRegions(
+    const std::vector<CheckpointSpec>& specs, uint64_t data_end);
+
+// Streaming XXH3-64 for payloads read in pieces (pread verification).
+class ChecksumStream {
+ public:
+  ChecksumStream();
+  ~ChecksumStream();
+  ChecksumStream(const ChecksumStream&) = delete;
+  ChecksumStream& operator=(const ChecksumStream&) = delete;
+  void Update(std::span<const std::byte> bytes);
+  uint64_t Digest() const;
+
+ private:
+  void* state_;
+};
+
+}  // namespace regionstore::slot
+
+#endif  // REGIONSTORE_LIB_SLOT_H_

@@ -1,0 +1,407 @@
+// Checkpoint regions through the public API: layout, commit and load in every
+// mode, recovery on open, read-only loads, injected faults and hand damage.
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "format.h"
+#include "regionstore/store.h"
+#include "slot.h"
+#include "support/store_fixtures.h"
+#include "support/temp_dir.h"
+#include "support/test_io.h"
+
+namespace regionstore {
+namespace {
+
+using testing::kKiB;
+using testing::kMiB;
+using testing::MustOpen;
+using testing::Op;
+using testing::PatternBytes;
+using testing::PreadFile;
+using testing::ReadWholeFile;
+using testing::TempDir;
+using testing::TestIo;
+using testing::WriteWholeFile;
+
+constexpr Durability kAllModes[] = {Durability::kNone, Durability::kAsync, Durability::kSync,
+                                    Durability::kPwriteFdatasync};
+
+void MustCreateWithRegions(const std::string& path, uint64_t data_size,
+                           std::vector<CheckpointSpec> specs, Io* io = nullptr) {
+  CreateOptions options;
+  options.io = io;
+  options.checkpoints = std::move(specs);
+  Status status = Store::Create(path, data_size, options);
+  INFO(status.ToString());
+  REQUIRE(status.ok());
+}
+
+std::vector<std::byte> MustLoad(const Store& store, std::string_view name,
+                                CheckpointMeta* meta = nullptr) {
+  std::vector<std::byte> out;
+  auto loaded = store.Load(name, out);
+  INFO(loaded.status().ToString());
+  REQUIRE(loaded.ok());
+  if (meta != nullptr) *meta = *loaded;
+  return out;
+}
+
+TEST_CASE("Create lays out three 64 KiB-aligned slots per region after the data area",
+          "[checkpoint][format]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 100 * kKiB, {{"state", 5000}, {"big", 70 * kKiB}});
+  auto info = ReadStoreInfo(path);
+  REQUIRE(info.ok());
+  REQUIRE(info->regions.size() == 2);
+  const RegionEntry& a = info->regions[0];
+  const RegionEntry& b = info->regions[1];
+  CHECK(a.name == "state");
+  CHECK(a.capacity == 5000);
+  CHECK(a.slot_count == 3);
+  CHECK(a.slots_offset == 1 * kMiB + 128 * kKiB);  // data area rounded up to 64 KiB
+  CHECK(a.slot_stride == 128 * kKiB);
+  CHECK(b.slots_offset == a.slots_offset + 3 * a.slot_stride);
+  CHECK(b.slot_stride == 64 * kKiB + 128 * kKiB);
+  CHECK(info->file_size == b.slots_offset + 3 * b.slot_stride);
+}
+
+TEST_CASE("Bad region specs are refused before anything is written", "[checkpoint][create]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  const std::vector<std::vector<CheckpointSpec>> bad = {
+      {{"", 10}},
+      {{std::string(65, 'a'), 10}},
+      {{"tab\there", 10}},
+      {{"bad\xff utf8", 10}},
+      {{"c1\xc2\x85", 10}},
+      {{"dup", 10}, {"dup", 20}},
+      {{"zero", 0}},
+  };
+  for (const auto& specs : bad) {
+    CreateOptions options;
+    options.checkpoints = specs;
+    Status status = Store::Create(path, 0, options);
+    INFO(status.ToString());
+    CHECK(status.code() == StatusCode::kInvalidArgument);
+    CHECK_FALSE(Io::Default()->StatPath(path).ok());
+  }
+  CHECK(ValidateRegionName(std::string(64, 'x')).ok());
+  CHECK(ValidateRegionName("état-✓").ok());
+}
+
+TEST_CASE("Commit then Load returns the bytes, in every mode, across reopen",
+          "[checkpoint][commit]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 0, {{"a", 200 * kKiB + 1}, {"b", 1}});
+  uint64_t seed = 1;
+  for (Durability mode : kAllModes) {
+    for (uint64_t length : {uint64_t{0}, uint64_t{1}, uint64_t{4095}, 4 * kKiB,
+                            200 * kKiB + 1}) {
+      INFO(DurabilityName(mode) << " length " << length);
+      const std::vector<std::byte> payload = PatternBytes(length, ++seed);
+      uint64_t generation = 0;
+      {
+        Store store = MustOpen(path, OpenMode::kReadWrite);
+        auto before = store.Info("a");
+        REQUIRE(before.ok());
+        auto committed = store.Commit("a", payload, mode);
+        INFO(committed.status().ToString());
+        REQUIRE(committed.ok());
+        generation = *committed;
+        CHECK(generation == before->generation + 1);
+        CheckpointMeta meta;
+        CHECK(MustLoad(store, "a", &meta) == payload);
+        CHECK(meta.generation == generation);
+        CHECK(meta.length == length);
+      }
+      Store reader = MustOpen(path, OpenMode::kReadOnly);
+      CheckpointMeta meta;
+      CHECK(MustLoad(reader, "a", &meta) == payload);
+      CHECK(meta.generation == generation);
+      // The bytes are where FORMAT.md says: pread of the active slot.
+      const RegionEntry& region = reader.info().regions[0];
+      CHECK(PreadFile(path, slot::PayloadFileOffset(region, meta.slot), length) == payload);
+    }
+  }
+  Store store = MustOpen(path, OpenMode::kReadWrite);
+  std::vector<std::byte> out;
+  auto empty = store.Load("b", out);
+  CHECK(empty.status().code() == StatusCode::kNotFound);
+  CHECK_THAT(empty.status().message(), Catch::Contains("no commit yet"));
+  CHECK(store.Load("nope", out).status().code() == StatusCode::kNotFound);
+  CHECK(store.Commit("nope", {}, Durability::kNone).status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("A payload over capacity, or a read-only store, changes nothing",
+          "[checkpoint][commit]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 0, {{"a", 100}});
+  {
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    REQUIRE(store.Commit("a", PatternBytes(100, 1), Durability::kSync).ok());
+  }
+  const std::vector<std::byte> before = ReadWholeFile(path);
+  {
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    auto over = store.Commit("a", PatternBytes(101, 2), Durability::kSync);
+    CHECK(over.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(over.status().message(), Catch::Contains("capacity"));
+  }
+  {
+    Store store = MustOpen(path, OpenMode::kReadOnly);
+    CHECK(store.Commit("a", PatternBytes(10, 3), Durability::kNone).status().code() ==
+          StatusCode::kInvalidArgument);
+  }
+  CHECK(ReadWholeFile(path) == before);
+}
+
+TEST_CASE("Commits rotate over slots, never touching the newest or the newest durable",
+          "[checkpoint][commit]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 0, {{"a", 4096}});
+  Store store = MustOpen(path, OpenMode::kReadWrite);
+  // One durable commit, then a run of kNone ones: the durable slot stays.
+  REQUIRE(store.Commit("a", PatternBytes(10, 1), Durability::kPwriteFdatasync).ok());
+  auto durable = store.Info("a");
+  REQUIRE(durable.ok());
+  const uint32_t durable_slot = durable->active_slot;
+  std::vector<uint32_t> used;
+  for (int i = 0; i < 6; ++i) {
+    REQUIRE(store.Commit("a", PatternBytes(10, 10 + i), Durability::kNone).ok());
+    auto info = store.Info("a");
+    REQUIRE(info.ok());
+    CHECK(info->active_slot != durable_slot);
+    if (!used.empty()) CHECK(info->active_slot != used.back());
+    used.push_back(info->active_slot);
+    // The durable commit is still valid in its slot.
+    CHECK(info->slots[durable_slot].state == SlotState::kValid);
+    CHECK(info->slots[durable_slot].generation == 1);
+  }
+}
+
+TEST_CASE("Each mode makes the calls it documents: one barrier per durable commit",
+          "[checkpoint][commit]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 0, {{"a", 64 * kKiB}});
+  TestIo io;
+  Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+  const std::vector<std::byte> payload = PatternBytes(10000, 7);
+  for (Durability mode : kAllModes) {
+    INFO(DurabilityName(mode));
+    io.ClearLog();
+    const int datasyncs = io.Count(Op::kDataSync);
+    const int writes = io.Count(Op::kWriteAt);
+    auto committed = store.Commit("a", payload, mode);
+    REQUIRE(committed.ok());
+    const int barrier_datasyncs = io.Count(Op::kDataSync) - datasyncs;
+    const int pwrites = io.Count(Op::kWriteAt) - writes;
+    switch (mode) {
+      case Durability::kNone:
+        CHECK(io.Msyncs().empty());
+        CHECK(barrier_datasyncs == 0);
+        CHECK(pwrites == 0);
+        break;
+      case Durability::kAsync:
+        REQUIRE(io.Msyncs().size() == 1);
+        CHECK(io.Msyncs()[0].kind == SyncKind::kAsync);
+        CHECK(barrier_datasyncs == 0);
+        break;
+      case Durability::kSync:
+      case Durability::kPwriteFdatasync:
+        // TestIo has no pwritev2: the default WriteGatherAt writes each
+        // part, then (kSync's RWF_DSYNC) or the store (kPwriteFdatasync)
+        // calls fdatasync once.
+        CHECK(io.Msyncs().empty());
+        CHECK(barrier_datasyncs == 1);
+        CHECK(pwrites == 2);
+        break;
+    }
+    CHECK(store.Stats().of(mode).commits == 1);
+    CHECK(MustLoad(store, "a") == payload);
+  }
+}
+
+TEST_CASE("EIO at the commit barrier poisons; reopening gives the previous or the failed commit",
+          "[checkpoint][fault]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 0, {{"a", 8 * kKiB}});
+  const std::vector<std::byte> previous = PatternBytes(5000, 1);
+  const std::vector<std::byte> failed = PatternBytes(6000, 2);
+  {
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    REQUIRE(store.Commit("a", previous, Durability::kSync).ok());
+  }
+  struct Case {
+    Durability mode;
+    Op op;
+  };
+  for (Case c : {Case{Durability::kPwriteFdatasync, Op::kDataSync},
+                 Case{Durability::kPwriteFdatasync, Op::kWriteAt},
+                 Case{Durability::kSync, Op::kDataSync}, Case{Durability::kAsync, Op::kMsync}}) {
+    INFO(DurabilityName(c.mode) << " failing op " << static_cast<int>(c.op));
+    {
+      TestIo io;
+      Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+      io.FailNth(c.op, 1, EIO);
+      auto committed = store.Commit("a", failed, c.mode);
+      CHECK(committed.status().code() == StatusCode::kIOError);
+      CHECK(committed.status().sys_errno() == EIO);
+      CHECK(store.poisoned());
+      CHECK(store.Commit("a", previous, Durability::kNone).status().code() ==
+            StatusCode::kPoisoned);
+    }
+    Store reopened = MustOpen(path, OpenMode::kReadWrite);
+    const std::vector<std::byte> got = MustLoad(reopened, "a");
+    CHECK((got == previous || got == failed));
+    // Back to the known state for the next case.
+    REQUIRE(reopened.Commit("a", previous, Durability::kSync).ok());
+  }
+}
+
+// Offsets of the pieces of slot `index` of the first region.
+struct SlotPlace {
+  uint64_t header = 0;
+  uint64_t payload = 0;
+};
+SlotPlace PlaceOf(const std::string& path, uint32_t index) {
+  auto info = ReadStoreInfo(path);
+  REQUIRE(info.ok());
+  return {slot::HeaderFileOffset(info->regions[0], index),
+          slot::PayloadFileOffset(info->regions[0], index)};
+}
+
+TEST_CASE("Hand-damaged slots are reported and skipped, never returned", "[checkpoint][damage]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 0, {{"a", 8 * kKiB}});
+  const std::vector<std::byte> older = PatternBytes(3000, 1);
+  const std::vector<std::byte> newer = PatternBytes(3000, 2);
+  uint32_t newest_slot = 0;
+  {
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    REQUIRE(store.Commit("a", older, Durability::kSync).ok());
+    REQUIRE(store.Commit("a", newer, Durability::kSync).ok());
+    newest_slot = store.Info("a")->active_slot;
+  }
+  const std::vector<std::byte> pristine = ReadWholeFile(path);
+  const SlotPlace place = PlaceOf(path, newest_slot);
+  struct Damage {
+    const char* what;
+    uint64_t offset;
+    uint64_t length;  // bytes set to `value` (flip when value < 0)
+    int value;
+    const char* reason;
+  };
+  for (Damage d : {Damage{"flipped payload byte", place.payload + 1234, 1, -1, "payload checksum"},
+                   Damage{"flipped header byte", place.header + slot::hdr::kLength, 1, -1,
+                          "header checksum"},
+                   Damage{"zeroed header", place.header, slot::kHeaderSize, 0, nullptr}}) {
+    INFO(d.what);
+    std::vector<std::byte> bytes = pristine;
+    for (uint64_t i = 0; i < d.length; ++i) {
+      bytes[d.offset + i] = d.value < 0 ? bytes[d.offset + i] ^ std::byte{0x40}
+                                        : static_cast<std::byte>(d.value);
+    }
+    WriteWholeFile(path, bytes);
+    auto reports = VerifyRegions(path);
+    REQUIRE(reports.ok());
+    const SlotReport& damaged = (*reports)[0].slots[newest_slot];
+    if (d.reason != nullptr) {
+      CHECK(damaged.state == SlotState::kIncomplete);
+      CHECK_THAT(damaged.reason, Catch::Contains(d.reason));
+    } else {
+      CHECK(damaged.state == SlotState::kEmpty);  // a zeroed header is an empty slot
+    }
+    CHECK((*reports)[0].has_commit);
+    CHECK((*reports)[0].generation == 1);
+    for (OpenMode mode : {OpenMode::kReadOnly, OpenMode::kReadWrite}) {
+      Store store = MustOpen(path, mode);
+      CheckpointMeta meta;
+      CHECK(MustLoad(store, "a", &meta) == older);
+      CHECK(meta.generation == 1);
+    }
+  }
+  // Both slots damaged: no valid copy, and Load says so.
+  std::vector<std::byte> bytes = pristine;
+  for (uint32_t s = 0; s < 3; ++s) bytes[PlaceOf(path, s).header + 20] ^= std::byte{1};
+  WriteWholeFile(path, bytes);
+  auto reports = VerifyRegions(path);
+  REQUIRE(reports.ok());
+  CHECK((*reports)[0].damaged);
+  CHECK_FALSE((*reports)[0].has_commit);
+  Store store = MustOpen(path, OpenMode::kReadWrite);
+  std::vector<std::byte> out;
+  CHECK(store.Load("a", out).status().code() == StatusCode::kCorruption);
+}
+
+TEST_CASE("Every single-byte flip of a small store's metadata opens without a crash",
+          "[checkpoint][damage]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 0, {{"a", 100}, {"b", 200}});
+  {
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    REQUIRE(store.Commit("a", PatternBytes(100, 1), Durability::kSync).ok());
+    REQUIRE(store.Commit("a", PatternBytes(50, 2), Durability::kNone).ok());
+    REQUIRE(store.Commit("b", PatternBytes(200, 3), Durability::kPwriteFdatasync).ok());
+  }
+  const std::vector<std::byte> pristine = ReadWholeFile(path);
+  auto info = ReadStoreInfo(path);
+  REQUIRE(info.ok());
+  // Superblock and table, and every slot header.
+  std::vector<uint64_t> offsets;
+  for (uint64_t i = 0; i < format::kRegionTableOffset + 2 * format::kRegionEntrySize; ++i) {
+    if (i < 104 || i >= format::kSuperblockChecksumOffset) offsets.push_back(i);
+    if (i >= format::kRegionTableOffset) offsets.push_back(i);
+  }
+  for (const RegionEntry& region : info->regions) {
+    for (uint32_t s = 0; s < region.slot_count; ++s) {
+      for (uint64_t i = 0; i < slot::kHeaderSize; ++i) {
+        offsets.push_back(slot::HeaderFileOffset(region, s) + i);
+      }
+    }
+  }
+  int opened = 0;
+  int refused = 0;
+  for (uint64_t offset : offsets) {
+    std::vector<std::byte> bytes = pristine;
+    bytes[offset] ^= std::byte{0xff};
+    WriteWholeFile(path, bytes);
+    auto store = Store::Open(path, OpenMode::kReadWrite);
+    if (!store.ok()) {
+      ++refused;
+      CHECK((store.status().code() == StatusCode::kCorruption ||
+             store.status().code() == StatusCode::kUnsupportedVersion));
+      continue;
+    }
+    ++opened;
+    for (const char* name : {"a", "b"}) {
+      std::vector<std::byte> out;
+      auto loaded = store->Load(name, out);
+      if (loaded.ok()) {
+        CHECK(out.size() == loaded->length);
+      } else {
+        CHECK((loaded.status().code() == StatusCode::kCorruption ||
+               loaded.status().code() == StatusCode::kNotFound));
+      }
+    }
+    CHECK(VerifyRegions(path).ok());
+  }
+  INFO("opened " << opened << " refused " << refused);
+  CHECK(opened + refused == static_cast<int>(offsets.size()));
+  CHECK(refused > 0);
+  CHECK(opened > 0);
+}
+
+}  // namespace
+}  // namespace regionstore
