@@ -1,0 +1,2 @@
+// Process crashes and concurrent readers against checkpoint regions (filled in
+// by the crash-test work).
