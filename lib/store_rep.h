@@ -25,6 +25,23 @@ enum CommitPhase : uint32_t { kIdle = 0, kCopy = 1, kFlush = 2 };
 void SetCommitPhaseWord(std::atomic<uint32_t>* word);
 void MarkCommitPhase(CommitPhase phase);
 
+// Deliberately broken protocols, for the power-loss simulator to prove it
+// catches them (tests only; kCorrect everywhere else). Set before opening.
+enum class Mutation : uint32_t {
+  kCorrect = 0,
+  // Durable commits write header and payload, then flush only the header's
+  // page: the payload may not be on disk when the commit returns.
+  kBarrierHeaderOnly,
+  // Plain two-slot alternation: the target is "the slot after the newest",
+  // even when it holds the newest durable commit.
+  kTwoSlotAlternation,
+  // Recovery and Load trust a header whose checksum matches without checking
+  // the payload's checksum.
+  kSkipPayloadCheck,
+};
+void SetMutation(Mutation mutation);
+Mutation CurrentMutation();
+
 }  // namespace internal
 
 // Opens `path` (a directory is kCorruption) for reading or writing.
