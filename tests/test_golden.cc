@@ -91,6 +91,13 @@ std::vector<ExpectedGolden> ExpectedGoldens() {
   };
 }
 
+// The golden store with checkpoint regions (tests/golden/README.md), checked
+// by its own cases below.
+const std::string kCheckpointGolden = "v1-checkpoints.rgn";
+constexpr uint64_t kCheckpointGoldenSize = 2031616;
+constexpr uint64_t kCheckpointGoldenSuperblockChecksum = 0xd23db25b1cc6f7aaULL;
+constexpr uint64_t kCheckpointGoldenFileChecksum = 0x6f332cf12aff4e39ULL;
+
 std::string GoldenPath(const std::string& file_name) {
   return (std::filesystem::path(REGIONSTORE_GOLDEN_DIR) / file_name).string();
 }
@@ -225,6 +232,7 @@ TEST_CASE("The golden directory holds exactly the documented golden files", "[go
   }
   std::set<std::string> expected;
   for (const ExpectedGolden& golden : ExpectedGoldens()) expected.insert(golden.file_name);
+  expected.insert(kCheckpointGolden);
   CHECK(found == expected);
 }
 
@@ -249,6 +257,7 @@ TEST_CASE("Today's writer reproduces every golden file byte for byte", "[golden]
   for (const ExpectedGolden& expected : ExpectedGoldens()) {
     expected_names.insert(expected.file_name);
   }
+  expected_names.insert(kCheckpointGolden);
   for (const golden::GoldenStore& store : stores) {
     INFO(store.file_name << " is made by the generator but has no expectations in this file");
     CHECK(expected_names.count(store.file_name) == 1);
@@ -347,6 +356,99 @@ TEST_CASE("A decoder written from FORMAT.md alone agrees with ReadStoreInfo", "[
     REQUIRE(data_offset + data_size <= file.size());
     CHECK(std::equal(data.begin(), data.end(), file.begin() + static_cast<ptrdiff_t>(data_offset)));
   }
+}
+
+TEST_CASE("A decoder written from FORMAT.md alone reads the checkpoint golden file",
+          "[golden][checkpoint]") {
+  const std::string path = GoldenPath(kCheckpointGolden);
+  const std::vector<std::byte> file = ReadWholeFile(path);
+  REQUIRE(file.size() == kCheckpointGoldenSize);
+  CHECK(LoadLE(file, 4088, 8) == kCheckpointGoldenSuperblockChecksum);
+  CHECK(FileChecksum(file) == kCheckpointGoldenFileChecksum);
+  CHECK(LoadLE(file, 56, 8) == 0);  // data_size
+  REQUIRE(LoadLE(file, 72, 4) == 2);  // region_count
+  CHECK(LoadLE(file, 80, 8) == XXH3_64bits(file.data() + 4096, 2 * 128));
+
+  struct Expected {
+    std::string name;
+    uint64_t capacity;
+    uint64_t slots_offset;
+    uint64_t slot_stride;
+    // Per slot: generation (0 = empty), length, payload salt.
+    std::array<std::array<uint64_t, 3>, 3> slots;
+  };
+  const Expected regions[] = {
+      {"state", 100, 1048576, 131072, {{{1, 100, 1}, {2, 37, 2}, {0, 0, 0}}}},
+      {"blob", 70000, 1048576 + 3 * 131072, 196608, {{{1, 70000, 3}, {0, 0, 0}, {0, 0, 0}}}},
+  };
+  for (uint32_t r = 0; r < 2; ++r) {
+    const Expected& want = regions[r];
+    INFO("region " << want.name);
+    const size_t entry = 4096 + r * 128;
+    const uint64_t name_length = LoadLE(file, entry + 64, 4);
+    CHECK(std::string(reinterpret_cast<const char*>(file.data() + entry), name_length) ==
+          want.name);
+    CHECK(LoadLE(file, entry + 68, 4) == 3);
+    CHECK(LoadLE(file, entry + 72, 8) == want.capacity);
+    CHECK(LoadLE(file, entry + 80, 8) == want.slots_offset);
+    CHECK(LoadLE(file, entry + 88, 8) == want.slot_stride);
+    for (uint32_t s = 0; s < 3; ++s) {
+      INFO("slot " << s);
+      const uint64_t slot = want.slots_offset + s * want.slot_stride;
+      const uint64_t header = slot + 61440;
+      const uint64_t payload = slot + 65536;
+      // Everything before the header unit, and the unit after the header,
+      // is zero.
+      CHECK(std::all_of(file.begin() + static_cast<ptrdiff_t>(slot),
+                        file.begin() + static_cast<ptrdiff_t>(header),
+                        [](std::byte b) { return b == std::byte{0}; }));
+      CHECK(std::all_of(file.begin() + static_cast<ptrdiff_t>(header + 64),
+                        file.begin() + static_cast<ptrdiff_t>(payload),
+                        [](std::byte b) { return b == std::byte{0}; }));
+      const uint64_t generation = want.slots[s][0];
+      if (generation == 0) {
+        CHECK(std::all_of(file.begin() + static_cast<ptrdiff_t>(header),
+                          file.begin() + static_cast<ptrdiff_t>(header + 64),
+                          [](std::byte b) { return b == std::byte{0}; }));
+        continue;
+      }
+      const uint64_t length = want.slots[s][1];
+      CHECK(std::memcmp(file.data() + header, "RGNSLOT1", 8) == 0);
+      CHECK(LoadLE(file, header + 8, 4) == r);
+      CHECK(LoadLE(file, header + 12, 4) == s);
+      CHECK(LoadLE(file, header + 16, 8) == generation);
+      CHECK(LoadLE(file, header + 24, 8) == length);
+      CHECK(LoadLE(file, header + 32, 8) == kCreatedUnixNs);
+      CHECK(LoadLE(file, header + 40, 8) == XXH3_64bits(file.data() + payload, length));
+      CHECK(LoadLE(file, header + 48, 8) == 0);
+      CHECK(LoadLE(file, header + 56, 8) == XXH3_64bits(file.data() + header, 56));
+      for (uint64_t i = 0; i < length; ++i) {
+        if (file[payload + i] != golden::CommitByte(i, static_cast<uint8_t>(want.slots[s][2]))) {
+          FAIL("payload byte " << i << " differs");
+        }
+      }
+    }
+  }
+
+  // The library agrees: the newest valid slot of each region.
+  auto store = Store::Open(path, OpenMode::kReadOnly);
+  if (!store.ok()) FAIL("Store::Open refused it: " << store.status().ToString());
+  std::vector<std::byte> out;
+  auto state = store->Load("state", out);
+  REQUIRE(state.ok());
+  CHECK(state->generation == 2);
+  CHECK(state->slot == 1);
+  CHECK(out.size() == 37);
+  CHECK(out[36] == golden::CommitByte(36, 2));
+  auto blob = store->Load("blob", out);
+  REQUIRE(blob.ok());
+  CHECK(blob->generation == 1);
+  CHECK(out.size() == 70000);
+  auto verified = VerifyRegions(path);
+  REQUIRE(verified.ok());
+  REQUIRE(verified->size() == 2);
+  CHECK((*verified)[0].slots[0].state == SlotState::kValid);
+  CHECK((*verified)[0].slots[2].state == SlotState::kEmpty);
 }
 
 TEST_CASE("A golden-file check catches one changed byte anywhere in the file", "[golden]") {

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "regionstore/checkpoint.h"
 #include "regionstore/durability.h"
 #include "regionstore/io.h"
 #include "regionstore/status.h"
@@ -43,6 +44,18 @@ struct ByteRange {
   uint64_t length = 0;
 };
 
+// A checkpoint commit; payload byte i is (i * 131 + 7 + salt) & 0xff.
+struct GoldenCommit {
+  std::string region;
+  uint64_t length = 0;
+  uint8_t salt = 0;
+  Durability durability = Durability::kSync;
+};
+
+inline std::byte CommitByte(uint64_t i, uint8_t salt) {
+  return static_cast<std::byte>((i * 131 + 7 + salt) & 0xff);
+}
+
 struct GoldenStore {
   std::string file_name;
   uint64_t data_size = 0;
@@ -50,6 +63,8 @@ struct GoldenStore {
   // so each golden file gets its own UUID.
   uint8_t random_base = 0;
   std::vector<ByteRange> pattern_ranges;  // written with PatternByte
+  std::vector<CheckpointSpec> checkpoints = {};
+  std::vector<GoldenCommit> commits = {};  // in this order, one handle
 };
 
 // Every golden file, in the order the generator writes them.
@@ -63,6 +78,17 @@ inline std::vector<GoldenStore> GoldenStores() {
       {"v1-small.rgn", 4096 + 3, 0x10, {{0, 100}, {4000, 99}}},
       // A full 64 KiB data area, every byte written.
       {"v1-64k.rgn", 65536, 0x20, {{0, 65536}}},
+      // Checkpoint regions only: "state" (capacity 100) committed twice,
+      // "blob" (70000, more than one 64 KiB unit) once; slot 2 of each and
+      // slots 1-2 of "blob" stay empty.
+      {"v1-checkpoints.rgn",
+       0,
+       0x30,
+       {},
+       {{"state", 100}, {"blob", 70000}},
+       {{"state", 100, 1, Durability::kSync},
+        {"state", 37, 2, Durability::kPwriteFdatasync},
+        {"blob", 70000, 3, Durability::kNone}}},
   };
 }
 
@@ -113,18 +139,30 @@ inline Status WriteGoldenStore(const std::string& directory, const GoldenStore& 
   CreateOptions create_options;
   create_options.io = &io;
   create_options.replace_existing = true;
+  create_options.checkpoints = store.checkpoints;
   if (Status s = Store::Create(path, store.data_size, create_options); !s.ok()) return s;
-  if (store.pattern_ranges.empty()) return Status::Ok();
+  if (store.pattern_ranges.empty() && store.commits.empty()) return Status::Ok();
 
-  // Opened with the real Io: the page size matters for flushes, and nothing
-  // Open does ends up in the file.
-  auto opened = Store::Open(path, OpenMode::kReadWrite);
+  // Opened through DeterministicIo too: commits stamp its fixed clock, and
+  // its page size (4096) only rounds flush ranges; nothing else Open does
+  // ends up in the file.
+  OpenOptions open_options;
+  open_options.io = &io;
+  auto opened = Store::Open(path, OpenMode::kReadWrite, open_options);
   if (!opened.ok()) return opened.status();
   for (const ByteRange& range : store.pattern_ranges) {
     std::vector<std::byte> bytes(range.length);
     for (uint64_t i = 0; i < range.length; ++i) bytes[i] = PatternByte(range.offset + i);
     if (Status s = opened->Write(range.offset, bytes, Durability::kPwriteFdatasync); !s.ok()) {
       return s;
+    }
+  }
+  for (const GoldenCommit& commit : store.commits) {
+    std::vector<std::byte> payload(commit.length);
+    for (uint64_t i = 0; i < commit.length; ++i) payload[i] = CommitByte(i, commit.salt);
+    if (auto committed = opened->Commit(commit.region, payload, commit.durability);
+        !committed.ok()) {
+      return committed.status();
     }
   }
   return Status::Ok();
