@@ -42,9 +42,9 @@ namespace {
 using internal::CommitPhase;
 using internal::MarkCommitPhase;
 
-// How many times Load re-reads a slot the writer keeps replacing before it
-// gives up with kBusy. A reader loses a race only if the writer completes
-// two commits during one copy.
+// How many times Load starts over while the writer keeps changing headers
+// before it gives up with kBusy. A reader loses a race only if the writer
+// finishes a commit and starts rewriting the slot being copied.
 constexpr int kLoadAttempts = 64;
 
 // Payload bytes checksummed per read when verifying with pread.
@@ -412,11 +412,11 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
                             newest.header.commit_unix_ns, newest.slot};
     }
     if (after == headers) {
-      // No commit finished during the copy, so the writer was not writing
-      // this slot (it only rewrites the newest after two more commits):
-      // the payload itself is bad, or the writer's header is ahead of its
-      // payload (pwritev writes the header unit first). Either way, try the
-      // next newest.
+      // No header changed during the copy, so the writer was not rewriting
+      // this slot (it writes only a slot that is not the newest, so another
+      // commit's header write would come first): the payload itself is bad,
+      // or the writer's header is ahead of its payload (pwritev writes the
+      // header unit first). Either way, try the next newest.
       excluded[newest.slot] = true;
     } else {
       std::fill(excluded.begin(), excluded.end(), false);
