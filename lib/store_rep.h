@@ -60,7 +60,8 @@ struct RegionState {
   std::vector<uint64_t> known_generation;
 };
 
-struct Store::Rep {
+// Hidden: Store is exported, and a nested class would inherit that.
+struct [[gnu::visibility("hidden")]] Store::Rep {
   Io* io = nullptr;
   std::string path;
   bool writable = false;
