@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common.h"
+#include "regionstore/checkpoint.h"
 #include "regionstore/store.h"
 #include "regionstore/store_info.h"
 
@@ -17,22 +18,71 @@ struct CreateArgs {
   std::string path;
   uint64_t data_size = 0;
   bool force = false;
+  std::vector<std::string> checkpoints;  // NAME:CAPACITY, as typed
 };
+
+Status BadCheckpoint(const std::string& path, const std::string& text, const std::string& why) {
+  std::string message = "--checkpoint ";
+  message += QuoteName(text);
+  message += ": ";
+  message += why;
+  return Status::Error(StatusCode::kInvalidArgument, "create", path, std::move(message));
+}
+
+// "state:64KiB" -> {"state", 65536}. The name may itself hold ':', so the
+// capacity starts after the last one.
+Result<CheckpointSpec> ParseCheckpoint(const std::string& path, const std::string& text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    return BadCheckpoint(path, text, "expected NAME:CAPACITY, e.g. state:64KiB");
+  }
+  CheckpointSpec spec;
+  spec.name = text.substr(0, colon);
+  if (Status name_ok = ValidateRegionName(spec.name); !name_ok.ok()) {
+    return BadCheckpoint(path, text, name_ok.message());
+  }
+  Result<uint64_t> capacity = ParseSize(text.substr(colon + 1));
+  if (!capacity.ok()) return BadCheckpoint(path, text, capacity.status().message());
+  if (*capacity == 0) return BadCheckpoint(path, text, "the capacity must be at least 1 byte");
+  spec.capacity = *capacity;
+  return spec;
+}
 
 Status RunCreate(const CreateArgs& args) {
   CreateOptions options;
   options.replace_existing = args.force;
   std::vector<std::string> warnings;
   options.warnings = &warnings;
+  // Every checkpoint is checked before anything touches the disk, so a bad
+  // one leaves no file behind.
+  for (const std::string& text : args.checkpoints) {
+    Result<CheckpointSpec> spec = ParseCheckpoint(args.path, text);
+    if (!spec.ok()) return spec.status();
+    for (const CheckpointSpec& earlier : options.checkpoints) {
+      if (earlier.name == spec->name) {
+        std::string message = "region name ";
+        message += QuoteName(spec->name);
+        message += " is given twice";
+        return BadCheckpoint(args.path, text, message);
+      }
+    }
+    options.checkpoints.push_back(std::move(*spec));
+  }
   Status created = Store::Create(args.path, args.data_size, options);
   if (!created.ok()) return created;
-  for (const std::string& warning : warnings) std::cerr << "regionctl: warning: " << warning << '\n';
+  for (const std::string& warning : warnings)
+    std::cerr << "regionctl: warning: " << warning << '\n';
   // Report what is on disk rather than what was asked for: the file also
-  // holds the metadata.
+  // holds the metadata and the checkpoint slots.
   Result<StoreInfo> info = ReadStoreInfo(args.path);
   if (!info.ok()) return info.status();
   std::cout << "created " << args.path << ": data area " << HumanBytes(info->data_size) << ", file "
             << HumanBytes(info->file_size) << '\n';
+  for (const RegionEntry& region : info->regions) {
+    std::cout << "  checkpoint region " << QuoteName(region.name) << ": capacity "
+              << HumanBytes(region.capacity) << ", " << region.slot_count << " slots of "
+              << HumanBytes(region.slot_stride) << '\n';
+  }
   return Status::Ok();
 }
 
@@ -45,9 +95,13 @@ void SetupCreate(CLI::App& app, Status& outcome) {
       "create", "Create a store whose data area holds SIZE bytes (the file adds its metadata)");
   command->footer(
       "Example:\n"
-      "  regionctl create state.rs --size 16MiB\n"
+      "  regionctl create state.rs --size 16MiB --checkpoint state:64KiB --checkpoint log:1MiB\n"
       "SIZE is a byte count with an optional binary unit: 4096, 64KiB, 16MiB, 1GiB\n"
-      "(K, M, G, T also mean powers of 1024; KB, MB, ... are refused as ambiguous).");
+      "(K, M, G, T also mean powers of 1024; KB, MB, ... are refused as ambiguous).\n"
+      "--size 0 makes a store with checkpoint regions only. A region NAME is 1 to 64\n"
+      "bytes of UTF-8 without control characters, unique in the store; it may contain\n"
+      "':' (the CAPACITY follows the last one). Each region gets 3 slots of\n"
+      "64 KiB + CAPACITY rounded up to 64 KiB.");
   command->add_option("PATH", args->path, "Path of the store file to create")
       ->required()
       ->type_name("");
@@ -55,6 +109,13 @@ void SetupCreate(CLI::App& app, Status& outcome) {
       ->required()
       ->type_name("SIZE")
       ->transform(SizeTransform());
+  // One NAME:CAPACITY per occurrence: "--checkpoint a:1K b:2K" would
+  // otherwise swallow the second as another value.
+  command
+      ->add_option("--checkpoint", args->checkpoints,
+                   "Add a checkpoint region of CAPACITY bytes (repeatable)")
+      ->type_name("NAME:CAPACITY")
+      ->allow_extra_args(false);
   command->add_flag("--force", args->force,
                     "Replace an existing file at PATH (refused while a writer holds it)");
   command->callback([args, &outcome] { outcome = RunCreate(*args); });

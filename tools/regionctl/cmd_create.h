@@ -1,4 +1,5 @@
-// regionctl create PATH --size SIZE [--force]: makes a new store file.
+// regionctl create PATH --size SIZE [--checkpoint NAME:CAPACITY]... [--force]:
+// makes a new store file, optionally with checkpoint regions.
 #ifndef REGIONSTORE_TOOLS_REGIONCTL_CMD_CREATE_H_
 #define REGIONSTORE_TOOLS_REGIONCTL_CMD_CREATE_H_
 

@@ -4,7 +4,6 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "common.h"
+#include "region_report.h"
 #include "regionstore/io.h"
 #include "regionstore/store_info.h"
 
@@ -35,21 +35,6 @@ std::string BytesWithHuman(uint64_t bytes) {
   return std::to_string(bytes) + " (" + HumanBytes(bytes) + ")";
 }
 
-// "1701320280123456789 (2023-11-30T04:58:00Z)"
-std::string UnixNanosWithUtc(uint64_t unix_ns) {
-  std::string text = std::to_string(unix_ns);
-  const auto seconds = static_cast<std::time_t>(unix_ns / 1000000000);
-  std::tm utc{};
-  std::array<char, 32> formatted{};
-  if (::gmtime_r(&seconds, &utc) != nullptr &&
-      std::strftime(formatted.data(), formatted.size(), "%Y-%m-%dT%H:%M:%SZ", &utc) > 0) {
-    text += " (";
-    text += formatted.data();
-    text += ")";
-  }
-  return text;
-}
-
 // The filesystem holding the store, "ext2/3/4", or "btrfs (copy-on-write)";
 // "unknown" if statfs fails (inspect still shows the superblock).
 std::string FilesystemOf(const std::string& path) {
@@ -58,7 +43,8 @@ std::string FilesystemOf(const std::string& path) {
   return fs->type_name + (fs->copy_on_write ? " (copy-on-write)" : "");
 }
 
-void PrintTable(const std::string& path, const StoreInfo& info, uint64_t page_size) {
+void PrintTable(const std::string& path, const StoreInfo& info,
+                const std::vector<RegionView>& regions, uint64_t page_size) {
   std::vector<std::pair<std::string, std::string>> rows = {
       {"path", path},
       {"format_version", std::to_string(info.format_version)},
@@ -74,13 +60,27 @@ void PrintTable(const std::string& path, const StoreInfo& info, uint64_t page_si
       {"regions", std::to_string(info.regions.size())},
       {"filesystem", FilesystemOf(path)},
   };
-  for (size_t index = 0; index < info.regions.size(); ++index) {
-    const RegionEntry& region = info.regions[index];
-    rows.emplace_back("region[" + std::to_string(index) + "]",
-                      "name=" + region.name + " capacity=" + std::to_string(region.capacity) +
-                          " slot_count=" + std::to_string(region.slot_count) +
-                          " slots_offset=" + std::to_string(region.slots_offset) +
-                          " slot_stride=" + std::to_string(region.slot_stride));
+  for (size_t index = 0; index < regions.size(); ++index) {
+    const RegionView& region = regions[index];
+    std::string key = "region[";
+    key += std::to_string(index);
+    key += ']';
+    // The name comes from the file: quoted and escaped, never raw.
+    std::string entry = "name=";
+    entry += QuoteName(region.entry.name);
+    entry += " capacity=";
+    entry += std::to_string(region.entry.capacity);
+    entry += " slot_count=";
+    entry += std::to_string(region.entry.slot_count);
+    entry += " slots_offset=";
+    entry += std::to_string(region.entry.slots_offset);
+    entry += " slot_stride=";
+    entry += std::to_string(region.entry.slot_stride);
+    rows.emplace_back(key, std::move(entry));
+    rows.emplace_back(key + ".commit", CommitSummary(region.report));
+    for (const SlotReport& slot : region.report.slots) {
+      rows.emplace_back(key + ".slot[" + std::to_string(slot.index) + "]", SlotSummary(slot));
+    }
   }
   size_t key_width = 0;
   for (const auto& [key, value] : rows) key_width = std::max(key_width, key.size());
@@ -89,18 +89,11 @@ void PrintTable(const std::string& path, const StoreInfo& info, uint64_t page_si
   }
 }
 
-void PrintJson(const std::string& path, const StoreInfo& info, uint64_t page_size) {
+void PrintJson(const std::string& path, const StoreInfo& info,
+               const std::vector<RegionView>& regions, uint64_t page_size) {
   // ordered_json keeps the fields in the order of the table, for people reading it.
-  nlohmann::ordered_json regions = nlohmann::ordered_json::array();
-  for (const RegionEntry& region : info.regions) {
-    regions.push_back({
-        {"name", region.name},
-        {"capacity", region.capacity},
-        {"slot_count", region.slot_count},
-        {"slots_offset", region.slots_offset},
-        {"slot_stride", region.slot_stride},
-    });
-  }
+  nlohmann::ordered_json region_list = nlohmann::ordered_json::array();
+  for (const RegionView& region : regions) region_list.push_back(RegionJson(region));
   const nlohmann::ordered_json document = {
       {"path", path},
       {"format_version", info.format_version},
@@ -113,7 +106,7 @@ void PrintJson(const std::string& path, const StoreInfo& info, uint64_t page_siz
       {"data_size", info.data_size},
       {"region_table_offset", info.region_table_offset},
       {"superblock_checksum", HexChecksum(info.superblock_checksum)},
-      {"regions", std::move(regions)},
+      {"regions", std::move(region_list)},
       {"filesystem", FilesystemOf(path)},
   };
   // A path or region name need not be UTF-8: replace bad bytes rather than
@@ -123,14 +116,15 @@ void PrintJson(const std::string& path, const StoreInfo& info, uint64_t page_siz
 }
 
 Status RunInspect(const InspectArgs& args) {
-  // pread only: a damaged disk gives an error here, not a SIGBUS.
-  Result<StoreInfo> info = ReadStoreInfo(args.path);
-  if (!info.ok()) return info.status();
+  // pread only: a damaged disk gives an error here, not a SIGBUS. Damaged
+  // slots are shown, not refused: inspect is for looking; verify judges.
+  Result<StoreRegions> store = ReadStoreRegions(args.path);
+  if (!store.ok()) return store.status();
   const uint64_t page_size = Io::Default()->PageSize();
   if (args.json) {
-    PrintJson(args.path, *info, page_size);
+    PrintJson(args.path, store->info, store->regions, page_size);
   } else {
-    PrintTable(args.path, *info, page_size);
+    PrintTable(args.path, store->info, store->regions, page_size);
   }
   return Status::Ok();
 }
@@ -139,12 +133,13 @@ Status RunInspect(const InspectArgs& args) {
 
 void SetupInspect(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<InspectArgs>();
-  CLI::App* command =
-      app.add_subcommand("inspect", "Show the superblock and region table of a store");
+  CLI::App* command = app.add_subcommand(
+      "inspect", "Show the superblock, region table and checkpoint slots of a store");
   command->footer(
       "Example:\n"
       "  regionctl inspect state.rs --json\n"
-      "Reads with pread only (no mapping, no lock): safe on a store another process writes.\n"
+      "Reads with pread only (no mapping, no lock): safe on a store another process writes\n"
+      "(a slot being committed meanwhile may show as incomplete).\n"
       "page_size is this machine's page size; created_page_size is the creating machine's.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
   command->add_flag("--json", args->json, "Print one JSON object instead of a table");

@@ -1,4 +1,5 @@
-// regionctl inspect PATH [--json]: shows the superblock of a store.
+// regionctl inspect PATH [--json]: shows the superblock, the region table and
+// the state of every checkpoint slot of a store.
 #ifndef REGIONSTORE_TOOLS_REGIONCTL_CMD_INSPECT_H_
 #define REGIONSTORE_TOOLS_REGIONCTL_CMD_INSPECT_H_
 

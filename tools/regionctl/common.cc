@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
+#include <ctime>
 #include <limits>
 #include <new>
 #include <optional>
@@ -73,6 +74,54 @@ class ScopedFd {
  private:
   int fd_;
 };
+
+// The code point of the UTF-8 sequence starting at `text[at]` and its length
+// in bytes; length 0 for invalid UTF-8 (a stray continuation byte, a
+// truncated or overlong sequence, a surrogate, a value above U+10FFFF).
+struct CodePoint {
+  uint32_t value = 0;
+  size_t length = 0;
+};
+
+CodePoint DecodeUtf8(std::string_view text, size_t at) {
+  const auto lead = static_cast<unsigned char>(text[at]);
+  if (lead < 0x80) return {lead, 1};
+  size_t length = 0;
+  uint32_t value = 0;
+  uint32_t smallest = 0;  // below this, the sequence is overlong
+  if ((lead & 0xe0) == 0xc0) {
+    length = 2, value = lead & 0x1fu, smallest = 0x80;
+  } else if ((lead & 0xf0) == 0xe0) {
+    length = 3, value = lead & 0x0fu, smallest = 0x800;
+  } else if ((lead & 0xf8) == 0xf0) {
+    length = 4, value = lead & 0x07u, smallest = 0x10000;
+  } else {
+    return {};
+  }
+  if (text.size() - at < length) return {};
+  for (size_t i = 1; i < length; ++i) {
+    const auto next = static_cast<unsigned char>(text[at + i]);
+    if ((next & 0xc0) != 0x80) return {};
+    value = (value << 6) | (next & 0x3fu);
+  }
+  if (value < smallest || value > 0x10ffff || (value >= 0xd800 && value <= 0xdfff)) return {};
+  return {value, length};
+}
+
+// Code points a terminal acts on instead of showing: controls, and the
+// bidirectional overrides that can make a name look like another.
+bool ActsOnTerminal(uint32_t code_point) {
+  return code_point < 0x20 || (code_point >= 0x7f && code_point <= 0x9f) ||
+         (code_point >= 0x202a && code_point <= 0x202e) ||
+         (code_point >= 0x2066 && code_point <= 0x2069);
+}
+
+void AppendHexByte(std::string& out, unsigned char byte) {
+  constexpr std::string_view kDigits = "0123456789abcdef";
+  out += "\\x";
+  out += kDigits[byte >> 4];
+  out += kDigits[byte & 0x0f];
+}
 
 }  // namespace
 
@@ -170,6 +219,62 @@ std::string HumanBytes(uint64_t bytes) {
   std::array<char, 32> text{};
   std::snprintf(text.data(), text.size(), "%.1f %s", value, kUnits[unit]);
   return {text.data()};
+}
+
+std::string UnixNanosWithUtc(uint64_t unix_ns) {
+  std::string text = std::to_string(unix_ns);
+  const auto seconds = static_cast<std::time_t>(unix_ns / 1000000000);
+  std::tm utc{};
+  std::array<char, 32> formatted{};
+  if (::gmtime_r(&seconds, &utc) != nullptr &&
+      std::strftime(formatted.data(), formatted.size(), "%Y-%m-%dT%H:%M:%SZ", &utc) > 0) {
+    text += " (";
+    text += formatted.data();
+    text += ")";
+  }
+  return text;
+}
+
+std::string QuoteName(std::string_view name) {
+  std::string quoted = "'";
+  for (size_t at = 0; at < name.size();) {
+    const CodePoint code_point = DecodeUtf8(name, at);
+    if (code_point.length == 0) {
+      AppendHexByte(quoted, static_cast<unsigned char>(name[at]));
+      ++at;
+      continue;
+    }
+    if (ActsOnTerminal(code_point.value)) {
+      for (size_t i = 0; i < code_point.length; ++i) {
+        AppendHexByte(quoted, static_cast<unsigned char>(name[at + i]));
+      }
+    } else {
+      if (name[at] == '\\' || name[at] == '\'') quoted += '\\';
+      quoted.append(name.substr(at, code_point.length));
+    }
+    at += code_point.length;
+  }
+  quoted += '\'';
+  return quoted;
+}
+
+Result<RegionEntry> FindRegionEntry(const StoreInfo& info, std::string_view name,
+                                    const std::string& path, const char* operation) {
+  for (const RegionEntry& region : info.regions) {
+    if (region.name == name) return region;
+  }
+  std::string message = "no checkpoint region named ";
+  message += QuoteName(name);
+  if (info.regions.empty()) {
+    message += "; the store has no checkpoint regions";
+  } else {
+    message += "; the store has ";
+    for (size_t index = 0; index < info.regions.size(); ++index) {
+      if (index > 0) message += ", ";
+      message += QuoteName(info.regions[index].name);
+    }
+  }
+  return Status::Error(StatusCode::kInvalidArgument, operation, path, std::move(message));
 }
 
 Result<Input> ReadInput(const std::string& input_path, uint64_t limit) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "regionstore/status.h"
+#include "regionstore/store_info.h"
 
 namespace regionstore::regionctl {
 
@@ -25,15 +26,19 @@ namespace regionstore::regionctl {
 enum class ExitCode : int {
   kSuccess = 0,
   // A failure not listed below: missing file, permission, I/O error, no space,
-  // already exists, poisoned store.
+  // already exists, poisoned store, a checkpoint region with no commit yet.
   kFailure = 1,
   // A bad command line (every CLI11 parse error), or an argument the store
-  // rejects (an offset or length outside the data area, a size too large).
+  // rejects (an offset or length outside the data area, a size too large, a
+  // bad or duplicate --checkpoint, a region name the store lacks, a payload
+  // longer than the region's capacity).
   kUsage = 2,
   // The file is not a valid store or its data is damaged: a directory, bad
-  // magic, bad checksum, wrong size, a newer incompatible format.
+  // magic, bad checksum, wrong size, a newer incompatible format, a damaged
+  // region table, a checkpoint region whose slots hold data but none is valid.
   kInvalidStore = 3,
-  // Another writer holds the store's lock.
+  // Another writer holds the store's lock; or, for load, the writer kept
+  // replacing the slot being read.
   kBusy = 4,
 };
 
@@ -56,6 +61,24 @@ CLI::Validator DurabilityCheck();
 
 // "100 B", "64.0 KiB", "16.0 MiB", "1.5 GiB": one decimal, binary units.
 std::string HumanBytes(uint64_t bytes);
+
+// "1701320280123456789 (2023-11-30T04:58:00Z)": nanoseconds since the epoch
+// and the UTC time they stand for.
+std::string UnixNanosWithUtc(uint64_t unix_ns);
+
+// `name` between single quotes, safe to print on a terminal: valid UTF-8
+// stays as it is, except control characters (C0, DEL, C1) and the
+// bidirectional formatting characters (U+202A..U+202E, U+2066..U+2069),
+// whose bytes, like any byte of invalid UTF-8, become \xNN; a backslash or
+// a quote gets a backslash. For names read from a store file, which may be
+// damaged or crafted.
+std::string QuoteName(std::string_view name);
+
+// The entry of the checkpoint region called `name` in `info`. A name the store
+// does not have is an argument the store rejects (exit 2), so the error is
+// kInvalidArgument, naming the regions the store does have.
+Result<RegionEntry> FindRegionEntry(const StoreInfo& info, std::string_view name,
+                                    const std::string& path, const char* operation);
 
 // The name used in messages for the standard streams.
 inline constexpr std::string_view kStdinName = "<stdin>";

@@ -13,9 +13,12 @@
 #include <string>
 #include <string_view>
 
+#include "cmd_commit.h"
 #include "cmd_create.h"
 #include "cmd_inspect.h"
+#include "cmd_load.h"
 #include "cmd_read.h"
+#include "cmd_verify.h"
 #include "cmd_write.h"
 #include "common.h"
 #include "regionstore/status.h"
@@ -27,13 +30,25 @@
 namespace regionstore::regionctl {
 namespace {
 
+// The commands, for messages about a missing or unknown one.
+constexpr const char* kCommandList = "create, inspect, verify, commit, load, write or read";
+
 // Writes "regionctl: <text><detail>\n" as one line with no allocation, so it
-// also works after std::bad_alloc. Line breaks inside the text become spaces.
+// also works after std::bad_alloc. Line breaks inside the text become spaces;
+// other control bytes (from a path or a damaged file) become \xNN, so the
+// line cannot move the cursor or retitle the terminal.
 void PrintFailureLine(std::string_view text, std::string_view detail = {}) {
   std::fputs("regionctl: ", stderr);
   for (const std::string_view part : {text, detail}) {
     for (const char letter : part) {
-      std::fputc(letter == '\n' || letter == '\r' ? ' ' : letter, stderr);
+      const auto byte = static_cast<unsigned char>(letter);
+      if (letter == '\n' || letter == '\r') {
+        std::fputc(' ', stderr);
+      } else if (byte < 0x20 || byte == 0x7f) {
+        std::fprintf(stderr, "\\x%02x", byte);
+      } else {
+        std::fputc(letter, stderr);
+      }
     }
   }
   std::fputc('\n', stderr);
@@ -70,11 +85,17 @@ int Run(int argc, char** argv) {
 
   // The subcommand callbacks leave their result here; it outlives app.parse().
   Status outcome;
-  CLI::App app("Create, inspect, write and read regionstore files.", "regionctl");
+  CLI::App app(
+      "Create, inspect and verify regionstore files; write and read the data area; commit\n"
+      "and load checkpoint regions.",
+      "regionctl");
   app.footer(
       "Example:\n"
-      "  regionctl create state.rs --size 16MiB\n"
+      "  regionctl create state.rs --size 16MiB --checkpoint state:64KiB\n"
       "  head -c 1MiB /dev/urandom | regionctl write state.rs --offset 2MiB\n"
+      "  regionctl commit state.rs state --input snapshot.bin\n"
+      "  regionctl load state.rs state --output restored.bin\n"
+      "  regionctl verify state.rs\n"
       "  regionctl inspect state.rs --json\n"
       "Exit codes: 0 success, 1 failure, 2 usage error, 3 not a valid store or damaged,\n"
       "4 busy (another writer holds the store).");
@@ -82,13 +103,16 @@ int Run(int argc, char** argv) {
   app.require_subcommand(1);
   SetupCreate(app, outcome);
   SetupInspect(app, outcome);
+  SetupVerify(app, outcome);
+  SetupCommit(app, outcome);
+  SetupLoad(app, outcome);
   SetupWrite(app, outcome);
   SetupRead(app, outcome);
 
   if (argc <= 1) {
     std::cout << app.help();
     std::cout.flush();
-    PrintFailureLine("usage error: a command is required: create, inspect, write or read");
+    PrintFailureLine("usage error: a command is required: ", kCommandList);
     return ToInt(ExitCode::kUsage);
   }
   try {
@@ -103,13 +127,18 @@ int Run(int argc, char** argv) {
     std::string message = error.what();
     // CLI11 calls an unknown command a missing one; name it instead.
     if (app.get_subcommands().empty() && argv[1][0] != '-') {
-      message =
-          "unknown command '" + std::string(argv[1]) + "': use create, inspect, write or read";
+      message = "unknown command '";
+      message += argv[1];
+      message += "': use ";
+      message += kCommandList;
     }
     PrintFailureLine("usage error: " + message + " (" + HelpHint(app) + ")");
     return ToInt(ExitCode::kUsage);
   }
   if (!outcome.ok()) {
+    // What a failed command did print (verify's report of a damaged store)
+    // goes out before the line that says why it failed.
+    std::cout.flush();
     PrintFailureLine(outcome.ToString());
     return ToInt(ExitCodeFor(outcome.code()));
   }

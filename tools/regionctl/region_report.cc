@@ -1,0 +1,145 @@
+#include "region_report.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "common.h"
+
+namespace regionstore::regionctl {
+namespace {
+
+// "4096 (4.0 KiB)"
+std::string BytesAndHuman(uint64_t bytes) {
+  std::string text = std::to_string(bytes);
+  text += " (";
+  text += HumanBytes(bytes);
+  text += ")";
+  return text;
+}
+
+// A slot whose header checksum matched carries a non-zero generation; for the
+// others the header fields mean nothing.
+bool HeaderTrusted(const SlotReport& slot) { return slot.generation != 0; }
+
+}  // namespace
+
+Result<StoreRegions> ReadStoreRegions(const std::string& path) {
+  Result<StoreInfo> info = ReadStoreInfo(path);
+  if (!info.ok()) return info.status();
+  Result<std::vector<RegionReport>> reports = VerifyRegions(path);
+  if (!reports.ok()) return reports.status();
+  // Two opens: a `create --force` in between would pair one store's table
+  // with another's slots. Refuse rather than show a mix.
+  bool same = reports->size() == info->regions.size();
+  for (size_t index = 0; same && index < reports->size(); ++index) {
+    same = (*reports)[index].name == info->regions[index].name &&
+           (*reports)[index].capacity == info->regions[index].capacity;
+  }
+  if (!same) {
+    return Status::Error(StatusCode::kIOError, "read checkpoint regions", path,
+                         "the region table changed while it was read (store replaced?); retry");
+  }
+  StoreRegions regions;
+  for (size_t index = 0; index < reports->size(); ++index) {
+    regions.regions.push_back({info->regions[index], std::move((*reports)[index])});
+  }
+  regions.info = std::move(*info);
+  return regions;
+}
+
+nlohmann::ordered_json RegionJson(const RegionView& region) {
+  const RegionEntry& entry = region.entry;
+  const RegionReport& report = region.report;
+  nlohmann::ordered_json slots = nlohmann::ordered_json::array();
+  for (const SlotReport& slot : report.slots) {
+    nlohmann::ordered_json slot_json = {
+        {"index", slot.index},       {"state", std::string(SlotStateName(slot.state))},
+        {"generation", nullptr},     {"length", nullptr},
+        {"commit_unix_ns", nullptr}, {"reason", nullptr},
+    };
+    if (HeaderTrusted(slot)) {
+      slot_json["generation"] = slot.generation;
+      slot_json["length"] = slot.length;
+      slot_json["commit_unix_ns"] = slot.commit_unix_ns;
+    }
+    if (!slot.reason.empty()) slot_json["reason"] = slot.reason;
+    slots.push_back(std::move(slot_json));
+  }
+  nlohmann::ordered_json json = {
+      {"name", entry.name},
+      {"capacity", entry.capacity},
+      {"slot_count", entry.slot_count},
+      {"slots_offset", entry.slots_offset},
+      {"slot_stride", entry.slot_stride},
+      {"generation", report.has_commit ? report.generation : 0},
+      {"length", report.has_commit ? report.length : 0},
+      {"commit_unix_ns", nullptr},
+      {"active_slot", nullptr},
+      {"damaged", report.damaged},
+      {"slots", std::move(slots)},
+  };
+  if (report.has_commit) {
+    json["commit_unix_ns"] = report.commit_unix_ns;
+    json["active_slot"] = report.active_slot;
+  }
+  return json;
+}
+
+std::string CapacitySummary(const RegionEntry& entry) {
+  std::string text = "capacity ";
+  text += BytesAndHuman(entry.capacity);
+  text += ", ";
+  text += std::to_string(entry.slot_count);
+  text += " slots of ";
+  text += HumanBytes(entry.slot_stride);
+  return text;
+}
+
+std::string CommitSummary(const RegionReport& report) {
+  if (report.damaged) {
+    return "DAMAGED: its slots hold data but none is valid (every commit is lost)";
+  }
+  if (!report.has_commit) return "no commit yet";
+  std::string text = "generation ";
+  text += std::to_string(report.generation);
+  text += ", length ";
+  text += BytesAndHuman(report.length);
+  text += ", active slot ";
+  text += std::to_string(report.active_slot);
+  text += ", committed ";
+  text += UnixNanosWithUtc(report.commit_unix_ns);
+  return text;
+}
+
+std::string SlotSummary(const SlotReport& slot) {
+  std::string text(SlotStateName(slot.state));
+  switch (slot.state) {
+    case SlotState::kEmpty:
+      break;
+    case SlotState::kValid:
+      text += ", generation ";
+      text += std::to_string(slot.generation);
+      text += ", length ";
+      text += BytesAndHuman(slot.length);
+      text += ", committed ";
+      text += UnixNanosWithUtc(slot.commit_unix_ns);
+      break;
+    case SlotState::kIncomplete:
+    case SlotState::kDamaged:
+      text += ": ";
+      text += slot.reason;
+      if (HeaderTrusted(slot)) {
+        text += " (header: generation ";
+        text += std::to_string(slot.generation);
+        text += ", length ";
+        text += std::to_string(slot.length);
+        text += ")";
+      }
+      break;
+  }
+  return text;
+}
+
+}  // namespace regionstore::regionctl

@@ -1,0 +1,53 @@
+// How inspect and verify show checkpoint regions: one JSON shape and one set
+// of human-readable summaries, so the two commands never disagree.
+#ifndef REGIONSTORE_TOOLS_REGIONCTL_REGION_REPORT_H_
+#define REGIONSTORE_TOOLS_REGIONCTL_REGION_REPORT_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "regionstore/checkpoint.h"
+#include "regionstore/status.h"
+#include "regionstore/store_info.h"
+
+namespace regionstore::regionctl {
+
+// One region's entry of the table and what VerifyRegions found in its slots.
+struct RegionView {
+  RegionEntry entry;
+  RegionReport report;
+};
+
+// Reads the region table and every slot with pread (ReadStoreInfo, then
+// VerifyRegions) and pairs them up. Errors: those of ReadStoreInfo and
+// VerifyRegions (kCorruption for a damaged superblock or table), and
+// kIOError if the two reads disagree (the store was replaced in between).
+// A damaged region is not an error: RegionReport::damaged says so.
+struct StoreRegions {
+  StoreInfo info;
+  std::vector<RegionView> regions;
+};
+Result<StoreRegions> ReadStoreRegions(const std::string& path);
+
+// {"name", "capacity", "slot_count", "slots_offset", "slot_stride",
+//  "generation", "length", "commit_unix_ns", "active_slot", "damaged",
+//  "slots": [{"index", "state", "generation", "length", "commit_unix_ns",
+//             "reason"}]}
+// With no commit, generation and length are 0, commit_unix_ns and
+// active_slot null. A slot's generation, length and commit_unix_ns are null
+// when its header could not be trusted; reason is null unless it is invalid.
+nlohmann::ordered_json RegionJson(const RegionView& region);
+
+// "capacity 65536 (64.0 KiB), 3 slots of 131072 bytes"
+std::string CapacitySummary(const RegionEntry& entry);
+// "generation 7, length 4096 (4.0 KiB), active slot 1, committed <time>",
+// "no commit yet", or "DAMAGED: ..." when slots hold data but none is valid.
+std::string CommitSummary(const RegionReport& report);
+// "valid, generation 7, length 4096 (4.0 KiB), committed <time>",
+// "incomplete: payload checksum mismatch (generation 8, length 10 B)", "empty".
+std::string SlotSummary(const SlotReport& slot);
+
+}  // namespace regionstore::regionctl
+
+#endif  // REGIONSTORE_TOOLS_REGIONCTL_REGION_REPORT_H_
