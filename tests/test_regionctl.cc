@@ -1,6 +1,7 @@
 // regionctl, driven as a separate process the way users and scripts run it:
 // exit codes, exact output bytes, the JSON of inspect, and one line on stderr
 // for every failure.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 
 #include "format.h"
 #include "regionstore/regionstore.h"
+#include "slot.h"
 #include "support/run_process.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
@@ -137,12 +139,19 @@ void RequireAllCommandsRefuse(const TempDir& dir, const std::string& path, int e
       {"read", path, "--offset", "0", "--length", "16"},
       {"write", path, "--offset", "0", "--input", input},
       {"write", path, "--offset", "0", "--durability", "none"},  // from stdin
+      {"verify", path},
+      {"verify", path, "--json"},
+      {"load", path, "state"},
+      {"load", path, "state", "--output", dir.File("refused-output.bin")},
+      {"commit", path, "state", "--input", input},
+      {"commit", path, "state", "--durability", "none"},  // from stdin
   };
   for (const auto& args : commands) {
     INFO(Describe(args));
     RequireFailure(Regionctl(args, stdin_bytes), expected_exit_code);
     if (is_file) REQUIRE(FileBytes(path) == before);
   }
+  CHECK_FALSE(std::filesystem::exists(dir.File("refused-output.bin")));
 }
 
 TEST_CASE("regionctl create then inspect --json reports the new store's superblock",
@@ -405,9 +414,11 @@ TEST_CASE("regionctl --help, --version and each command's --help exit with 0", "
   RequireSuccess(result);
   CHECK_THAT(result.stdout_bytes, Catch::Contains("Example:") && Catch::Contains("create") &&
                                       Catch::Contains("inspect") && Catch::Contains("write") &&
-                                      Catch::Contains("read"));
+                                      Catch::Contains("read") && Catch::Contains("verify") &&
+                                      Catch::Contains("commit") && Catch::Contains("load"));
 
-  for (const std::string command : {"create", "inspect", "write", "read"}) {
+  for (const std::string command :
+       {"create", "inspect", "write", "read", "verify", "commit", "load"}) {
     INFO(command);
     result = Regionctl({command, "--help"});
     RequireSuccess(result);
@@ -636,6 +647,583 @@ TEST_CASE("regionctl on a store held by a writer: write and create --force exit 
   // Released with the handle.
   RequireSuccess(Regionctl({"write", path, "--offset", "0"}, data));
   CHECK(PreadFile(path, MustReadInfo(path).data_offset, data.size()) == data);
+}
+
+// --- Checkpoint regions: create --checkpoint, commit, load, verify, inspect
+
+constexpr uint64_t kStateCapacity = 64 * kKiB;
+
+// A store with a 1 MiB data area and the checkpoint regions `checkpoints`
+// ("NAME:CAPACITY"), made by regionctl.
+std::string CreateCheckpointStore(const TempDir& dir, const std::string& name,
+                                  const std::vector<std::string>& checkpoints = {"state:64KiB",
+                                                                                 "other:4KiB"}) {
+  std::string path = dir.File(name);
+  std::vector<std::string> args = {"create", path, "--size", "1MiB"};
+  for (const std::string& checkpoint : checkpoints) {
+    args.push_back("--checkpoint");
+    args.push_back(checkpoint);
+  }
+  RequireSuccess(Regionctl(args));
+  return path;
+}
+
+RegionEntry MustFindRegion(const std::string& path, const std::string& name) {
+  for (const RegionEntry& region : MustReadInfo(path).regions) {
+    if (region.name == name) return region;
+  }
+  FAIL("no region named " << name << " in " << path);
+  return {};
+}
+
+// Commits `payload` through regionctl from standard input and checks the
+// generation it reports.
+void MustCommit(const std::string& path, const std::string& name,
+                const std::vector<std::byte>& payload, uint64_t expected_generation,
+                const std::string& durability = "sync") {
+  const ProcessResult result =
+      Regionctl({"commit", path, name, "--durability", durability}, payload);
+  RequireSuccess(result);
+  CHECK_THAT(result.stdout_bytes, Catch::StartsWith("committed generation " +
+                                                    std::to_string(expected_generation) + " ("));
+}
+
+std::vector<std::byte> MustLoad(const std::string& path, const std::string& name) {
+  const ProcessResult result = Regionctl({"load", path, name});
+  RequireSuccess(result);
+  return result.StdoutAsBytes();
+}
+
+nlohmann::json ParseJson(const ProcessResult& result) {
+  nlohmann::json document;
+  INFO("stdout: " << result.stdout_bytes);
+  REQUIRE_NOTHROW(document = nlohmann::json::parse(result.stdout_bytes));
+  REQUIRE(document.is_object());
+  return document;
+}
+
+// The JSON object of region `name` in inspect's or verify's "regions".
+nlohmann::json RegionJsonNamed(const nlohmann::json& document, const std::string& name) {
+  REQUIRE(document["regions"].is_array());
+  for (const nlohmann::json& region : document["regions"]) {
+    if (region["name"] == name) return region;
+  }
+  FAIL("no region named " << name << " in " << document.dump());
+  return {};
+}
+
+// XORs one byte of the file in place, as a bad sector or a stray write would.
+void FlipByte(const std::string& path, uint64_t offset) {
+  std::vector<std::byte> byte = PreadFile(path, offset, 1);
+  byte[0] ^= std::byte{0x40};
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(::pwrite(fd, byte.data(), 1, static_cast<off_t>(offset)) == 1);
+  REQUIRE(::close(fd) == 0);
+}
+
+TEST_CASE(
+    "regionctl create --checkpoint lays out regions that inspect lists with three empty slots",
+    "[regionctl]") {
+  TempDir dir;
+  const std::string path = dir.File("store.rs");
+  // A name may contain ':': the capacity follows the last one.
+  const ProcessResult created =
+      Regionctl({"create", path, "--size", "0", "--checkpoint", "state:64KiB", "--checkpoint",
+                 "cfg:v2:100", "--checkpoint", "\xc3\xa9tat:1MiB"});
+  RequireSuccess(created);
+  CHECK_THAT(created.stdout_bytes,
+             Catch::StartsWith("created " + path + ": data area 0 B, file ") &&
+                 Catch::EndsWith(" MiB\n"
+                                 "  checkpoint region 'state': capacity 64.0 KiB, 3 slots of "
+                                 "128.0 KiB\n"
+                                 "  checkpoint region 'cfg:v2': capacity 100 B, 3 slots of "
+                                 "128.0 KiB\n"
+                                 "  checkpoint region '\xc3\xa9tat': capacity 1.0 MiB, 3 slots "
+                                 "of 1.1 MiB\n"));
+
+  const StoreInfo info = MustReadInfo(path);
+  REQUIRE(info.regions.size() == 3);
+  const nlohmann::json document = InspectJson(path);
+  CHECK(document["data_size"] == 0);
+  REQUIRE(document["regions"].is_array());
+  REQUIRE(document["regions"].size() == 3);
+  const std::vector<std::pair<std::string, uint64_t>> expected = {
+      {"state", 64 * kKiB}, {"cfg:v2", 100}, {"\xc3\xa9tat", kMiB}};
+  for (size_t index = 0; index < expected.size(); ++index) {
+    const nlohmann::json& region = document["regions"][index];
+    INFO(region.dump());
+    CHECK(region["name"] == expected[index].first);
+    CHECK(region["capacity"] == expected[index].second);
+    CHECK(region["slot_count"] == 3);
+    CHECK(region["slots_offset"] == info.regions[index].slots_offset);
+    CHECK(region["slot_stride"] == info.regions[index].slot_stride);
+    // No commit yet: generation 0 and no active slot.
+    CHECK(region["generation"] == 0);
+    CHECK(region["length"] == 0);
+    CHECK(region["active_slot"].is_null());
+    CHECK(region["commit_unix_ns"].is_null());
+    CHECK(region["damaged"] == false);
+    REQUIRE(region["slots"].is_array());
+    REQUIRE(region["slots"].size() == 3);
+    for (size_t slot = 0; slot < 3; ++slot) {
+      const nlohmann::json& slot_json = region["slots"][slot];
+      CHECK(slot_json["index"] == slot);
+      CHECK(slot_json["state"] == "empty");
+      CHECK(slot_json["generation"].is_null());
+      CHECK(slot_json["reason"].is_null());
+    }
+  }
+  CHECK(document["regions"][2]["slot_stride"] == kMiB + 64 * kKiB);
+
+  // The table lists them too, names quoted.
+  const ProcessResult table = Regionctl({"inspect", path});
+  RequireSuccess(table);
+  CHECK_THAT(table.stdout_bytes, Catch::Contains("name='cfg:v2' capacity=100 slot_count=3 ") &&
+                                     Catch::Contains("name='\xc3\xa9tat' capacity=1048576 ") &&
+                                     Catch::Contains("region[0].commit     no commit yet\n") &&
+                                     Catch::Contains("region[2].slot[2]    empty\n"));
+}
+
+TEST_CASE("regionctl create refuses bad checkpoint names, duplicates and capacity 0 with exit 2",
+          "[regionctl]") {
+  using Checkpoints = std::vector<std::string>;
+  // Octal escapes: "\x7fb" would be one hex escape swallowing the 'b'.
+  const Checkpoints checkpoints = GENERATE(Checkpoints{"state"},       // no capacity
+                                           Checkpoints{"state:"},      // empty capacity
+                                           Checkpoints{":64KiB"},      // empty name
+                                           Checkpoints{"state:0"},     // capacity 0
+                                           Checkpoints{"state:12XB"},  // not a size
+                                           Checkpoints{"state:64KB"},  // ambiguous unit
+                                           Checkpoints{std::string(65, 'n') + ":1KiB"},  // too long
+                                           Checkpoints{"a\tb:1KiB"},        // control character
+                                           Checkpoints{"a\177b:1KiB"},      // DEL
+                                           Checkpoints{"a\302\205b:1KiB"},  // C1 control (NEL)
+                                           Checkpoints{"a\377b:1KiB"},      // not UTF-8
+                                           Checkpoints{"a:1KiB", "b:1KiB", "a:2KiB"},  // twice
+                                           Checkpoints{"x:y:1KiB", "x:y:1KiB"});  // twice, with ':'
+  TempDir dir;
+  std::vector<std::string> args = {"create", dir.File("store.rs"), "--size", "0"};
+  for (const std::string& checkpoint : checkpoints) {
+    args.push_back("--checkpoint");
+    args.push_back(checkpoint);
+  }
+  INFO(Describe(args));
+  const ProcessResult result = Regionctl(args);
+  RequireFailure(result, kExitUsage);
+  CHECK_THAT(result.stderr_bytes, Catch::Contains("--checkpoint"));
+  CHECK(dir.List().empty());  // no store, no temp file
+}
+
+TEST_CASE("regionctl commit from --input and from standard input, then load returns the bytes",
+          "[regionctl]") {
+  const std::string mode = GENERATE(as<std::string>{}, "none", "async", "sync", "pwrite-fdatasync");
+  INFO("--durability " << mode);
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const RegionEntry state = MustFindRegion(path, "state");
+  const std::string input = dir.File("input.bin");
+
+  // From a file.
+  const std::vector<std::byte> first = PatternBytes(40000, 21);
+  WriteWholeFile(input, first);
+  ProcessResult result =
+      Regionctl({"commit", path, "state", "--input", input, "--durability", mode});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes ==
+        "committed generation 1 (39.1 KiB) to 'state', durability " + mode + "\n");
+  CHECK(MustLoad(path, "state") == first);
+
+  // From standard input, exactly the capacity.
+  const std::vector<std::byte> second = PatternBytes(kStateCapacity, 22);
+  result = Regionctl({"commit", path, "state", "--durability", mode}, second);
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes ==
+        "committed generation 2 (64.0 KiB) to 'state', durability " + mode + "\n");
+  const std::string output = dir.File("output.bin");
+  WriteWholeFile(output, PatternBytes(100000, 23));  // longer: load must truncate it
+  result = Regionctl({"load", path, "state", "--output", output});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes.empty());
+  CHECK(FileBytes(output) == second);
+
+  // The bytes sit in the payload area of the slot inspect calls active.
+  const nlohmann::json region = RegionJsonNamed(InspectJson(path), "state");
+  CHECK(region["generation"] == 2);
+  CHECK(region["length"] == kStateCapacity);
+  REQUIRE(region["active_slot"].is_number_unsigned());
+  const auto active = region["active_slot"].get<uint32_t>();
+  CHECK(PreadFile(path, slot::PayloadFileOffset(state, active), second.size()) == second);
+
+  // An empty payload is a commit too.
+  result = Regionctl({"commit", path, "state", "--durability", mode}, std::vector<std::byte>{});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes ==
+        "committed generation 3 (0 B) to 'state', durability " + mode + "\n");
+  result = Regionctl({"load", path, "state"});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes.empty());
+
+  // The other region and the data area are untouched.
+  RequireFailure(Regionctl({"load", path, "other"}), kExitFailure);
+  CHECK(PreadFile(path, MustReadInfo(path).data_offset, kMiB) ==
+        std::vector<std::byte>(kMiB, std::byte{0}));
+}
+
+TEST_CASE("regionctl commit uses sync by default and prints JSON with --json", "[regionctl]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::vector<std::byte> payload = PatternBytes(4096, 24);
+  ProcessResult result = Regionctl({"commit", path, "state"}, payload);
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes == "committed generation 1 (4.0 KiB) to 'state', durability sync\n");
+
+  result = Regionctl({"commit", path, "other", "--json", "--durability", "none"}, payload);
+  RequireSuccess(result);
+  const nlohmann::json document = ParseJson(result);
+  CHECK(document["path"] == path);
+  CHECK(document["region"] == "other");
+  CHECK(document["generation"] == 1);
+  CHECK(document["length"] == payload.size());
+  CHECK(document["durability"] == "none");
+  CHECK(MustLoad(path, "other") == payload);
+}
+
+TEST_CASE("regionctl load of a region with no commit exits 1 with 'no commit yet'", "[regionctl]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  MustCommit(path, "other", PatternBytes(10, 25), 1);  // another region's commit changes nothing
+  const std::string output = dir.File("output.bin");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"load", path, "state"}, {"load", path, "state", "--output", output}}) {
+    INFO(Describe(args));
+    const ProcessResult result = Regionctl(args);
+    RequireFailure(result, kExitFailure);
+    CHECK_THAT(result.stderr_bytes, Catch::Contains("no commit yet") &&
+                                        Catch::Contains("'state'") && Catch::Contains(path));
+  }
+  CHECK_FALSE(std::filesystem::exists(output));  // no output file on failure
+}
+
+TEST_CASE("regionctl commit of a payload over the capacity exits 2 and changes nothing",
+          "[regionctl]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::vector<std::byte> kept = PatternBytes(1000, 26);
+  MustCommit(path, "state", kept, 1);
+  const std::vector<std::byte> before = FileBytes(path);
+
+  const std::string input = dir.File("input.bin");
+  for (const uint64_t length : {kStateCapacity + 1, 3 * kStateCapacity}) {
+    const std::vector<std::byte> too_long = PatternBytes(length, 27);
+    WriteWholeFile(input, too_long);
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"commit", path, "state", "--input", input}, {"commit", path, "state"}}) {
+      INFO(Describe(args) << " with " << length << " bytes");
+      const ProcessResult result = Regionctl(args, too_long);
+      RequireFailure(result, kExitUsage);
+      CHECK_THAT(result.stderr_bytes, Catch::Contains("longer than the capacity") &&
+                                          Catch::Contains("65536 bytes") &&
+                                          Catch::Contains("nothing committed"));
+      REQUIRE(FileBytes(path) == before);
+    }
+  }
+  CHECK(MustLoad(path, "state") == kept);
+}
+
+TEST_CASE("regionctl verify on a clean store exits 0 and reports every region and slot",
+          "[regionctl]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  MustCommit(path, "state", PatternBytes(100, 28), 1);
+  MustCommit(path, "state", PatternBytes(5000, 29), 2);
+
+  ProcessResult result = Regionctl({"verify", path});
+  RequireSuccess(result);
+  CHECK_THAT(result.stdout_bytes,
+             Catch::StartsWith(path + ": superblock and region table valid (format 1), data area "
+                                      "1.0 MiB (not checksummed), 2 checkpoint regions\n"));
+  CHECK_THAT(result.stdout_bytes,
+             Catch::Contains("region 'state': capacity 65536 (64.0 KiB), 3 slots of 128.0 KiB; "
+                             "generation 2, length 5000 (4.9 KiB), active slot ") &&
+                 Catch::Contains("region 'other': capacity 4096 (4.0 KiB), 3 slots of 128.0 "
+                                 "KiB; no commit yet\n") &&
+                 Catch::Contains(": valid, generation 1, length 100 (100 B), committed ") &&
+                 Catch::Contains(": valid, generation 2, length 5000 (4.9 KiB), committed ") &&
+                 Catch::Contains("  slot 2: empty\n"));
+  CHECK_THAT(result.stdout_bytes, !Catch::Contains("note:") && !Catch::Contains("incomplete"));
+  CHECK_THAT(result.stdout_bytes, Catch::EndsWith("\nok: every checksum verified\n"));
+
+  result = Regionctl({"verify", path, "--json"});
+  RequireSuccess(result);
+  const nlohmann::json document = ParseJson(result);
+  CHECK(document["ok"] == true);
+  CHECK(document["incomplete_slots"] == 0);
+  CHECK(document["damaged_regions"] == nlohmann::json::array());
+  CHECK(document["notes"] == nlohmann::json::array());
+  const nlohmann::json state = RegionJsonNamed(document, "state");
+  CHECK(state["generation"] == 2);
+  CHECK(state["length"] == 5000);
+  REQUIRE(state["active_slot"].is_number_unsigned());
+  CHECK(state["slots"][state["active_slot"].get<size_t>()]["state"] == "valid");
+  CHECK(state["slots"][state["active_slot"].get<size_t>()]["generation"] == 2);
+  CHECK(state["slots"][state["active_slot"].get<size_t>()]["commit_unix_ns"].get<uint64_t>() > 0);
+  CHECK(RegionJsonNamed(document, "other")["active_slot"].is_null());
+
+  // A store without regions verifies too.
+  const std::string plain = CreateStore(dir, "plain.rs", "64KiB");
+  result = Regionctl({"verify", plain});
+  RequireSuccess(result);
+  CHECK_THAT(result.stdout_bytes, Catch::Contains("0 checkpoint regions\n") &&
+                                      Catch::EndsWith("ok: every checksum verified\n"));
+}
+
+TEST_CASE(
+    "regionctl verify reports a damaged newest slot as incomplete and exits 0; load returns "
+    "the commit before",
+    "[regionctl]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::vector<std::byte> older = PatternBytes(3000, 30);
+  const std::vector<std::byte> newer = PatternBytes(7000, 31);
+  MustCommit(path, "state", older, 1);
+  MustCommit(path, "state", newer, 2);
+  const RegionEntry state = MustFindRegion(path, "state");
+  const nlohmann::json before = RegionJsonNamed(InspectJson(path), "state");
+  REQUIRE(before["generation"] == 2);
+  const auto newest = before["active_slot"].get<uint32_t>();
+  FlipByte(path, slot::PayloadFileOffset(state, newest) + 1234);
+
+  ProcessResult result = Regionctl({"verify", path});
+  RequireSuccess(result);
+  const std::string slot_line = "  slot " + std::to_string(newest) +
+                                ": incomplete: payload checksum mismatch (header: generation 2, "
+                                "length 7000)\n";
+  CHECK_THAT(result.stdout_bytes, Catch::Contains(slot_line));
+  CHECK_THAT(result.stdout_bytes,
+             Catch::Contains("note: region 'state' slot " + std::to_string(newest) +
+                             " is incomplete (payload checksum mismatch)"));
+  CHECK_THAT(result.stdout_bytes,
+             Catch::EndsWith("ok: every checksum verified; 1 incomplete slot (expected after a "
+                             "crash)\n"));
+
+  result = Regionctl({"verify", path, "--json"});
+  RequireSuccess(result);
+  const nlohmann::json document = ParseJson(result);
+  CHECK(document["ok"] == true);
+  CHECK(document["incomplete_slots"] == 1);
+  REQUIRE(document["notes"].size() == 1);
+  const nlohmann::json region = RegionJsonNamed(document, "state");
+  CHECK(region["damaged"] == false);
+  CHECK(region["generation"] == 1);
+  CHECK(region["length"] == older.size());
+  CHECK(region["active_slot"] != newest);
+  const nlohmann::json& damaged_slot = region["slots"][newest];
+  CHECK(damaged_slot["state"] == "incomplete");
+  CHECK(damaged_slot["reason"] == "payload checksum mismatch");
+  CHECK(damaged_slot["generation"] == 2);
+
+  // Never the damaged bytes: the commit before, byte for byte.
+  CHECK(MustLoad(path, "state") == older);
+  // inspect agrees.
+  CHECK(RegionJsonNamed(InspectJson(path), "state")["slots"][newest]["state"] == "incomplete");
+}
+
+TEST_CASE("regionctl verify exits 3 when every slot header of a region is damaged", "[regionctl]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::vector<std::byte> other_payload = PatternBytes(500, 32);
+  MustCommit(path, "other", other_payload, 1);
+  uint32_t commits = 0;
+  SECTION("after three commits (every slot valid)") { commits = 3; }
+  SECTION("after one commit (two slots empty)") { commits = 1; }
+  for (uint32_t generation = 1; generation <= commits; ++generation) {
+    MustCommit(path, "state", PatternBytes(2000, 33 + generation), generation);
+  }
+  const RegionEntry state = MustFindRegion(path, "state");
+  for (uint32_t index = 0; index < state.slot_count; ++index) {
+    FlipByte(path, slot::HeaderFileOffset(state, index) + slot::hdr::kGeneration);
+  }
+
+  ProcessResult result = Regionctl({"verify", path});
+  INFO("stdout: " << result.stdout_bytes);
+  CHECK(result.exit_code == kExitInvalidStore);
+  // The report still says which slots and why; then one line on stderr.
+  CHECK_THAT(result.stdout_bytes,
+             Catch::Contains("region 'state': capacity 65536 (64.0 KiB), 3 slots of 128.0 KiB; "
+                             "DAMAGED: ") &&
+                 Catch::Contains("  slot 0: damaged: ") && Catch::Contains("  slot 2: damaged: "));
+  CHECK_THAT(result.stdout_bytes, !Catch::Contains("ok: "));
+  REQUIRE(result.StderrLines().size() == 1);
+  CHECK_THAT(result.stderr_bytes, Catch::StartsWith("regionctl: corruption: verify '" + path +
+                                                    "': 1 region is damaged") &&
+                                      Catch::EndsWith(": 'state'\n"));
+
+  result = Regionctl({"verify", path, "--json"});
+  CHECK(result.exit_code == kExitInvalidStore);
+  CHECK(result.StderrLines().size() == 1);
+  const nlohmann::json document = ParseJson(result);
+  CHECK(document["ok"] == false);
+  CHECK(document["damaged_regions"] == nlohmann::json::array({"state"}));
+  const nlohmann::json region = RegionJsonNamed(document, "state");
+  CHECK(region["damaged"] == true);
+  CHECK(region["generation"] == 0);
+  CHECK(region["active_slot"].is_null());
+  for (const nlohmann::json& slot_json : region["slots"]) {
+    CHECK(slot_json["state"] == "damaged");
+    CHECK(slot_json["reason"].is_string());
+  }
+  CHECK(RegionJsonNamed(document, "other")["damaged"] == false);
+
+  // load refuses the damaged region with exit 3; the other still loads.
+  result = Regionctl({"load", path, "state"});
+  RequireFailure(result, kExitInvalidStore);
+  CHECK_THAT(result.stderr_bytes, Catch::Contains("none is valid"));
+  CHECK(MustLoad(path, "other") == other_payload);
+  // inspect shows it without judging.
+  CHECK(RegionJsonNamed(InspectJson(path), "state")["damaged"] == true);
+}
+
+TEST_CASE("regionctl verify, load, commit and inspect exit 3 on a damaged region table",
+          "[regionctl]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  MustCommit(path, "state", PatternBytes(100, 40), 1);
+  FlipByte(path, MustReadInfo(path).region_table_offset + 3);  // inside the first name
+  const std::vector<std::byte> before = FileBytes(path);
+  const std::vector<std::byte> payload = PatternBytes(10, 41);
+  for (const auto& args : std::vector<std::vector<std::string>>{{"verify", path},
+                                                                {"verify", path, "--json"},
+                                                                {"inspect", path},
+                                                                {"load", path, "state"},
+                                                                {"commit", path, "state"}}) {
+    INFO(Describe(args));
+    const ProcessResult result = Regionctl(args, payload);
+    RequireFailure(result, kExitInvalidStore);
+    CHECK_THAT(result.stderr_bytes, Catch::Contains("region table checksum mismatch"));
+    REQUIRE(FileBytes(path) == before);
+  }
+}
+
+TEST_CASE("regionctl load works while another process holds the writer lock; commit exits 4",
+          "[regionctl][multiprocess]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::vector<std::byte> durable = PatternBytes(20000, 42);
+  const std::vector<std::byte> cached = PatternBytes(30000, 43);
+  {
+    // This process holds the single-writer lock; regionctl runs in another.
+    Store writer = testing::MustOpen(path, OpenMode::kReadWrite);
+    Result<uint64_t> generation = writer.Commit("state", durable, Durability::kSync);
+    REQUIRE(generation.ok());
+    REQUIRE(*generation == 1);
+    CHECK(MustLoad(path, "state") == durable);
+
+    // A kNone commit is only in the page cache, which the reader shares.
+    generation = writer.Commit("state", cached, Durability::kNone);
+    REQUIRE(generation.ok());
+    CHECK(MustLoad(path, "state") == cached);
+
+    const std::vector<std::byte> before = FileBytes(path);
+    const std::string input = dir.File("input.bin");
+    WriteWholeFile(input, PatternBytes(100, 44));
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"commit", path, "state"}, {"commit", path, "other", "--input", input}}) {
+      INFO(Describe(args));
+      const ProcessResult result = Regionctl(args, PatternBytes(100, 45));
+      RequireFailure(result, kExitBusy);
+      CHECK_THAT(result.stderr_bytes, Catch::Contains(path));
+      REQUIRE(FileBytes(path) == before);
+    }
+    // verify and inspect take no lock either.
+    RequireSuccess(Regionctl({"verify", path}));
+    CHECK(RegionJsonNamed(InspectJson(path), "state")["generation"] == 2);
+  }
+  // Released with the handle: the next commit follows generation 2.
+  MustCommit(path, "state", durable, 3);
+  CHECK(MustLoad(path, "state") == durable);
+}
+
+TEST_CASE("regionctl commit, load and verify usage errors exit 2 and change nothing",
+          "[regionctl]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::string plain = CreateStore(dir, "plain.rs", "64KiB");
+  const std::vector<std::byte> before = FileBytes(path);
+  const std::string input = dir.File("input.bin");
+  WriteWholeFile(input, PatternBytes(100, 46));
+  const std::vector<std::vector<std::string>> commands = {
+      {"commit", path},
+      {"commit", path, "state", "--durability", "fast", "--input", input},
+      {"commit", path, "state", "extra", "--input", input},
+      {"commit", path, "nope", "--input", input},  // no such region
+      {"commit", plain, "state", "--input", input},
+      {"load", path},
+      {"load", path, "nope"},
+      {"load", plain, "state"},
+      {"load", path, "state", "--output"},
+      {"verify"},
+      {"verify", path, "--bogus"},
+      {"create", dir.File("new.rs"), "--size", "0", "--checkpoint"},
+      {"create", dir.File("new.rs"), "--size", "0", "--checkpoint", "a:1K", "b:1K"},
+  };
+  for (const auto& args : commands) {
+    INFO(Describe(args));
+    RequireFailure(Regionctl(args, PatternBytes(10, 47)), kExitUsage);
+  }
+  const ProcessResult unknown = Regionctl({"load", path, "nope"});
+  CHECK_THAT(unknown.stderr_bytes,
+             Catch::Contains("no checkpoint region named 'nope'; the store has 'state', 'other'"));
+  CHECK(FileBytes(path) == before);
+  CHECK(dir.List() == std::vector<std::string>{"input.bin", "plain.rs", "store.rs"});
+}
+
+TEST_CASE("regionctl escapes region names in human output and keeps JSON valid for any path",
+          "[regionctl]") {
+  TempDir dir;
+  // Valid names, but a backslash, a quote and a right-to-left override (which
+  // would reorder the rest of the line on a terminal) are shown escaped.
+  const std::string tricky = "a\\b'c\342\200\256z";  // U+202E, octal
+  const std::string escaped = "'a\\\\b\\'c\\xe2\\x80\\xaez'";
+  // A path that is not UTF-8: JSON output replaces the byte instead of failing.
+  const std::string path = CreateCheckpointStore(dir, "bad-\xff.rs", {tricky + ":1KiB"});
+  const std::vector<std::byte> payload = PatternBytes(1024, 48);
+
+  ProcessResult result = Regionctl({"commit", path, tricky}, payload);
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes ==
+        "committed generation 1 (1.0 KiB) to " + escaped + ", durability sync\n");
+  CHECK(MustLoad(path, tricky) == payload);
+
+  result = Regionctl({"inspect", path});
+  RequireSuccess(result);
+  CHECK_THAT(result.stdout_bytes, Catch::Contains("name=" + escaped + " capacity=1024 "));
+  result = Regionctl({"verify", path});
+  RequireSuccess(result);
+  CHECK_THAT(result.stdout_bytes, Catch::Contains("region " + escaped + ": capacity 1024"));
+  CHECK_THAT(result.stdout_bytes, !Catch::Contains("\342\200\256"));
+
+  const std::string replaced_path = dir.File("bad-\xef\xbf\xbd.rs");  // U+FFFD
+  for (const auto& args : std::vector<std::vector<std::string>>{{"inspect", path, "--json"},
+                                                                {"verify", path, "--json"}}) {
+    INFO(Describe(args));
+    result = Regionctl(args);
+    RequireSuccess(result);
+    const nlohmann::json document = ParseJson(result);
+    CHECK(document["path"] == replaced_path);
+    CHECK(document["regions"][0]["name"] == tricky);  // JSON escapes nothing it need not
+    CHECK(document["regions"][0]["generation"] == 1);
+  }
+  result = Regionctl({"commit", path, tricky, "--json"}, payload);
+  RequireSuccess(result);
+  CHECK(ParseJson(result)["path"] == replaced_path);
+
+  // A failure line shows control bytes of a path as \xNN, never raw.
+  const std::string missing = dir.File("missing-\x1b]0;title\x07.rs");
+  result = Regionctl({"load", missing, "state"});
+  RequireFailure(result, kExitFailure);
+  CHECK_THAT(result.stderr_bytes, Catch::Contains("missing-\\x1b]0;title\\x07.rs"));
+  CHECK(result.stderr_bytes.find('\x1b') == std::string::npos);
 }
 
 }  // namespace
