@@ -37,6 +37,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -304,6 +305,11 @@ struct DevicePerOp {
   double flushes = NAN;
   double write_requests = NAN;
   double write_kib = NAN;
+  // This thread's CPU time per operation (getrusage), in nanoseconds: user
+  // time is the library's own work (checksums, bookkeeping), system time
+  // the kernel's (copies into the page cache, writeback, waits excluded).
+  double user_ns = NAN;
+  double system_ns = NAN;
 };
 
 struct Rounds {
@@ -382,6 +388,16 @@ uint64_t Calibrate(const Arm& arm, double batch_ns) {
 // first, and after each other arm, equally often. A batch runs strides of
 // operations until it has taken `batch_ms`: a batch lasts about as long
 // whether the machine is in its fast or its slow state.
+// This thread's user and system CPU time so far, in nanoseconds.
+std::pair<double, double> ThreadCpuNs() {
+  rusage usage{};
+  ::getrusage(RUSAGE_THREAD, &usage);
+  const auto ns = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_usec) * 1e3;
+  };
+  return {ns(usage.ru_utime), ns(usage.ru_stime)};
+}
+
 Rounds RunInterleaved(const std::vector<Arm>& arms, int rounds, double batch_ms,
                       const std::string& device_stat) {
   const double batch_ns = batch_ms * 1e6;
@@ -394,6 +410,7 @@ Rounds RunInterleaved(const std::vector<Arm>& arms, int rounds, double batch_ms,
     for (size_t k = 0; k < arms.size(); ++k) {
       const size_t a = (static_cast<size_t>(round) + k) % arms.size();
       const std::optional<DeviceCounters> before = ReadDevice(device_stat);
+      const std::pair<double, double> cpu_before = ThreadCpuNs();
       uint64_t ops = 0;
       const auto start = Clock::now();
       double elapsed_ns = 0;
@@ -402,10 +419,13 @@ Rounds RunInterleaved(const std::vector<Arm>& arms, int rounds, double batch_ms,
         ops += strides[a];
         elapsed_ns = Seconds(Clock::now() - start) * 1e9;
       }
+      const std::pair<double, double> cpu_after = ThreadCpuNs();
       const std::optional<DeviceCounters> after = ReadDevice(device_stat);
       const auto per_op = static_cast<double>(ops);
       out.ns[a].push_back(elapsed_ns / per_op);
       DevicePerOp device;
+      device.user_ns = (cpu_after.first - cpu_before.first) / per_op;
+      device.system_ns = (cpu_after.second - cpu_before.second) / per_op;
       if (before && after) {
         device.flushes = static_cast<double>(after->flushes - before->flushes) / per_op;
         device.write_requests =
@@ -421,13 +441,15 @@ Rounds RunInterleaved(const std::vector<Arm>& arms, int rounds, double batch_ms,
 
 // Each field's median over rounds.
 DevicePerOp MedianDevice(const std::vector<DevicePerOp>& rounds) {
-  std::vector<double> flushes, requests, kib;
+  std::vector<double> flushes, requests, kib, user, system;
   for (const DevicePerOp& d : rounds) {
     flushes.push_back(d.flushes);
     requests.push_back(d.write_requests);
     kib.push_back(d.write_kib);
+    user.push_back(d.user_ns);
+    system.push_back(d.system_ns);
   }
-  return {Median(flushes), Median(requests), Median(kib)};
+  return {Median(flushes), Median(requests), Median(kib), Median(user), Median(system)};
 }
 
 // Per-round ratios numerator/denominator (same round, so both batches ran in
@@ -956,6 +978,7 @@ struct RatioRow {
   std::array<double, kRatioArms> median_ns;
   PairedRatio cost;  // commit / raw
   std::array<DevicePerOp, kRatioArms> device;
+  std::string page_cache;  // durable 1 MiB rows: the folio census of both regions
 };
 
 std::vector<RatioRow> RunRatios(const Options& options) {
@@ -996,10 +1019,18 @@ std::vector<RatioRow> RunRatios(const Options& options) {
           options.device_stat);
       const RoundTimes& times = rounds.ns;
       RatioRow row{&mode, size, {},
-                   Paired(times[kCommit], times[kRaw], durable ? &times[kRaw] : nullptr), {}};
+                   Paired(times[kCommit], times[kRaw], durable ? &times[kRaw] : nullptr), {}, {}};
       for (size_t a = 0; a < kRatioArms; ++a) {
         row.median_ns[a] = Median(times[a]);
         row.device[a] = MedianDevice(rounds.device[a]);
+      }
+      if (durable && size >= kMiB) {
+        for (const char* kind : {"commit-", "raw-"}) {
+          const regionstore::RegionEntry& region = RegionOf(store.info(), kind + SizeName(size));
+          row.page_cache += row.page_cache.empty() ? "commit: " : "; raw: ";
+          row.page_cache += CensusText(path, region.slots_offset,
+                                       kSlotsPerRegion * region.slot_stride);
+        }
       }
       rows.push_back(row);
     }
@@ -1041,20 +1072,34 @@ void PrintRatios(const std::vector<RatioRow>& rows, const Options& options) {
       "what a commit writes without the library (mapped: memcpy + XXH3 + 64 B header; "
       "durable: 4 KiB header unit + payload in one pwritev2), 3 slots; commit. Then, for "
       "the durable modes, what the device did per operation: flushes / write requests / KiB "
-      "written (medians; the counters are the whole device's).\n\n");
+      "written (medians; the counters are the whole device's); and this thread's CPU time per "
+      "operation, user + system (getrusage: sampled at the scheduler tick, so rough).\n\n");
   std::printf("| mode | size | raw | raw, 3 slots | XXH3 only | same I/O | commit | device: "
-              "raw | device: commit |\n");
-  std::printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
+              "raw | device: commit | CPU user + sys us: raw / same I/O / commit |\n");
+  std::printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |\n");
   for (const RatioRow& row : rows) {
     const bool durable = IsDurable(row.mode->mode);
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.mode->name,
+    std::string cpu;
+    for (size_t arm : {kRaw, kSameIo, kCommit}) {
+      if (!cpu.empty()) cpu += " / ";
+      cpu += FormatMicros(row.device[arm].user_ns) + " + " +
+             FormatMicros(row.device[arm].system_ns);
+    }
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.mode->name,
                 SizeName(row.size).c_str(), FormatMicros(row.median_ns[kRaw]).c_str(),
                 FormatMicros(row.median_ns[kRawThreeSlots]).c_str(),
                 FormatMicros(row.median_ns[kChecksum]).c_str(),
                 FormatMicros(row.median_ns[kSameIo]).c_str(),
                 FormatMicros(row.median_ns[kCommit]).c_str(),
                 durable ? FormatDevice(row.device[kRaw]).c_str() : "",
-                durable ? FormatDevice(row.device[kCommit]).c_str() : "");
+                durable ? FormatDevice(row.device[kCommit]).c_str() : "", cpu.c_str());
+  }
+  std::printf("\nPage cache of the durable stores' 1 MiB regions after the rounds (the commit "
+              "region's three slots; the raw region's three slots, slot 0 being raw's):\n\n");
+  for (const RatioRow& row : rows) {
+    if (!row.page_cache.empty()) {
+      std::printf("- %s: %s\n", row.mode->name, row.page_cache.c_str());
+    }
   }
   std::printf("\n");
 }
