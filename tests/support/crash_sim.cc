@@ -124,11 +124,13 @@ void CrashSim::Barrier(uint64_t offset, uint64_t length) {
 }
 
 Status CrashSim::Read(uint64_t offset, std::span<std::byte> out) {
+  if (out.empty()) return Status::Ok();
   std::memcpy(out.data(), current_.data() + offset, out.size());
   return Status::Ok();
 }
 
 void CrashSim::Write(uint64_t offset, std::span<const std::byte> data) {
+  if (data.empty()) return;
   // Look first, so a mapping write before this call is its own version.
   Observe();
   std::memcpy(current_.data() + offset, data.data(), data.size());
