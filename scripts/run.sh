@@ -2,7 +2,8 @@
 # The main job: installs what is missing, builds in Release, then on a 16 MiB
 # store under build/release/lab writes 1 MiB at data offset 2 MiB in each
 # durability mode (checking each by reading it back), shows the store with
-# `regionctl inspect`, and runs the durability benchmark's long-lived arms.
+# `regionctl inspect`, runs the durability benchmark's long-lived arms, then the
+# checkpoint commit benchmark's quick run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/deps.sh
@@ -37,3 +38,8 @@ echo "== durability benchmark: long-lived mapping, 8 x 1 MiB updates at data off
 echo "   7 repetitions; read the _median rows (bytes_per_second is GiB/s = the lab's MB/s / 1024)"
 REGIONSTORE_BENCH_DIR="${lab}" "${build}/bench/regionstore_bench" \
   --benchmark_repetitions=7 --benchmark_min_time=0.2 --benchmark_report_aggregates_only=true
+
+echo
+echo "== checkpoint commits vs the same syscalls without the library (and LMDB/SQLite when their"
+echo "   -dev packages were installed at build time); --quick: 5 interleaved rounds"
+REGIONSTORE_BENCH_DIR="${lab}" "${build}/bench/regionstore_commit_bench" --quick
