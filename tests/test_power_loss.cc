@@ -61,7 +61,13 @@ struct RegionModel {
   uint64_t durable = 0;
 };
 
-std::vector<std::byte> RandomPayload(std::mt19937_64& rng, uint64_t capacity) {
+// Payloads as applications write them: mostly the region's previous content
+// with a few bytes changed, sometimes exactly the same bytes again, sometimes
+// new. Commits that share most of their bytes are what lets a crash image
+// piece an old commit back together from units of different writes: random
+// payloads alone would never show that.
+std::vector<std::byte> NextPayload(std::mt19937_64& rng, uint64_t capacity,
+                                   std::vector<std::byte>& body) {
   uint64_t length = 0;
   switch (rng() % 6) {
     case 0: length = 0; break;
@@ -70,9 +76,14 @@ std::vector<std::byte> RandomPayload(std::mt19937_64& rng, uint64_t capacity) {
     case 3: length = std::min<uint64_t>(capacity, 4097); break;
     default: length = rng() % (capacity + 1); break;
   }
-  std::vector<std::byte> payload(length);
-  for (auto& b : payload) b = static_cast<std::byte>(rng());
-  return payload;
+  const uint64_t how = rng() % 8;
+  if (how == 0 || body.empty()) {
+    body.resize(capacity);
+    for (auto& b : body) b = static_cast<std::byte>(rng());
+  } else if (how <= 5) {
+    for (int i = 0; i < 8; ++i) body[rng() % body.size()] = static_cast<std::byte>(rng());
+  }  // else: the same bytes as before
+  return {body.begin(), body.begin() + static_cast<ptrdiff_t>(length)};
 }
 
 Durability RandomMode(std::mt19937_64& rng) {
@@ -141,6 +152,7 @@ void RunTrial(uint64_t seed, int epochs, int images_per_epoch, SimTotals& totals
   std::mt19937_64 rng(seed);
   std::vector<RegionModel> model(kRegions.size());
   std::vector<std::byte> disk = CleanImage();
+  std::vector<std::vector<std::byte>> bodies(kRegions.size());
   for (int epoch = 0; epoch < epochs; ++epoch) {
     const std::string where_epoch =
         "seed " + std::to_string(seed) + " epoch " + std::to_string(epoch);
@@ -169,7 +181,7 @@ void RunTrial(uint64_t seed, int epochs, int images_per_epoch, SimTotals& totals
     uint64_t last_header_unit = 0;
     for (int op = 0; op < ops; ++op) {
       const size_t r = rng() % kRegions.size();
-      const std::vector<std::byte> payload = RandomPayload(rng, kRegions[r].capacity);
+      const std::vector<std::byte> payload = NextPayload(rng, kRegions[r].capacity, bodies[r]);
       const Durability mode = RandomMode(rng);
       // The last commit is in flight with probability 1/3: its barrier
       // never reaches the disk and it counts as not returned.

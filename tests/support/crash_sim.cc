@@ -164,29 +164,37 @@ std::vector<std::byte> CrashSim::Image(std::mt19937_64& rng, ImageKind kind, uin
           }
           return pending_[u][i - 1];
         };
-        const uint64_t choice = rng() % 10;
+        const uint64_t choice = rng() % 12;
         size_t a = rng() % count;
         size_t b = rng() % count;
-        if (a > b) std::swap(a, b);
         if (choice < 4 || a == b) {
           put(u, version(rng() % count));
-        } else if (choice < 7) {
-          // Writeback snapshot during a forward copy: the newer version's
-          // prefix, the older one's suffix.
-          std::vector<std::byte> mixed = version(a);
-          const std::vector<std::byte> newer = version(b);
+          continue;
+        }
+        // A mix of two versions: a cut (writeback snapshot during a copy
+        // that runs forward, or backward as glibc's memcpy may store the
+        // head last), runs of random length, or any byte-wise mix.
+        std::vector<std::byte> mixed = version(a);
+        const std::vector<std::byte> other = version(b);
+        if (choice < 7) {
           const size_t cut = rng() % (mixed.size() + 1);
-          std::copy(newer.begin(), newer.begin() + static_cast<ptrdiff_t>(cut), mixed.begin());
-          put(u, mixed);
+          std::copy(other.begin(), other.begin() + static_cast<ptrdiff_t>(cut), mixed.begin());
+        } else if (choice < 9) {
+          bool take = (rng() & 1) != 0;
+          for (size_t i = 0; i < mixed.size();) {
+            const size_t run = 1 + rng() % 1024;
+            for (size_t k = i; k < std::min(mixed.size(), i + run); ++k) {
+              if (take) mixed[k] = other[k];
+            }
+            i += run;
+            take = !take;
+          }
         } else {
-          // Any byte-wise mix of the two.
-          std::vector<std::byte> mixed = version(a);
-          const std::vector<std::byte> other = version(b);
           for (size_t i = 0; i < mixed.size(); ++i) {
             if (rng() & 1) mixed[i] = other[i];
           }
-          put(u, mixed);
         }
+        put(u, mixed);
       }
       break;
     case ImageKind::kOneStale: {
