@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstring>
 #include <functional>
+#include <new>
+#include <optional>
 #include <thread>
 
 #include "format.h"
@@ -177,8 +179,13 @@ std::vector<ValidHeader> ValidHeadersNewestFirst(const std::vector<slot::HeaderB
         slot::DecodeHeader(headers[i], region_index, i, region.capacity);
     if (decoded.kind == slot::DecodedHeader::Kind::kValid) valid.push_back({i, decoded.header});
   }
+  // Newest first; equal generations (only in a crafted or damaged file) go
+  // to the lower slot, as ExamineRegion reports them.
   std::sort(valid.begin(), valid.end(), [](const ValidHeader& a, const ValidHeader& b) {
-    return a.header.generation > b.header.generation;
+    if (a.header.generation != b.header.generation) {
+      return a.header.generation > b.header.generation;
+    }
+    return a.slot < b.slot;
   });
   return valid;
 }
@@ -215,13 +222,9 @@ Result<uint32_t> Store::Rep::FindRegion(std::string_view name, const char* opera
 
 Status Store::Rep::RecoverRegions() {
   if (info.regions.empty()) return Status::Ok();
-  // Whatever is valid in the page cache now (a commit of a writer killed
-  // before its barrier, kNone commits) becomes durable, so the slot this
-  // recovery picks is the durable one and the next commit may not touch it.
-  if (Status s = file->DataSync(); !s.ok()) {
-    return s.WithOperation("open: fdatasync (recovering checkpoint regions)", path);
-  }
   const ReadFn read = PreadReader(*file, path);
+  const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
+  std::vector<std::byte> chunk;
   regions.assign(info.regions.size(), RegionState{});
   for (uint32_t r = 0; r < info.regions.size(); ++r) {
     const RegionEntry& region = info.regions[r];
@@ -232,8 +235,9 @@ Status Store::Rep::RecoverRegions() {
       if (Status s = read(slot::HeaderFileOffset(region, i), headers[i]); !s.ok()) return s;
     }
     // Newest header first; the first whose payload matches is the commit.
-    // Slots not checked stay "unknown" (free targets), which is safe: the
-    // protocol only needs to know the newest and the durable slot.
+    // Older slots not checked stay "unknown" (free targets), which is safe:
+    // the protocol only needs to know the newest and the durable slot.
+    uint64_t recovered_length = 0;
     for (const ValidHeader& candidate : ValidHeadersNewestFirst(headers, region, r)) {
       auto matches = PayloadMatches(read, slot::PayloadFileOffset(region, candidate.slot),
                                     candidate.header);
@@ -243,9 +247,66 @@ Status Store::Rep::RecoverRegions() {
         state.durable = candidate.slot;
         state.newest_generation = candidate.header.generation;
         state.known_generation[candidate.slot] = candidate.header.generation;
+        recovered_length = candidate.header.length;
         break;
       }
     }
+
+    // A region with data but no valid slot is damaged (or its first commit
+    // was interrupted): leave the evidence for Load and verify to report,
+    // and number new commits above every header that passes its checks, so
+    // none of them can share or outrank a new commit's generation.
+    if (!state.newest) {
+      for (const ValidHeader& stale : ValidHeadersNewestFirst(headers, region, r)) {
+        state.newest_generation = std::max(state.newest_generation, stale.header.generation);
+      }
+      continue;
+    }
+    // Clear every header that belongs to no valid commit and is not older
+    // than the recovered one: a torn header, or one whose payload is torn (a
+    // pwritev puts the header unit down first). Left in place, its commit
+    // was lost but its header stays; the next commit reuses its generation,
+    // and a later crash can complete its old payload from units of new
+    // writes to the slot, bringing the lost commit back above the durable
+    // one. Once the header is zero, no mix of later writes can recreate it.
+    for (uint32_t i = 0; i < region.slot_count; ++i) {
+      if (state.newest == i) continue;
+      const slot::DecodedHeader decoded =
+          slot::DecodeHeader(headers[i], r, i, region.capacity);
+      const bool stale =
+          decoded.kind == slot::DecodedHeader::Kind::kInvalid ||
+          (decoded.kind == slot::DecodedHeader::Kind::kValid &&
+           decoded.header.generation > state.newest_generation);
+      if (!stale) continue;
+      if (Status s = file->WriteAt(slot::HeaderFileOffset(region, i), zero_unit); !s.ok()) {
+        return s.WithOperation("open: clear an invalid checkpoint slot header", path);
+      }
+    }
+
+    // Write the recovered commit again, byte for byte: if an earlier
+    // handle's barrier failed, the kernel may have marked its pages clean
+    // though they never reached the disk, and the fdatasync below would then
+    // skip them while we count the slot as durable.
+    {
+      const uint32_t slot_index = *state.newest;
+      const uint64_t begin = slot::HeaderFileOffset(region, slot_index);
+      const uint64_t end = slot::PayloadFileOffset(region, slot_index) + recovered_length;
+      chunk.resize(std::min<uint64_t>(kVerifyChunk, end - begin));
+      for (uint64_t at = begin; at < end;) {
+        const std::span<std::byte> piece = std::span(chunk).first(std::min<uint64_t>(
+            chunk.size(), end - at));
+        if (Status s = read(at, piece); !s.ok()) return s;
+        if (Status s = file->WriteAt(at, piece); !s.ok()) {
+          return s.WithOperation("open: rewrite the recovered checkpoint", path);
+        }
+        at += piece.size();
+      }
+    }
+  }
+  // One barrier: the cleared headers and the recovered commits are on disk
+  // before the first new commit, so every recovered slot is durable.
+  if (Status s = file->DataSync(); !s.ok()) {
+    return s.WithOperation("open: fdatasync (recovering checkpoint regions)", path);
   }
   return Status::Ok();
 }
@@ -281,6 +342,10 @@ Result<uint64_t> Store::Commit(std::string_view name, std::span<const std::byte>
   }
   if (internal::CurrentMutation() == internal::Mutation::kTwoSlotAlternation) {
     target = state.newest == 0u ? 1u : 0u;
+  }
+  if (state.newest_generation >= slot::kMaxGeneration) {
+    return Status::Error(StatusCode::kCorruption, "commit", r.path,
+                         "region '" + region.name + "': the generation counter is exhausted");
   }
   const uint64_t generation = state.newest_generation + 1;
   slot::Header header;
@@ -386,25 +451,52 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
     return headers;
   };
 
-  // Slots whose payload failed while no header of the region changed: real
-  // damage, not a race with the writer. Forgotten when the headers change.
+  // A payload that fails its checksum while no header of the region changes
+  // is damaged, or still being written by a pwritev that put the header unit
+  // down first: only when two copies of it are identical is it damaged, and
+  // skipped. Both are forgotten when a header changes.
   std::vector<bool> excluded(region.slot_count, false);
+  std::vector<std::optional<uint64_t>> failed_copy(region.slot_count);
+  int stable_without_candidate = 0;
   std::vector<slot::HeaderBytes> headers = read_headers();
+  const auto forget = [&] {
+    std::fill(excluded.begin(), excluded.end(), false);
+    std::fill(failed_copy.begin(), failed_copy.end(), std::nullopt);
+    stable_without_candidate = 0;
+  };
   for (int attempt = 0; attempt < kLoadAttempts; ++attempt) {
     std::vector<ValidHeader> candidates = ValidHeadersNewestFirst(headers, region, index);
     std::erase_if(candidates, [&](const ValidHeader& c) { return excluded[c.slot]; });
     if (candidates.empty()) {
       if (AllEmpty(headers)) return NoCommitYet(r.path, region.name);
-      return NoValidSlot(r.path, region.name);
+      // Headers that are all invalid or damaged: damage if it holds still,
+      // else a header being written (the first commit, say). The writer's
+      // own handle has no one racing it.
+      std::this_thread::yield();
+      std::vector<slot::HeaderBytes> after = read_headers();
+      if (after == headers) {
+        if (r.writable || ++stable_without_candidate >= 3) return NoValidSlot(r.path, region.name);
+      } else {
+        forget();
+      }
+      headers = std::move(after);
+      continue;
     }
     const ValidHeader& newest = candidates.front();
-    out.resize(newest.header.length);
+    try {
+      out.resize(newest.header.length);
+    } catch (const std::bad_alloc&) {
+      return Status::Error(StatusCode::kIOError, "load", r.path,
+                           "region '" + region.name + "': cannot allocate " +
+                               std::to_string(newest.header.length) + " bytes for the copy");
+    }
     if (!out.empty()) {
       std::memcpy(out.data(), base + slot::PayloadFileOffset(region, newest.slot), out.size());
     }
     std::atomic_thread_fence(std::memory_order_acquire);
+    const uint64_t copy_checksum = format::Checksum(out);
     const bool payload_ok =
-        format::Checksum(out) == newest.header.payload_checksum ||
+        copy_checksum == newest.header.payload_checksum ||
         internal::CurrentMutation() == internal::Mutation::kSkipPayloadCheck;
     std::vector<slot::HeaderBytes> after = read_headers();
     if (payload_ok && after[newest.slot] == headers[newest.slot]) {
@@ -413,20 +505,23 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
     }
     if (after == headers) {
       // No header changed during the copy, so the writer was not rewriting
-      // this slot (it writes only a slot that is not the newest, so another
-      // commit's header write would come first): the payload itself is bad,
-      // or the writer's header is ahead of its payload (pwritev writes the
-      // header unit first). Either way, try the next newest.
-      excluded[newest.slot] = true;
+      // this slot: it writes only a slot that is not the newest, so another
+      // commit's header write would have come first.
+      if (r.writable || failed_copy[newest.slot] == copy_checksum) {
+        excluded[newest.slot] = true;
+      } else {
+        failed_copy[newest.slot] = copy_checksum;
+        std::this_thread::yield();
+      }
     } else {
-      std::fill(excluded.begin(), excluded.end(), false);
+      forget();
       std::this_thread::yield();
     }
     headers = std::move(after);
   }
   return Status::Error(StatusCode::kBusy, "load", r.path,
-                       "region '" + region.name + "': the writer replaced the slot being read " +
-                           std::to_string(kLoadAttempts) + " times in a row; retry later");
+                       "region '" + region.name + "': the writer kept changing it during " +
+                           std::to_string(kLoadAttempts) + " attempts to copy it; retry later");
 }
 
 std::vector<RegionReport> Store::List() const {

@@ -111,8 +111,9 @@ DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, ui
                      " slot " + std::to_string(slot);
     return decoded;
   }
-  if (h.generation == 0) {
-    decoded.reason = "generation 0 in a written header";
+  if (h.generation == 0 || h.generation > kMaxGeneration) {
+    decoded.reason = "generation " + std::to_string(h.generation) + " is outside 1.." +
+                     std::to_string(kMaxGeneration);
     return decoded;
   }
   if (h.length > capacity) {

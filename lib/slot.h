@@ -48,6 +48,10 @@ inline constexpr size_t kReserved = 48;
 inline constexpr size_t kHeaderChecksum = 56;
 }  // namespace hdr
 
+// Generations run from 1 to 2^63 - 1: a header claiming more is invalid, so
+// a crafted file cannot make the next commit's generation wrap to 0.
+inline constexpr uint64_t kMaxGeneration = (uint64_t{1} << 63) - 1;
+
 // Largest capacity Create accepts: keeps every slot sum far below 2^63.
 inline constexpr uint64_t kMaxCapacity = uint64_t{1} << 56;
 
@@ -94,7 +98,7 @@ struct DecodedHeader {
 DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, uint32_t slot,
                            uint64_t capacity);
 
-// Validates names as ValidateRegionName does; `where` prefixes the message.
+// Validates names as ValidateRegionName does; errors carry `operation`.
 Status CheckName(std::string_view name, const char* operation);
 
 // Lays out `specs` after the data area (which ends at `data_end`, a 64 KiB

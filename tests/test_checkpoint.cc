@@ -260,9 +260,25 @@ TEST_CASE("EIO at the commit barrier poisons; reopening gives the previous or th
       CHECK(store.Commit("a", previous, Durability::kNone).status().code() ==
             StatusCode::kPoisoned);
     }
-    Store reopened = MustOpen(path, OpenMode::kReadWrite);
+    // The reopen writes the recovered commit again before its fdatasync:
+    // the failed barrier may have left its pages clean but not on disk.
+    TestIo reopen_io;
+    Store reopened = MustOpen(path, OpenMode::kReadWrite, &reopen_io);
     const std::vector<std::byte> got = MustLoad(reopened, "a");
     CHECK((got == previous || got == failed));
+    auto active = reopened.Info("a");
+    REQUIRE(active.ok());
+    const RegionEntry& region = reopened.info().regions[0];
+    uint64_t rewritten = 0;
+    for (const testing::WriteCall& w : reopen_io.Writes()) {
+      const uint64_t begin = slot::HeaderFileOffset(region, active->active_slot);
+      if (w.offset >= begin && w.offset < slot::PayloadFileOffset(region, active->active_slot) +
+                                              got.size()) {
+        rewritten += w.length;
+      }
+    }
+    CHECK(rewritten == slot::kHeaderUnitSize + got.size());
+    CHECK(reopen_io.Count(Op::kDataSync) == 1);
     // Back to the known state for the next case.
     REQUIRE(reopened.Commit("a", previous, Durability::kSync).ok());
   }

@@ -58,8 +58,8 @@ REGIONSTORE_EXPORT std::string_view SlotStateName(SlotState state);
 struct SlotReport {
   uint32_t index = 0;
   SlotState state = SlotState::kEmpty;
-  // From the header when its checksum matched (so for kValid, and for an
-  // invalid slot whose payload is what failed), else 0.
+  // From the header when the header passed every check (so for kValid, and
+  // for an invalid slot whose payload is what failed), else 0.
   uint64_t generation = 0;
   uint64_t length = 0;
   uint64_t commit_unix_ns = 0;
@@ -92,7 +92,8 @@ struct CheckpointMeta {
 
 // Reads every region of the store at `path` with pread only (no mapping, no
 // lock): each slot header and payload checksum. For `regionctl verify`; a bad
-// disk gives an error, not SIGBUS. Errors: those of ReadStoreInfo, kIOError.
+// disk gives an error, not SIGBUS. Errors: those of ReadStoreInfo,
+// kIOError, kCorruption (the file ends inside a slot: truncated while open).
 REGIONSTORE_EXPORT Result<std::vector<RegionReport>> VerifyRegions(const std::string& path,
                                                                    Io* io = nullptr);
 

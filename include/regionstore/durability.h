@@ -25,7 +25,9 @@ enum class Durability : uint8_t {
   kAsync = 1,
   // memcpy + msync(MS_SYNC) on the touched pages (page-aligned range).
   // Survives kill -9: yes. Power loss: yes once the call returns OK, if the
-  // device honours cache flushes.
+  // device honours cache flushes. A checkpoint Commit in this mode is one
+  // pwritev2(RWF_DSYNC) instead (same promise: this range only, flushed
+  // when the call returns; faster than msync on a kept mapping).
   kSync = 2,
   // pwrite at the file offset + fdatasync; the mapping sees the new bytes.
   // Survives kill -9: yes. Power loss: yes once the call returns OK, if the

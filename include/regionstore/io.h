@@ -88,7 +88,8 @@ class REGIONSTORE_EXPORT File {
   virtual Result<uint64_t> ReadAt(uint64_t offset, std::span<std::byte> out) = 0;
   // pwrite all of `data` at `offset`. Errors: kNoSpace, kIOError.
   virtual Status WriteAt(uint64_t offset, std::span<const std::byte> data) = 0;
-  // Writes `parts` end to end from `offset` in one call (pwritev). With
+  // Writes `parts` end to end from `offset` in one call (pwritev; a short
+  // write is continued, and then `data_sync` costs an fdatasync). With
   // `data_sync`, the range is on stable storage when this returns
   // (pwritev2 with RWF_DSYNC: writeback and device flush of this range only;
   // where the kernel or filesystem refuses the flag, pwritev then fdatasync).

@@ -2,9 +2,10 @@
 // handle, with writes under explicit durability modes.
 //
 // Thread safety: a Store is not internally synchronised. Const methods
-// (Read, View, info, ...) may run concurrently with each other; Write and
-// Flush need one writer thread or external synchronisation, and a Read of a
-// range being written may see a mix of old and new bytes.
+// (Read, View, Load, List, Info, info, ...) may run concurrently with each
+// other; Write, Flush and Commit need one writer thread or external
+// synchronisation, and a Read of a range being written may see a mix of old
+// and new bytes.
 //
 // Processes: one writer per store, enforced with flock on the open file
 // description; any number of read-only handles in any process, which take no
@@ -19,9 +20,11 @@
 // not write through an inherited writable Store (two writers would race).
 // Destroying the child's copy unmaps and closes only the child's copy.
 //
-// SIGBUS: View(), Read() and Write() touch the mapping directly. A media
+// SIGBUS: View(), Read(), Write(), Load(), List() and Info() touch the
+// mapping directly. A media
 // error, or another process truncating the file, makes that access raise
-// SIGBUS; the library does not catch it. ReadStoreInfo() uses pread only.
+// SIGBUS; the library does not catch it. ReadStoreInfo(), VerifyRegions() and a writer's recovery on
+// open use pread only.
 #ifndef REGIONSTORE_STORE_H_
 #define REGIONSTORE_STORE_H_
 
@@ -55,7 +58,7 @@ enum class OpenMode : uint8_t { kReadOnly, kReadWrite };
 struct ModeStats {
   uint64_t writes = 0;          // Write calls that returned OK
   uint64_t bytes_written = 0;   // their bytes
-  uint64_t flushes = 0;         // barriers issued (msync or fdatasync), Write and Flush
+  uint64_t flushes = 0;         // barriers issued (msync, fdatasync, RWF_DSYNC): Write, Flush, Commit
   uint64_t flush_nanos = 0;     // wall time inside those barriers
   uint64_t commits = 0;         // Commit calls that returned OK
   uint64_t bytes_committed = 0; // their payload bytes
@@ -118,10 +121,14 @@ class REGIONSTORE_EXPORT Store {
   // takes the single-writer lock for kReadWrite (and checks that the locked
   // inode is still the one at `path`, so a concurrent replace is not missed),
   // then maps the whole file MAP_SHARED from that same locked descriptor.
-  // A writer then recovers each checkpoint region: one fdatasync (so every
-  // valid slot counts as durable), then the newest slot whose header and
-  // payload checksums match, read with pread. Damaged slots are skipped
-  // (List() reports them), never returned.
+  // A writer then recovers each checkpoint region, reading with pread: the
+  // newest slot whose header and payload checksums match is the region's
+  // content. It clears the headers of invalid slots beside it (traces of
+  // interrupted commits, which later writes could otherwise piece back
+  // together), writes the recovered commit again, and calls fdatasync once,
+  // so the recovered commit is durable. A region with data but no valid slot
+  // is left as it is, for Load and verify to report. Damaged slots are never
+  // returned.
   // Errors: kNotFound, kPermissionDenied, kCorruption, kUnsupportedVersion,
   // kBusy (another writer, in this process or another, holds the lock),
   // kIOError.
@@ -163,7 +170,9 @@ class REGIONSTORE_EXPORT Store {
 
   // Replaces the content of region `name` with `payload`, all or nothing:
   // the bytes go to a slot that holds neither the newest commit nor the
-  // newest durable one, header last, then the barrier of `durability`.
+  // newest durable one (kNone/kAsync: payload, then header, into the
+  // mapping; kSync/kPwriteFdatasync: header unit and payload in one
+  // pwritev), then the barrier of `durability`.
   // Returns the commit's generation (the previous one + 1). An empty payload
   // is a commit of length 0. Errors: kNotFound (no such region),
   // kInvalidArgument (payload longer than the capacity, or a read-only

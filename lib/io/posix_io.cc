@@ -145,13 +145,14 @@ class PosixFile final : public File {
                                    static_cast<off_t>(offset + done), flags);
       if (n < 0) {
         if (errno == EINTR) continue;
-        if (flags != 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
-          // A kernel or filesystem without RWF_DSYNC: write, then fdatasync.
+        if (flags != 0 && errno == EOPNOTSUPP) {
+          // A kernel (before 4.7) or filesystem without RWF_DSYNC: write,
+          // then fdatasync.
           flags = 0;
           need_datasync = true;
           continue;
         }
-        return Status::FromErrno(SavedErrno(), data_sync ? "pwritev2(RWF_DSYNC)" : "pwritev",
+        return Status::FromErrno(SavedErrno(), flags != 0 ? "pwritev2(RWF_DSYNC)" : "pwritev",
                                  path_);
       }
       if (n == 0) return Status::FromErrno(EIO, "pwritev", path_, "wrote nothing");
@@ -171,7 +172,7 @@ class PosixFile final : public File {
         need_datasync = true;
       }
     }
-    if (need_datasync) return DataSync();
+    if (need_datasync || (data_sync && total == 0)) return DataSync();
     return Status::Ok();
   }
 
