@@ -252,6 +252,16 @@ Status Store::Rep::RecoverRegions() {
       }
     }
 
+    if (internal::CurrentMutation() == internal::Mutation::kTargetFromRawGeneration) {
+      for (uint32_t i = 0; i < region.slot_count; ++i) {
+        const uint64_t raw = format::Load64(headers[i], slot::hdr::kGeneration);
+        if (raw > state.newest_generation) {
+          state.newest = state.durable = i;
+          state.newest_generation = raw;
+        }
+      }
+      continue;
+    }
     // A region with data but no valid slot is damaged (or its first commit
     // was interrupted): leave the evidence for Load and verify to report,
     // and number new commits above every header that passes its checks, so

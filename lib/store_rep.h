@@ -26,7 +26,8 @@ void SetCommitPhaseWord(std::atomic<uint32_t>* word);
 void MarkCommitPhase(CommitPhase phase);
 
 // Deliberately broken protocols, for the power-loss simulator to prove it
-// catches them (tests only; kCorrect everywhere else). Set before opening.
+// catches them (tests only; kCorrect everywhere else, where each check costs
+// one relaxed load). Set before opening.
 enum class Mutation : uint32_t {
   kCorrect = 0,
   // Durable commits write header and payload, then flush only the header's
@@ -38,6 +39,9 @@ enum class Mutation : uint32_t {
   // Recovery and Load trust a header whose checksum matches without checking
   // the payload's checksum.
   kSkipPayloadCheck,
+  // Recovery takes the slot with the highest raw generation field as the
+  // newest and durable one, without validating its header.
+  kTargetFromRawGeneration,
 };
 void SetMutation(Mutation mutation);
 Mutation CurrentMutation();

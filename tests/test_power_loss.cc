@@ -2,7 +2,7 @@
 // commits in every mode and many sizes run against CrashSim; at the end of a
 // sequence the simulator makes crash images, each is recovered by a writer
 // open and every region is checked against G1 and G3. One image then becomes
-// the disk the next sequence starts from. Three deliberately broken protocols
+// the disk the next sequence starts from. Four deliberately broken protocols
 // must each be caught, or the simulator proves nothing.
 //
 // Replay: every violation names its trial seed; REGIONSTORE_SIM_SEED=<n>
@@ -272,7 +272,9 @@ TEST_CASE("The simulator catches each deliberately broken protocol", "[checkpoin
   };
   for (Broken broken : {Broken{Mutation::kBarrierHeaderOnly, "barrier covers only the header"},
                         Broken{Mutation::kTwoSlotAlternation, "two-slot alternation"},
-                        Broken{Mutation::kSkipPayloadCheck, "payload checksum not checked"}}) {
+                        Broken{Mutation::kSkipPayloadCheck, "payload checksum not checked"},
+                        Broken{Mutation::kTargetFromRawGeneration,
+                               "target chosen from unvalidated generations"}}) {
     MutationScope scope(broken.mutation);
     SimTotals totals;
     uint64_t trials = 0;
