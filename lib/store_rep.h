@@ -153,7 +153,6 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   }
 };
 
-
 }  // namespace regionstore
 
 #endif  // REGIONSTORE_LIB_STORE_REP_H_

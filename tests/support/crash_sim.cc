@@ -137,11 +137,6 @@ void CrashSim::Write(uint64_t offset, std::span<const std::byte> data) {
   Observe();
 }
 
-uint64_t CrashSim::PendingUnits() const {
-  return static_cast<uint64_t>(std::count_if(pending_.begin(), pending_.end(),
-                                             [](const auto& p) { return !p.empty(); }));
-}
-
 std::vector<std::byte> CrashSim::Image(std::mt19937_64& rng, ImageKind kind, uint64_t unit) const {
   std::vector<std::byte> image = durable_;
   std::vector<uint64_t> pending_units;

@@ -49,8 +49,6 @@ class CrashSim final : public Io {
   };
   // A power-loss image of the file. `unit` is for the kOnlyUnit kinds.
   std::vector<std::byte> Image(std::mt19937_64& rng, ImageKind kind, uint64_t unit = 0) const;
-  // Units written since their last barrier.
-  uint64_t PendingUnits() const;
   const std::vector<std::byte>& current() const { return current_; }
 
   // Io.
