@@ -126,9 +126,10 @@ class REGIONSTORE_EXPORT Store {
   // content. It clears the headers of invalid slots beside it (traces of
   // interrupted commits, which later writes could otherwise piece back
   // together), writes the recovered commit again, and calls fdatasync once,
-  // so the recovered commit is durable. A region with data but no valid slot
-  // is left as it is, for Load and verify to report. Damaged slots are never
-  // returned.
+  // so the recovered commit is durable (a writer's open therefore costs one
+  // read and one write of each region's current commit, and one barrier). A
+  // region with data but no valid slot is left as it is, for Load and verify
+  // to report. Damaged slots are never returned.
   // Errors: kNotFound, kPermissionDenied, kCorruption, kUnsupportedVersion,
   // kBusy (another writer, in this process or another, holds the lock),
   // kIOError.
