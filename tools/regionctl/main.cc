@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "cmd_bench.h"
 #include "cmd_commit.h"
 #include "cmd_create.h"
 #include "cmd_inspect.h"
@@ -31,7 +32,7 @@ namespace regionstore::regionctl {
 namespace {
 
 // The commands, for messages about a missing or unknown one.
-constexpr const char* kCommandList = "create, inspect, verify, commit, load, write or read";
+constexpr const char* kCommandList = "create, inspect, verify, commit, load, write, read or bench";
 
 // Writes "regionctl: <text><detail>\n" as one line with no allocation, so it
 // also works after std::bad_alloc. Line breaks inside the text become spaces;
@@ -87,7 +88,7 @@ int Run(int argc, char** argv) {
   Status outcome;
   CLI::App app(
       "Create, inspect and verify regionstore files; write and read the data area; commit\n"
-      "and load checkpoint regions.",
+      "and load checkpoint regions; benchmark the durability modes on this disk.",
       "regionctl");
   app.footer(
       "Example:\n"
@@ -97,6 +98,7 @@ int Run(int argc, char** argv) {
       "  regionctl load state.rs state --output restored.bin\n"
       "  regionctl verify state.rs\n"
       "  regionctl inspect state.rs --json\n"
+      "  regionctl bench --dir /var/lib/myapp\n"
       "Exit codes: 0 success, 1 failure, 2 usage error, 3 not a valid store or damaged,\n"
       "4 busy (another writer holds the store).");
   app.set_version_flag("--version", std::string("regionctl ") + REGIONCTL_VERSION);
@@ -108,6 +110,7 @@ int Run(int argc, char** argv) {
   SetupLoad(app, outcome);
   SetupWrite(app, outcome);
   SetupRead(app, outcome);
+  SetupBench(app, outcome);
 
   if (argc <= 1) {
     std::cout << app.help();
