@@ -1,149 +1,446 @@
-// The region lab, long-lived arms: a 16 MiB store, 1 MiB updated at data
-// offset 2 MiB (a 1 MiB-aligned file offset), 8 updates per iteration, in each
-// durability mode, beside the same syscalls made without the library on the
-// same file and a plain memcpy. The full lab (one-shot arms, sweeps, report)
-// is issue 5's.
+// The region lab (../shared/seeds/004, issue 5), reproduced: a 16 MiB store,
+// a 1 MiB slice updated at data offset 2 MiB (file offset 3 MiB, 1 MiB-aligned,
+// since the data area starts at file offset 1 MiB), content changing on every
+// update, in each of the lab's five arms:
 //
-// The store lives in $REGIONSTORE_BENCH_DIR (default: the current directory):
-// put it on the disk you want to measure, not on tmpfs.
+//   pwrite            pwrite, no flush (raw only: the library has no such mode)
+//   pwrite_fdatasync  pwrite + fdatasync        (library: kPwriteFdatasync)
+//   msync_sync        memcpy + msync(MS_SYNC)   (library: kSync)
+//   msync_async       memcpy + msync(MS_ASYNC)  (library: kAsync)
+//   none              memcpy into the mapping   (library: kNone)
+//
+// each as two variants:
+//
+//   oneshot     every iteration opens, maps, writes, syncs, unmaps, closes, as
+//               the lab did. Library: Store::Open + Write + destructor. Raw:
+//               open/mmap/memcpy/msync/munmap/close or open/pwrite/fdatasync/
+//               close on the same file.
+//   longlived   one open store (raw: one descriptor and one mapping), 8
+//               updates per iteration.
+//
+// and each with the library and with raw syscalls on the same file, plus a
+// memcpy of 1 MiB between two buffers (the floor). Benchmarks are named
+// lab/<arm>/<variant>/<library|raw>/<regime> so a report can pair library and
+// raw; run with --benchmark_repetitions=7
+// --benchmark_enable_random_interleaving=true so the pairs are measured side
+// by side, and read the medians (bench/report.py does).
+//
+// Folio regime (how the slice's pages got into the page cache; it decides what
+// an msync writes back and how many faults a kept mapping takes after one):
+//
+//   large_folios  the store as Store::Create leaves it (8 MiB zero-fill
+//                 pwrites), and before each run the slice is dropped from the
+//                 cache and written back in by one 1 MiB pwrite.
+//   small_folios  the slice dropped from the cache, then faulted back in
+//                 through a mapping (4 KiB folios), before each run.
+//
+// Files go to $REGIONSTORE_BENCH_DIR, by default a folder under the build
+// directory (never /tmp); on tmpfs or overlay the bench warns loudly.
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <benchmark/benchmark.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "regionstore/store.h"
 
+#ifndef REGIONSTORE_LAB_BENCH_DEFAULT_DIR
+#define REGIONSTORE_LAB_BENCH_DEFAULT_DIR "."
+#endif
+
 namespace {
 
 using regionstore::Durability;
 using regionstore::OpenMode;
-using regionstore::Status;
 using regionstore::Store;
 
 constexpr uint64_t kMiB = 1024 * 1024;
 constexpr uint64_t kStoreSize = 16 * kMiB;
-constexpr uint64_t kSliceOffset = 2 * kMiB;
+constexpr uint64_t kSliceOffset = 2 * kMiB;  // in the data area
 constexpr uint64_t kSliceSize = 1 * kMiB;
-constexpr int kUpdatesPerIteration = 8;
+constexpr int kLongLivedUpdates = 8;
 
-std::string StorePath() {
-  const char* dir = std::getenv("REGIONSTORE_BENCH_DIR");
-  return std::string(dir != nullptr ? dir : ".") + "/regionstore-lab-bench.rgn";
+enum class Arm { kPwrite, kPwriteFdatasync, kMsyncSync, kMsyncAsync, kNone };
+enum class Regime { kLargeFolios, kSmallFolios };
+
+const char* ArmName(Arm arm) {
+  switch (arm) {
+    case Arm::kPwrite: return "pwrite";
+    case Arm::kPwriteFdatasync: return "pwrite_fdatasync";
+    case Arm::kMsyncSync: return "msync_sync";
+    case Arm::kMsyncAsync: return "msync_async";
+    case Arm::kNone: return "none";
+  }
+  return "?";
 }
 
-// Content changes every update so no layer can skip an unchanged page.
-void Refill(std::vector<std::byte>& buffer, uint64_t round) {
-  std::memset(buffer.data(), static_cast<int>(round & 0xff), buffer.size());
-  std::memcpy(buffer.data(), &round, sizeof round);
+const char* RegimeName(Regime regime) {
+  return regime == Regime::kLargeFolios ? "large_folios" : "small_folios";
 }
 
-void SetUp(benchmark::State& state) {
-  regionstore::CreateOptions options;
-  options.replace_existing = true;
-  if (auto s = Store::Create(StorePath(), kStoreSize, options); !s.ok()) {
-    state.SkipWithError(s.ToString().c_str());
+std::optional<Durability> LibraryMode(Arm arm) {
+  switch (arm) {
+    case Arm::kPwrite: return std::nullopt;
+    case Arm::kPwriteFdatasync: return Durability::kPwriteFdatasync;
+    case Arm::kMsyncSync: return Durability::kSync;
+    case Arm::kMsyncAsync: return Durability::kAsync;
+    case Arm::kNone: return Durability::kNone;
+  }
+  return std::nullopt;
+}
+
+bool UsesMapping(Arm arm) {
+  return arm == Arm::kMsyncSync || arm == Arm::kMsyncAsync || arm == Arm::kNone;
+}
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+struct Lab {
+  std::string dir;
+  uint64_t slice_file_offset = 0;  // data_offset + kSliceOffset
+  std::string Path(Regime regime) const {
+    return dir + "/lab-" + RegimeName(regime) + ".rgn";
+  }
+};
+
+Lab& TheLab() {
+  static Lab lab;
+  return lab;
+}
+
+// Content changes on every update, in every 4 KiB page, so no layer can skip
+// an unchanged page. Costs 256 stores: included in the timing of every arm
+// alike (library, raw and memcpy), instead of a PauseTiming per update.
+void Stamp(std::vector<std::byte>& slice, uint64_t round) {
+  for (size_t at = 0; at + sizeof round <= slice.size(); at += 4096) {
+    std::memcpy(slice.data() + at, &round, sizeof round);
   }
 }
 
-// Times kUpdatesPerIteration updates per iteration. `update` writes the
-// slice and returns an empty string, or what failed. Refilling the slice is
-// not timed.
-template <typename Update>
-void RunUpdates(benchmark::State& state, Update update) {
+// Puts the slice's pages into the page cache in `regime`'s folio size: drops
+// them (after fdatasync, so they are clean and can be dropped), then brings
+// them back with one 1 MiB pwrite (large folios) or by touching each page
+// through a mapping (4 KiB folios). Returns an empty string or what failed.
+std::string PrepareRegime(Regime regime) {
+  const Lab& lab = TheLab();
+  const std::string path = lab.Path(regime);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return Errno("open " + path);
+  std::string error;
+  const auto offset = static_cast<off_t>(lab.slice_file_offset);
+  std::vector<std::byte> zeros(kSliceSize);
+  if (::fdatasync(fd) != 0) {
+    error = Errno("fdatasync");
+  } else if (int rc = ::posix_fadvise(fd, offset, static_cast<off_t>(kSliceSize),
+                                      POSIX_FADV_DONTNEED);
+             rc != 0) {
+    error = "posix_fadvise(DONTNEED): " + std::string(std::strerror(rc));
+  } else if (regime == Regime::kLargeFolios) {
+    if (::pwrite(fd, zeros.data(), zeros.size(), offset) != static_cast<ssize_t>(zeros.size())) {
+      error = Errno("pwrite");
+    } else if (::fdatasync(fd) != 0) {
+      error = Errno("fdatasync");
+    }
+  } else {
+    void* map = ::mmap(nullptr, kSliceSize, PROT_READ, MAP_SHARED, fd, offset);
+    if (map == MAP_FAILED) {
+      error = Errno("mmap");
+    } else {
+      const auto* bytes = static_cast<const volatile unsigned char*>(map);
+      unsigned sum = 0;
+      for (uint64_t at = 0; at < kSliceSize; at += 4096) sum += bytes[at];
+      benchmark::DoNotOptimize(sum);
+      ::munmap(map, kSliceSize);
+    }
+  }
+  ::close(fd);
+  return error;
+}
+
+// One update with raw syscalls on an open descriptor (and, for the mapping
+// arms, an open mapping of the whole file).
+std::string RawUpdate(Arm arm, int fd, std::byte* map, const std::vector<std::byte>& slice) {
+  const uint64_t offset = TheLab().slice_file_offset;
+  if (!UsesMapping(arm)) {
+    if (::pwrite(fd, slice.data(), slice.size(), static_cast<off_t>(offset)) !=
+        static_cast<ssize_t>(slice.size())) {
+      return Errno("pwrite");
+    }
+    if (arm == Arm::kPwriteFdatasync && ::fdatasync(fd) != 0) return Errno("fdatasync");
+    return {};
+  }
+  std::memcpy(map + offset, slice.data(), slice.size());
+  if (arm != Arm::kNone) {
+    // The offset is 1 MiB-aligned, so already page-aligned for msync.
+    const int flags = arm == Arm::kMsyncSync ? MS_SYNC : MS_ASYNC;
+    if (::msync(map + offset, slice.size(), flags) != 0) return Errno("msync");
+  }
+  return {};
+}
+
+struct RawFile {
+  int fd = -1;
+  std::byte* map = nullptr;
+  size_t map_size = 0;
+  std::string Open(const std::string& path, bool with_mapping) {
+    fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) return Errno("open " + path);
+    if (with_mapping) {
+      struct stat st {};
+      if (::fstat(fd, &st) != 0) return Errno("fstat");
+      map_size = static_cast<size_t>(st.st_size);
+      void* m = ::mmap(nullptr, map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (m == MAP_FAILED) return Errno("mmap");
+      map = static_cast<std::byte*>(m);
+    }
+    return {};
+  }
+  std::string Close() {
+    std::string error;
+    if (map != nullptr && ::munmap(map, map_size) != 0) error = Errno("munmap");
+    map = nullptr;
+    if (fd >= 0 && ::close(fd) != 0 && error.empty()) error = Errno("close");
+    fd = -1;
+    return error;
+  }
+  ~RawFile() { (void)Close(); }
+};
+
+void Finish(benchmark::State& state, int updates_per_iteration) {
+  const auto bytes = static_cast<int64_t>(state.iterations()) * updates_per_iteration *
+                     static_cast<int64_t>(kSliceSize);
+  state.SetBytesProcessed(bytes);
+  state.counters["updates_per_iter"] = updates_per_iteration;
+}
+
+void RawOneShot(benchmark::State& state, Arm arm, Regime regime) {
+  if (std::string e = PrepareRegime(regime); !e.empty()) return state.SkipWithError(e.c_str());
+  const std::string path = TheLab().Path(regime);
   std::vector<std::byte> slice(kSliceSize);
   uint64_t round = 0;
   for (auto _ : state) {
-    for (int i = 0; i < kUpdatesPerIteration; ++i) {
-      state.PauseTiming();
-      Refill(slice, ++round);
-      state.ResumeTiming();
-      if (std::string error = update(slice); !error.empty()) {
-        state.SkipWithError(error.c_str());
-        return;
-      }
+    Stamp(slice, ++round);
+    RawFile file;
+    std::string error = file.Open(path, UsesMapping(arm));
+    if (error.empty()) error = RawUpdate(arm, file.fd, file.map, slice);
+    if (std::string closed = file.Close(); error.empty()) error = closed;
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+      break;
     }
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kUpdatesPerIteration *
-                          static_cast<int64_t>(kSliceSize));
+  Finish(state, 1);
 }
 
-void BM_LibraryWrite(benchmark::State& state, Durability mode) {
-  SetUp(state);
-  auto store = Store::Open(StorePath(), OpenMode::kReadWrite);
-  if (!store.ok()) {
-    state.SkipWithError(store.status().ToString().c_str());
-    return;
+void RawLongLived(benchmark::State& state, Arm arm, Regime regime) {
+  if (std::string e = PrepareRegime(regime); !e.empty()) return state.SkipWithError(e.c_str());
+  RawFile file;
+  if (std::string e = file.Open(TheLab().Path(regime), UsesMapping(arm)); !e.empty()) {
+    return state.SkipWithError(e.c_str());
   }
-  RunUpdates(state, [&](const std::vector<std::byte>& slice) {
-    Status written = store->Write(kSliceOffset, slice, mode);
-    return written.ok() ? std::string() : written.ToString();
-  });
-  // From the handle's own counters: barriers per update and the time spent
-  // inside them, so the table shows how much of each update is the flush.
+  std::vector<std::byte> slice(kSliceSize);
+  uint64_t round = 0;
+  for (auto _ : state) {
+    std::string error;
+    for (int i = 0; i < kLongLivedUpdates && error.empty(); ++i) {
+      Stamp(slice, ++round);
+      error = RawUpdate(arm, file.fd, file.map, slice);
+    }
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+      break;
+    }
+  }
+  Finish(state, kLongLivedUpdates);
+}
+
+void LibraryOneShot(benchmark::State& state, Durability mode, Regime regime) {
+  if (std::string e = PrepareRegime(regime); !e.empty()) return state.SkipWithError(e.c_str());
+  const std::string path = TheLab().Path(regime);
+  std::vector<std::byte> slice(kSliceSize);
+  uint64_t round = 0;
+  for (auto _ : state) {
+    Stamp(slice, ++round);
+    auto store = Store::Open(path, OpenMode::kReadWrite);
+    if (!store.ok()) {
+      state.SkipWithError(store.status().ToString().c_str());
+      break;
+    }
+    if (auto s = store->Write(kSliceOffset, slice, mode); !s.ok()) {
+      state.SkipWithError(s.ToString().c_str());
+      break;
+    }
+  }  // the destructor unmaps, unlocks and closes inside the timed loop
+  Finish(state, 1);
+}
+
+void LibraryLongLived(benchmark::State& state, Durability mode, Regime regime) {
+  if (std::string e = PrepareRegime(regime); !e.empty()) return state.SkipWithError(e.c_str());
+  auto store = Store::Open(TheLab().Path(regime), OpenMode::kReadWrite);
+  if (!store.ok()) return state.SkipWithError(store.status().ToString().c_str());
+  std::vector<std::byte> slice(kSliceSize);
+  uint64_t round = 0;
+  for (auto _ : state) {
+    regionstore::Status written;
+    for (int i = 0; i < kLongLivedUpdates && written.ok(); ++i) {
+      Stamp(slice, ++round);
+      written = store->Write(kSliceOffset, slice, mode);
+    }
+    if (!written.ok()) {
+      state.SkipWithError(written.ToString().c_str());
+      break;
+    }
+  }
+  Finish(state, kLongLivedUpdates);
+  // From the handle's counters: time inside barriers per update.
   const regionstore::ModeStats counters = store->Stats().of(mode);
   if (counters.writes > 0) {
-    state.counters["barriers_per_update"] =
-        static_cast<double>(counters.flushes) / static_cast<double>(counters.writes);
     state.counters["barrier_us_per_update"] =
         static_cast<double>(counters.flush_nanos) / 1e3 / static_cast<double>(counters.writes);
   }
 }
 
-// The same pwrite + fdatasync on the same file offset, no library.
-void BM_RawPwriteFdatasync(benchmark::State& state) {
-  SetUp(state);
-  const std::string path = StorePath();
-  auto info = regionstore::ReadStoreInfo(path);
-  if (!info.ok()) {
-    state.SkipWithError(info.status().ToString().c_str());
-    return;
-  }
-  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    state.SkipWithError(("open " + path + ": " + std::strerror(errno)).c_str());
-    return;
-  }
-  const auto file_offset = static_cast<off_t>(info->data_offset + kSliceOffset);
-  RunUpdates(state, [&](const std::vector<std::byte>& slice) {
-    if (::pwrite(fd, slice.data(), slice.size(), file_offset) !=
-        static_cast<ssize_t>(slice.size())) {
-      return "pwrite: " + std::string(std::strerror(errno));
-    }
-    if (::fdatasync(fd) != 0) return "fdatasync: " + std::string(std::strerror(errno));
-    return std::string();
-  });
-  ::close(fd);
-}
-
-// The floor: copying 1 MiB between two buffers.
-void BM_Memcpy(benchmark::State& state) {
-  std::vector<std::byte> from(kSliceSize, std::byte{1});
+// The floor: 1 MiB copied between two buffers, stamped like every other arm.
+void MemcpyFloor(benchmark::State& state) {
+  std::vector<std::byte> from(kSliceSize);
   std::vector<std::byte> to(kSliceSize);
+  uint64_t round = 0;
   for (auto _ : state) {
-    for (int i = 0; i < kUpdatesPerIteration; ++i) {
-      std::memcpy(to.data(), from.data(), kSliceSize);
-      benchmark::DoNotOptimize(to.data());
-      benchmark::ClobberMemory();
-    }
+    Stamp(from, ++round);
+    std::memcpy(to.data(), from.data(), kSliceSize);
+    benchmark::DoNotOptimize(to.data());
+    benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kUpdatesPerIteration *
-                          static_cast<int64_t>(kSliceSize));
+  Finish(state, 1);
 }
 
-BENCHMARK_CAPTURE(BM_LibraryWrite, none, Durability::kNone)->UseRealTime();
-BENCHMARK_CAPTURE(BM_LibraryWrite, msync_async, Durability::kAsync)->UseRealTime();
-BENCHMARK_CAPTURE(BM_LibraryWrite, msync_sync, Durability::kSync)->UseRealTime();
-BENCHMARK_CAPTURE(BM_LibraryWrite, pwrite_fdatasync, Durability::kPwriteFdatasync)
-    ->UseRealTime();
-BENCHMARK(BM_RawPwriteFdatasync)->UseRealTime();
-BENCHMARK(BM_Memcpy)->UseRealTime();
+// "ext4", "tmpfs", ... for the few types worth naming; hex otherwise.
+std::string FilesystemName(const struct statfs& fs, bool* misleading) {
+  const auto type = static_cast<unsigned long>(fs.f_type);
+  *misleading = false;
+  switch (type) {
+    case 0xEF53UL: return "ext4";
+    case 0x58465342UL: return "xfs";
+    case 0x9123683EUL: return "btrfs";
+    case 0x01021994UL: *misleading = true; return "tmpfs";
+    case 0x794C7630UL: *misleading = true; return "overlay";
+    case 0x858458F6UL: *misleading = true; return "ramfs";
+    default: break;
+  }
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%lx", type);
+  return hex;
+}
+
+// Creates both stores and sets up the small-folio regime's store; records the
+// filesystem, kernel and regimes in the benchmark context. Returns false (and
+// says why) if the lab cannot be set up.
+bool SetUpLab() {
+  Lab& lab = TheLab();
+  const char* dir = std::getenv("REGIONSTORE_BENCH_DIR");
+  lab.dir = (dir != nullptr && *dir != '\0') ? dir : REGIONSTORE_LAB_BENCH_DEFAULT_DIR;
+  if (::mkdir(lab.dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    std::fprintf(stderr, "lab_bench: %s\n", Errno("mkdir " + lab.dir).c_str());
+    return false;
+  }
+  struct statfs fs {};
+  if (::statfs(lab.dir.c_str(), &fs) != 0) {
+    std::fprintf(stderr, "lab_bench: %s\n", Errno("statfs " + lab.dir).c_str());
+    return false;
+  }
+  bool misleading = false;
+  const std::string fs_name = FilesystemName(fs, &misleading);
+  if (misleading) {
+    std::fprintf(stderr,
+                 "\n*** WARNING: %s is on %s. Durable numbers mean nothing there (fdatasync and\n"
+                 "*** msync(MS_SYNC) reach no disk). Set REGIONSTORE_BENCH_DIR to a folder on a\n"
+                 "*** real disk filesystem.\n\n",
+                 lab.dir.c_str(), fs_name.c_str());
+  }
+  struct utsname uts {};
+  ::uname(&uts);
+  benchmark::AddCustomContext("lab_dir", lab.dir);
+  benchmark::AddCustomContext("filesystem", fs_name);
+  benchmark::AddCustomContext("kernel", std::string(uts.sysname) + " " + uts.release);
+  benchmark::AddCustomContext(
+      "folio_regimes",
+      "large_folios: slice written into the page cache by one 1 MiB pwrite (store created by "
+      "Store::Create's 8 MiB zero-fill pwrites); small_folios: slice faulted in through a "
+      "mapping (4 KiB folios)");
+
+  regionstore::CreateOptions options;
+  options.replace_existing = true;
+  for (Regime regime : {Regime::kLargeFolios, Regime::kSmallFolios}) {
+    if (auto s = Store::Create(lab.Path(regime), kStoreSize, options); !s.ok()) {
+      std::fprintf(stderr, "lab_bench: %s\n", s.ToString().c_str());
+      return false;
+    }
+  }
+  auto info = regionstore::ReadStoreInfo(lab.Path(Regime::kLargeFolios));
+  if (!info.ok()) {
+    std::fprintf(stderr, "lab_bench: %s\n", info.status().ToString().c_str());
+    return false;
+  }
+  lab.slice_file_offset = info->data_offset + kSliceOffset;
+  if (lab.slice_file_offset % kMiB != 0) {
+    std::fprintf(stderr, "lab_bench: note: the slice's file offset %llu is not 1 MiB-aligned\n",
+                 static_cast<unsigned long long>(lab.slice_file_offset));
+  }
+  return true;
+}
+
+void RegisterLab() {
+  for (Regime regime : {Regime::kLargeFolios, Regime::kSmallFolios}) {
+    for (Arm arm : {Arm::kPwrite, Arm::kPwriteFdatasync, Arm::kMsyncSync, Arm::kMsyncAsync,
+                    Arm::kNone}) {
+      const std::string arm_name = ArmName(arm);
+      const std::string regime_name = RegimeName(regime);
+      auto name = [&](const char* variant, const char* impl) {
+        return "lab/" + arm_name + "/" + variant + "/" + impl + "/" + regime_name;
+      };
+      if (auto mode = LibraryMode(arm)) {
+        benchmark::RegisterBenchmark(name("oneshot", "library").c_str(), LibraryOneShot, *mode,
+                                     regime)
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(name("longlived", "library").c_str(), LibraryLongLived,
+                                     *mode, regime)
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond);
+      }
+      benchmark::RegisterBenchmark(name("oneshot", "raw").c_str(), RawOneShot, arm, regime)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(name("longlived", "raw").c_str(), RawLongLived, arm, regime)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+  benchmark::RegisterBenchmark("lab/memcpy/oneshot/raw/no_file", MemcpyFloor)
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+}
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (!SetUpLab()) return 1;
+  RegisterLab();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

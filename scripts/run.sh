@@ -2,8 +2,10 @@
 # The main job: installs what is missing, builds in Release, then on a 16 MiB
 # store under build/release/lab writes 1 MiB at data offset 2 MiB in each
 # durability mode (checking each by reading it back), shows the store with
-# `regionctl inspect`, runs the durability benchmark's long-lived arms, then the
-# checkpoint commit benchmark's quick run.
+# `regionctl inspect`, runs the region lab (bench/regionstore_bench: one-shot and
+# long-lived arms, library beside raw syscalls, interleaved) and prints its table
+# with bench/report.py, then the checkpoint commit benchmark's quick run.
+# REGIONSTORE_BENCH_DIR moves the lab's files (default: build/release/lab).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/deps.sh
@@ -34,10 +36,23 @@ echo "== regionctl inspect ${store}"
 "${regionctl}" inspect "${store}"
 
 echo
-echo "== durability benchmark: long-lived mapping, 8 x 1 MiB updates at data offset 2 MiB per iteration,"
-echo "   7 repetitions; read the _median rows (bytes_per_second is GiB/s = the lab's MB/s / 1024)"
-REGIONSTORE_BENCH_DIR="${lab}" "${build}/bench/regionstore_bench" \
-  --benchmark_repetitions=7 --benchmark_min_time=0.2 --benchmark_report_aggregates_only=true
+bench_dir="${REGIONSTORE_BENCH_DIR:-${lab}}"
+echo "== the region lab (bench/regionstore_bench): 16 MiB store, 1 MiB at data offset 2 MiB, arms"
+echo "   pwrite, pwrite_fdatasync, msync_sync, msync_async, none; one-shot and long-lived (x8);"
+echo "   library and raw syscalls interleaved at random, 7 repetitions, medians; two folio regimes"
+echo "   (files in ${bench_dir}; console output in ${lab}/lab-bench.txt)"
+REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_bench" \
+  --benchmark_repetitions=7 --benchmark_min_time=0.2 \
+  --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
+  --benchmark_out="${lab}/lab-bench.json" --benchmark_out_format=json \
+  --benchmark_format=console > "${lab}/lab-bench.txt"
+echo
+if [[ -x /usr/bin/python3 ]]; then
+  /usr/bin/python3 bench/report.py "${lab}/lab-bench.json" --svg "${lab}/lab-bench.svg"
+  echo "(chart: ${lab}/lab-bench.svg; JSON: ${lab}/lab-bench.json)"
+else
+  echo "no /usr/bin/python3: the table is not printed; see ${lab}/lab-bench.txt (_median rows)"
+fi
 
 echo
 echo "== checkpoint commits vs the same syscalls without the library (and LMDB/SQLite when their"

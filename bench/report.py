@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""Turns regionstore_bench's JSON into the region lab's markdown table.
+
+Usage: report.py LAB.json [--svg CHART.svg]
+
+Reads the median rows (run with --benchmark_repetitions=7; with
+--benchmark_report_aggregates_only=true too, or not) of benchmarks named
+lab/<arm>/<variant>/<library|raw>/<regime>, and prints, per regime, arm and
+variant: library MB/s, raw MB/s, library / raw, the library's extra cost per
+update in microseconds, and the lab's published Python figure beside it (from
+another machine). MB/s = bytes / median seconds / 1024^2, as in the lab.
+With --svg, also writes a bar chart (stdlib only, log scale), durable and
+undurable arms in separate groups.
+Standard library only.
+"""
+
+import json
+import math
+import sys
+
+ARMS = ["pwrite", "pwrite_fdatasync", "msync_sync", "msync_async", "none"]
+DURABLE = {"pwrite_fdatasync", "msync_sync"}
+VARIANTS = ["oneshot", "longlived"]
+REGIMES = ["large_folios", "small_folios"]
+SLICE_BYTES = 1024 * 1024
+UPDATES = {"oneshot": 1, "longlived": 8}
+
+# The lab's published one-shot p50 figures (seeds/004: Python 3.13.5, another
+# machine, "Verdict up front"). The lab published no numbers for its reuse x8
+# (long-lived) arms.
+LAB_ONESHOT = {
+    "pwrite": 7821.2,
+    "pwrite_fdatasync": 824.3,
+    "msync_sync": 536.0,
+    "msync_async": 2005.6,
+    "none": 1781.2,
+}
+
+TO_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def medians(doc):
+    """{(arm, variant, impl, regime): median seconds per iteration}."""
+    out = {}
+    for row in doc.get("benchmarks", []):
+        if row.get("run_type") != "aggregate" or row.get("aggregate_name") != "median":
+            continue
+        if row.get("error_occurred"):
+            continue
+        parts = row["run_name"].split("/")
+        if parts[-1] == "real_time":
+            parts = parts[:-1]
+        if len(parts) != 5 or parts[0] != "lab":
+            continue
+        seconds = row["real_time"] * TO_SECONDS[row.get("time_unit", "ns")]
+        out[tuple(parts[1:])] = seconds
+    return out
+
+
+def mbps(seconds, variant):
+    return UPDATES[variant] * SLICE_BYTES / seconds / (1024 * 1024)
+
+
+def fmt(value, digits=0):
+    if value is None:
+        return "–"
+    return f"{value:,.{digits}f}"
+
+
+def table(doc):
+    m = medians(doc)
+    ctx = doc.get("context", {})
+    lines = []
+    lines.append(
+        f"Machine: {ctx.get('num_cpus', '?')} CPUs at {ctx.get('mhz_per_cpu', '?')} MHz, "
+        f"{ctx.get('kernel', '?')}, {ctx.get('filesystem', '?')} ({ctx.get('lab_dir', '?')}), "
+        f"run {ctx.get('date', '?')}.")
+    lines.append("Folio regimes: " + ctx.get("folio_regimes", "?") + ".")
+    lines.append(
+        "MB/s = bytes / median real time of the repetitions / 1024²; one-shot = 1 update per "
+        "iteration (open, map, write, sync, unmap, close), long-lived = 8 updates per "
+        "iteration on one open store. Extra µs = library minus raw median time per update. "
+        "The lab's figures are Python one-shot p50s from another machine, for comparison only.")
+    lines.append("")
+    lines.append("| regime | arm | variant | durable? | library MB/s | raw MB/s | library / raw "
+                 "| extra µs per update | lab (Python, other machine) MB/s |")
+    lines.append("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for regime in REGIMES:
+        for variant in VARIANTS:
+            for arm in ARMS:
+                lib = m.get((arm, variant, "library", regime))
+                raw = m.get((arm, variant, "raw", regime))
+                if lib is None and raw is None:
+                    continue
+                lib_mbps = mbps(lib, variant) if lib else None
+                raw_mbps = mbps(raw, variant) if raw else None
+                ratio = lib_mbps / raw_mbps if lib_mbps and raw_mbps else None
+                extra = (lib - raw) / UPDATES[variant] * 1e6 if lib and raw else None
+                lab = LAB_ONESHOT.get(arm) if variant == "oneshot" else None
+                lines.append(
+                    f"| {regime} | {arm} | {variant} | {'yes' if arm in DURABLE else 'no'} "
+                    f"| {fmt(lib_mbps) if lib else 'n/a (no library mode)'} | {fmt(raw_mbps)} "
+                    f"| {fmt(ratio, 2)} | {fmt(extra, 1)} | {fmt(lab, 1)} |")
+    floor = m.get(("memcpy", "oneshot", "raw", "no_file"))
+    if floor:
+        lines.append(f"| – | memcpy 1 MiB (floor) | – | no | – | {fmt(mbps(floor, 'oneshot'))} "
+                     "| – | – | – |")
+    return "\n".join(lines), m
+
+
+def svg(m, path):
+    """A horizontal bar chart, log scale, durable arms first."""
+    rows = []
+    for durable in (True, False):
+        for regime in REGIMES:
+            for variant in VARIANTS:
+                for arm in ARMS:
+                    if (arm in DURABLE) != durable:
+                        continue
+                    for impl in ("library", "raw"):
+                        t = m.get((arm, variant, impl, regime))
+                        if t:
+                            rows.append((durable, f"{arm} {variant} {impl} ({regime})",
+                                         mbps(t, variant)))
+    if not rows:
+        return
+    top = max(r[2] for r in rows)
+    lo, hi = 100.0, 10 ** math.ceil(math.log10(top))
+    bar_h, label_w, plot_w = 16, 380, 520
+    height = 40 + bar_h * len(rows) + 30
+    scale = lambda v: plot_w * (math.log10(max(v, lo)) - math.log10(lo)) / (
+        math.log10(hi) - math.log10(lo))
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + plot_w + 90}" '
+           f'height="{height}" font-family="sans-serif" font-size="11">',
+           f'<text x="10" y="18" font-size="13">regionstore region lab: MB/s (log scale); '
+           f'red = durable, blue = not durable</text>']
+    y = 30
+    for durable, label, value in rows:
+        color = "#c0392b" if durable else "#2e86c1"
+        out.append(f'<text x="{label_w - 5}" y="{y + 12}" text-anchor="end">{label}</text>')
+        out.append(f'<rect x="{label_w}" y="{y + 2}" width="{scale(value):.1f}" '
+                   f'height="{bar_h - 4}" fill="{color}"/>')
+        out.append(f'<text x="{label_w + scale(value) + 4:.1f}" y="{y + 12}">{value:,.0f}</text>')
+        y += bar_h
+    decade = lo
+    while decade <= hi:
+        x = label_w + scale(decade)
+        out.append(f'<line x1="{x:.1f}" y1="30" x2="{x:.1f}" y2="{y}" stroke="#999" '
+                   f'stroke-dasharray="2,2"/>')
+        out.append(f'<text x="{x:.1f}" y="{y + 14}" text-anchor="middle">{decade:,.0f}</text>')
+        decade *= 10
+    out.append("</svg>")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def main(argv):
+    if len(argv) not in (2, 4) or (len(argv) == 4 and argv[2] != "--svg"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(argv[1], encoding="utf-8") as f:
+        doc = json.load(f)
+    text, m = table(doc)
+    if not m:
+        print(f"report.py: no lab median rows in {argv[1]}", file=sys.stderr)
+        return 1
+    print(text)
+    if len(argv) == 4:
+        svg(m, argv[3])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
