@@ -28,6 +28,9 @@
 // --benchmark_enable_random_interleaving=true so the pairs are measured side
 // by side, and read the medians (bench/report.py does).
 //
+// With REGIONSTORE_LAB_SWEEPS=1 it adds the write-size sweep (issue 5 item 3):
+// sweep/<arm>/<bytes>/<aligned|unaligned>/<library|raw>, 4 KiB to 4 MiB.
+//
 // Folio regime (how the slice's pages got into the page cache; it decides what
 // an msync writes back and how many faults a kept mapping takes after one):
 //
@@ -54,6 +57,7 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -174,29 +178,32 @@ std::string PrepareRegime(Regime regime) {
   return error;
 }
 
-// One update with raw syscalls on an open descriptor (and, for the mapping
-// arms, an open mapping of the whole file).
+// One update of `data` at `offset` in the file with raw syscalls on an open
+// descriptor (and, for the mapping arms, an open mapping of the whole file).
 // `populate`: MADV_POPULATE_WRITE on the range before the copy (Linux 5.14+),
 // to take a kept mapping's write faults after an msync in one call.
-std::string RawUpdate(Arm arm, int fd, std::byte* map, const std::vector<std::byte>& slice,
-                      bool populate = false) {
-  const uint64_t offset = TheLab().slice_file_offset;
+std::string RawUpdate(Arm arm, int fd, std::byte* map, std::span<const std::byte> data,
+                      uint64_t offset, bool populate = false) {
   if (!UsesMapping(arm)) {
-    if (::pwrite(fd, slice.data(), slice.size(), static_cast<off_t>(offset)) !=
-        static_cast<ssize_t>(slice.size())) {
+    if (::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset)) !=
+        static_cast<ssize_t>(data.size())) {
       return Errno("pwrite");
     }
     if (arm == Arm::kPwriteFdatasync && ::fdatasync(fd) != 0) return Errno("fdatasync");
     return {};
   }
-  if (populate && ::madvise(map + offset, slice.size(), MADV_POPULATE_WRITE) != 0) {
+  // msync and madvise need a page-aligned start: round the start down and the
+  // end up (the lab's own offset is 1 MiB-aligned already).
+  static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t start = offset / page * page;
+  const uint64_t end = (offset + data.size() + page - 1) / page * page;
+  if (populate && ::madvise(map + start, end - start, MADV_POPULATE_WRITE) != 0) {
     return Errno("madvise(MADV_POPULATE_WRITE)");
   }
-  std::memcpy(map + offset, slice.data(), slice.size());
+  std::memcpy(map + offset, data.data(), data.size());
   if (arm != Arm::kNone) {
-    // The offset is 1 MiB-aligned, so already page-aligned for msync.
     const int flags = arm == Arm::kMsyncSync ? MS_SYNC : MS_ASYNC;
-    if (::msync(map + offset, slice.size(), flags) != 0) return Errno("msync");
+    if (::msync(map + start, end - start, flags) != 0) return Errno("msync");
   }
   return {};
 }
@@ -245,7 +252,7 @@ void RawOneShot(benchmark::State& state, Arm arm, Regime regime) {
     Stamp(slice, ++round);
     RawFile file;
     std::string error = file.Open(path, UsesMapping(arm));
-    if (error.empty()) error = RawUpdate(arm, file.fd, file.map, slice);
+    if (error.empty()) error = RawUpdate(arm, file.fd, file.map, slice, TheLab().slice_file_offset);
     if (std::string closed = file.Close(); error.empty()) error = closed;
     if (!error.empty()) {
       state.SkipWithError(error.c_str());
@@ -267,7 +274,7 @@ void RawLongLived(benchmark::State& state, Arm arm, Regime regime, bool populate
     std::string error;
     for (int i = 0; i < kLongLivedUpdates && error.empty(); ++i) {
       Stamp(slice, ++round);
-      error = RawUpdate(arm, file.fd, file.map, slice, populate);
+      error = RawUpdate(arm, file.fd, file.map, slice, TheLab().slice_file_offset, populate);
     }
     if (!error.empty()) {
       state.SkipWithError(error.c_str());
@@ -321,6 +328,64 @@ void LibraryLongLived(benchmark::State& state, Durability mode, Regime regime) {
     state.counters["barrier_us_per_update"] =
         static_cast<double>(counters.flush_nanos) / 1e3 / static_cast<double>(counters.writes);
   }
+}
+
+// Issue 5 item 3, write-size sweep (only with REGIONSTORE_LAB_SWEEPS=1): a
+// long-lived store in the large-folio regime, 8 updates of `size` bytes per
+// iteration at data offset 2 MiB, or 2 MiB + 100 bytes (unaligned).
+constexpr uint64_t kUnalignedBy = 100;
+
+void SweepLibrary(benchmark::State& state, Durability mode, uint64_t size, bool unaligned) {
+  if (std::string e = PrepareRegime(Regime::kLargeFolios); !e.empty()) {
+    return state.SkipWithError(e.c_str());
+  }
+  auto store = Store::Open(TheLab().Path(Regime::kLargeFolios), OpenMode::kReadWrite);
+  if (!store.ok()) return state.SkipWithError(store.status().ToString().c_str());
+  std::vector<std::byte> data(size);
+  const uint64_t offset = kSliceOffset + (unaligned ? kUnalignedBy : 0);
+  uint64_t round = 0;
+  for (auto _ : state) {
+    regionstore::Status written;
+    for (int i = 0; i < kLongLivedUpdates && written.ok(); ++i) {
+      Stamp(data, ++round);
+      written = store->Write(offset, data, mode);
+    }
+    if (!written.ok()) {
+      state.SkipWithError(written.ToString().c_str());
+      break;
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kLongLivedUpdates *
+                          static_cast<int64_t>(size));
+  state.counters["updates_per_iter"] = kLongLivedUpdates;
+}
+
+void SweepRaw(benchmark::State& state, Arm arm, uint64_t size, bool unaligned) {
+  if (std::string e = PrepareRegime(Regime::kLargeFolios); !e.empty()) {
+    return state.SkipWithError(e.c_str());
+  }
+  RawFile file;
+  if (std::string e = file.Open(TheLab().Path(Regime::kLargeFolios), UsesMapping(arm));
+      !e.empty()) {
+    return state.SkipWithError(e.c_str());
+  }
+  std::vector<std::byte> data(size);
+  const uint64_t offset = TheLab().slice_file_offset + (unaligned ? kUnalignedBy : 0);
+  uint64_t round = 0;
+  for (auto _ : state) {
+    std::string error;
+    for (int i = 0; i < kLongLivedUpdates && error.empty(); ++i) {
+      Stamp(data, ++round);
+      error = RawUpdate(arm, file.fd, file.map, data, offset);
+    }
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+      break;
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kLongLivedUpdates *
+                          static_cast<int64_t>(size));
+  state.counters["updates_per_iter"] = kLongLivedUpdates;
 }
 
 // The floor: 1 MiB copied between two buffers, stamped like every other arm.
@@ -444,6 +509,25 @@ void RegisterLab() {
                                      arm, regime, true)
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
+      }
+    }
+  }
+  const char* sweeps = std::getenv("REGIONSTORE_LAB_SWEEPS");
+  if (sweeps != nullptr && std::string(sweeps) == "1") {
+    for (Arm arm : {Arm::kPwriteFdatasync, Arm::kMsyncSync, Arm::kMsyncAsync, Arm::kNone}) {
+      for (uint64_t size : {uint64_t{4096}, uint64_t{65536}, kMiB, 4 * kMiB}) {
+        for (bool unaligned : {false, true}) {
+          const std::string prefix = "sweep/" + std::string(ArmName(arm)) + "/" +
+                                     std::to_string(size) + "/" +
+                                     (unaligned ? "unaligned" : "aligned") + "/";
+          benchmark::RegisterBenchmark((prefix + "library").c_str(), SweepLibrary,
+                                       *LibraryMode(arm), size, unaligned)
+              ->UseRealTime()
+              ->Unit(benchmark::kMicrosecond);
+          benchmark::RegisterBenchmark((prefix + "raw").c_str(), SweepRaw, arm, size, unaligned)
+              ->UseRealTime()
+              ->Unit(benchmark::kMicrosecond);
+        }
       }
     }
   }

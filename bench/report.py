@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """Turns regionstore_bench's JSON into the region lab's markdown table.
 
-Usage: report.py LAB.json [--svg CHART.svg]
+Usage: report.py LAB.json [MORE.json ...] [--svg CHART.svg]
 
 Reads the median rows (run with --benchmark_repetitions=7; with
 --benchmark_report_aggregates_only=true too, or not) of benchmarks named
 lab/<arm>/<variant>/<library|raw>/<regime>, and prints, per regime, arm and
 variant: library MB/s, raw MB/s, library / raw, the library's extra cost per
 update in microseconds, and the lab's published Python figure beside it (from
-another machine). MB/s = bytes / median seconds / 1024^2, as in the lab.
+another machine); then the MADV_POPULATE_WRITE comparison and, if the JSON has
+sweep/<arm>/<bytes>/<aligned|unaligned>/<impl> rows, the write-size sweep.
+Several JSON files are merged (context from the first). MB/s = bytes / median seconds / 1024^2, as in the lab.
 With --svg, also writes a bar chart (stdlib only, log scale), durable and
 undurable arms in separate groups.
 Standard library only.
@@ -50,10 +52,11 @@ def medians(doc):
         parts = row["run_name"].split("/")
         if parts[-1] == "real_time":
             parts = parts[:-1]
-        if len(parts) != 5 or parts[0] != "lab":
+        if len(parts) != 5 or parts[0] not in ("lab", "sweep"):
             continue
         seconds = row["real_time"] * TO_SECONDS[row.get("time_unit", "ns")]
-        out[tuple(parts[1:])] = seconds
+        key = tuple(parts[1:]) if parts[0] == "lab" else tuple(parts)
+        out[key] = seconds
     return out
 
 
@@ -119,6 +122,25 @@ def table(doc):
         for regime, plain, pop in populate:
             a, b = mbps(plain, "longlived"), mbps(pop, "longlived")
             lines.append(f"| {regime} | {fmt(a)} | {fmt(b)} | {fmt(b / a, 2)} |")
+    sweep = sorted({(k[1], int(k[2]), k[3]) for k in m if k[0] == "sweep"},
+                   key=lambda t: (ARMS.index(t[0]), t[1], t[2]))
+    if sweep:
+        lines.append("")
+        lines.append("Write-size sweep: long-lived store, large-folio regime, 8 updates per "
+                     "iteration at data offset 2 MiB (unaligned: + 100 bytes).")
+        lines.append("")
+        lines.append("| arm | size | offset | library MB/s | raw MB/s | library / raw "
+                     "| library updates/s |")
+        lines.append("| --- | ---: | --- | ---: | ---: | ---: | ---: |")
+        for arm, size, align in sweep:
+            lib = m.get(("sweep", arm, str(size), align, "library"))
+            raw = m.get(("sweep", arm, str(size), align, "raw"))
+            to_mbps = lambda t: 8 * size / t / (1024 * 1024) if t else None
+            ratio = to_mbps(lib) / to_mbps(raw) if lib and raw else None
+            ops = 8 / lib if lib else None
+            label = f"{size // 1024} KiB" if size < 1024 * 1024 else f"{size // (1024 * 1024)} MiB"
+            lines.append(f"| {arm} | {label} | {align} | {fmt(to_mbps(lib))} | {fmt(to_mbps(raw))} "
+                         f"| {fmt(ratio, 2)} | {fmt(ops)} |")
     return "\n".join(lines), m
 
 
@@ -169,18 +191,31 @@ def svg(m, path):
 
 
 def main(argv):
-    if len(argv) not in (2, 4) or (len(argv) == 4 and argv[2] != "--svg"):
+    args = argv[1:]
+    svg_path = None
+    if "--svg" in args:
+        at = args.index("--svg")
+        if at + 1 >= len(args):
+            print(__doc__, file=sys.stderr)
+            return 2
+        svg_path = args[at + 1]
+        del args[at:at + 2]
+    if not args:
         print(__doc__, file=sys.stderr)
         return 2
-    with open(argv[1], encoding="utf-8") as f:
-        doc = json.load(f)
+    doc = {"benchmarks": []}
+    for path in args:
+        with open(path, encoding="utf-8") as f:
+            part = json.load(f)
+        doc.setdefault("context", part.get("context", {}))
+        doc["benchmarks"].extend(part.get("benchmarks", []))
     text, m = table(doc)
     if not m:
-        print(f"report.py: no lab median rows in {argv[1]}", file=sys.stderr)
+        print(f"report.py: no lab median rows in {' '.join(args)}", file=sys.stderr)
         return 1
     print(text)
-    if len(argv) == 4:
-        svg(m, argv[3])
+    if svg_path:
+        svg(m, svg_path)
     return 0
 
 

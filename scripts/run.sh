@@ -40,16 +40,23 @@ bench_dir="${REGIONSTORE_BENCH_DIR:-${lab}}"
 echo "== the region lab (bench/regionstore_bench): 16 MiB store, 1 MiB at data offset 2 MiB, arms"
 echo "   pwrite, pwrite_fdatasync, msync_sync, msync_async, none; one-shot and long-lived (x8);"
 echo "   library and raw syscalls interleaved at random, 7 repetitions, medians; two folio regimes"
-echo "   (files in ${bench_dir}; console output in ${lab}/lab-bench.txt)"
+echo "   (files in ${bench_dir}; console output in ${lab}/lab-bench.txt and lab-sweep.txt)"
 REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_bench" \
-  --benchmark_repetitions=7 --benchmark_min_time=0.2 \
+  --benchmark_repetitions=7 --benchmark_min_time=0.15 \
   --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
   --benchmark_out="${lab}/lab-bench.json" --benchmark_out_format=json \
   --benchmark_format=console > "${lab}/lab-bench.txt"
+# The write-size sweep (4 KiB to 4 MiB, aligned and not), shorter: 3 repetitions.
+REGIONSTORE_LAB_SWEEPS=1 REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_bench" \
+  --benchmark_filter='^sweep/' --benchmark_repetitions=3 --benchmark_min_time=0.05 \
+  --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
+  --benchmark_out="${lab}/lab-sweep.json" --benchmark_out_format=json \
+  --benchmark_format=console > "${lab}/lab-sweep.txt"
 echo
 if [[ -x /usr/bin/python3 ]]; then
-  /usr/bin/python3 bench/report.py "${lab}/lab-bench.json" --svg "${lab}/lab-bench.svg"
-  echo "(chart: ${lab}/lab-bench.svg; JSON: ${lab}/lab-bench.json)"
+  /usr/bin/python3 bench/report.py "${lab}/lab-bench.json" "${lab}/lab-sweep.json" \
+    --svg "${lab}/lab-bench.svg"
+  echo "(chart: ${lab}/lab-bench.svg; JSON: ${lab}/lab-bench.json, ${lab}/lab-sweep.json)"
 else
   echo "no /usr/bin/python3: the table is not printed; see ${lab}/lab-bench.txt (_median rows)"
 fi
