@@ -84,11 +84,16 @@ enum class Regime { kLargeFolios, kSmallFolios };
 
 const char* ArmName(Arm arm) {
   switch (arm) {
-    case Arm::kPwrite: return "pwrite";
-    case Arm::kPwriteFdatasync: return "pwrite_fdatasync";
-    case Arm::kMsyncSync: return "msync_sync";
-    case Arm::kMsyncAsync: return "msync_async";
-    case Arm::kNone: return "none";
+    case Arm::kPwrite:
+      return "pwrite";
+    case Arm::kPwriteFdatasync:
+      return "pwrite_fdatasync";
+    case Arm::kMsyncSync:
+      return "msync_sync";
+    case Arm::kMsyncAsync:
+      return "msync_async";
+    case Arm::kNone:
+      return "none";
   }
   return "?";
 }
@@ -99,11 +104,16 @@ const char* RegimeName(Regime regime) {
 
 std::optional<Durability> LibraryMode(Arm arm) {
   switch (arm) {
-    case Arm::kPwrite: return std::nullopt;
-    case Arm::kPwriteFdatasync: return Durability::kPwriteFdatasync;
-    case Arm::kMsyncSync: return Durability::kSync;
-    case Arm::kMsyncAsync: return Durability::kAsync;
-    case Arm::kNone: return Durability::kNone;
+    case Arm::kPwrite:
+      return std::nullopt;
+    case Arm::kPwriteFdatasync:
+      return Durability::kPwriteFdatasync;
+    case Arm::kMsyncSync:
+      return Durability::kSync;
+    case Arm::kMsyncAsync:
+      return Durability::kAsync;
+    case Arm::kNone:
+      return Durability::kNone;
   }
   return std::nullopt;
 }
@@ -117,9 +127,7 @@ std::string Errno(const std::string& what) { return what + ": " + std::strerror(
 struct Lab {
   std::string dir;
   uint64_t slice_file_offset = 0;  // data_offset + kSliceOffset
-  std::string Path(Regime regime) const {
-    return dir + "/lab-" + RegimeName(regime) + ".rgn";
-  }
+  std::string Path(Regime regime) const { return dir + "/lab-" + RegimeName(regime) + ".rgn"; }
 };
 
 Lab& TheLab() {
@@ -407,13 +415,23 @@ std::string FilesystemName(const struct statfs& fs, bool* misleading) {
   const auto type = static_cast<unsigned long>(fs.f_type);
   *misleading = false;
   switch (type) {
-    case 0xEF53UL: return "ext4";
-    case 0x58465342UL: return "xfs";
-    case 0x9123683EUL: return "btrfs";
-    case 0x01021994UL: *misleading = true; return "tmpfs";
-    case 0x794C7630UL: *misleading = true; return "overlay";
-    case 0x858458F6UL: *misleading = true; return "ramfs";
-    default: break;
+    case 0xEF53UL:
+      return "ext4";
+    case 0x58465342UL:
+      return "xfs";
+    case 0x9123683EUL:
+      return "btrfs";
+    case 0x01021994UL:
+      *misleading = true;
+      return "tmpfs";
+    case 0x794C7630UL:
+      *misleading = true;
+      return "overlay";
+    case 0x858458F6UL:
+      *misleading = true;
+      return "ramfs";
+    default:
+      break;
   }
   char hex[32];
   std::snprintf(hex, sizeof hex, "0x%lx", type);
@@ -479,8 +497,8 @@ bool SetUpLab() {
 
 void RegisterLab() {
   for (Regime regime : {Regime::kLargeFolios, Regime::kSmallFolios}) {
-    for (Arm arm : {Arm::kPwrite, Arm::kPwriteFdatasync, Arm::kMsyncSync, Arm::kMsyncAsync,
-                    Arm::kNone}) {
+    for (Arm arm :
+         {Arm::kPwrite, Arm::kPwriteFdatasync, Arm::kMsyncSync, Arm::kMsyncAsync, Arm::kNone}) {
       const std::string arm_name = ArmName(arm);
       const std::string regime_name = RegimeName(regime);
       auto name = [&](const char* variant, const char* impl) {
@@ -491,8 +509,8 @@ void RegisterLab() {
                                      regime)
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
-        benchmark::RegisterBenchmark(name("longlived", "library").c_str(), LibraryLongLived,
-                                     *mode, regime)
+        benchmark::RegisterBenchmark(name("longlived", "library").c_str(), LibraryLongLived, *mode,
+                                     regime)
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
       }
@@ -505,8 +523,8 @@ void RegisterLab() {
           ->Unit(benchmark::kMicrosecond);
       if (arm == Arm::kMsyncSync) {
         // Issue 5 item 4: does prefaulting remove a kept mapping's fault cost?
-        benchmark::RegisterBenchmark(name("longlived", "raw_populate").c_str(), RawLongLived,
-                                     arm, regime, true)
+        benchmark::RegisterBenchmark(name("longlived", "raw_populate").c_str(), RawLongLived, arm,
+                                     regime, true)
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
       }
