@@ -126,13 +126,23 @@ std::string Errno(const std::string& what) { return what + ": " + std::strerror(
 
 struct Lab {
   std::string dir;
-  uint64_t slice_file_offset = 0;  // data_offset + kSliceOffset
+  std::vector<uint64_t> store_size_sweep;  // store sizes created for storesize/...
+  uint64_t slice_file_offset = 0;          // data_offset + kSliceOffset
   std::string Path(Regime regime) const { return dir + "/lab-" + RegimeName(regime) + ".rgn"; }
 };
 
 Lab& TheLab() {
   static Lab lab;
   return lab;
+}
+
+std::string StoreSizePath(uint64_t store_size) {
+  return TheLab().dir + "/lab-storesize-" + std::to_string(store_size / kMiB) + "MiB.rgn";
+}
+
+bool SweepsWanted() {
+  const char* sweeps = std::getenv("REGIONSTORE_LAB_SWEEPS");
+  return sweeps != nullptr && std::string(sweeps) == "1";
 }
 
 // Content changes on every update, in every 4 KiB page, so no layer can skip
@@ -152,9 +162,8 @@ void Stamp(std::vector<std::byte>& slice, uint64_t round) {
 // touching each page through a mapping (256 4 KiB folios). Both checked on
 // Linux 6.18 / ext4 with /proc/self/pagemap and /proc/kpageflags.
 // Returns an empty string or what failed.
-std::string PrepareRegime(Regime regime) {
+std::string PrepareRegimeAt(const std::string& path, Regime regime) {
   const Lab& lab = TheLab();
-  const std::string path = lab.Path(regime);
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return Errno("open " + path);
   std::string error;
@@ -185,6 +194,8 @@ std::string PrepareRegime(Regime regime) {
   ::close(fd);
   return error;
 }
+
+std::string PrepareRegime(Regime regime) { return PrepareRegimeAt(TheLab().Path(regime), regime); }
 
 // One update of `data` at `offset` in the file with raw syscalls on an open
 // descriptor (and, for the mapping arms, an open mapping of the whole file).
@@ -343,11 +354,12 @@ void LibraryLongLived(benchmark::State& state, Durability mode, Regime regime) {
 // iteration at data offset 2 MiB, or 2 MiB + 100 bytes (unaligned).
 constexpr uint64_t kUnalignedBy = 100;
 
-void SweepLibrary(benchmark::State& state, Durability mode, uint64_t size, bool unaligned) {
-  if (std::string e = PrepareRegime(Regime::kLargeFolios); !e.empty()) {
+void SweepLibrary(benchmark::State& state, Durability mode, uint64_t size, bool unaligned,
+                  const std::string& path) {
+  if (std::string e = PrepareRegimeAt(path, Regime::kLargeFolios); !e.empty()) {
     return state.SkipWithError(e.c_str());
   }
-  auto store = Store::Open(TheLab().Path(Regime::kLargeFolios), OpenMode::kReadWrite);
+  auto store = Store::Open(path, OpenMode::kReadWrite);
   if (!store.ok()) return state.SkipWithError(store.status().ToString().c_str());
   std::vector<std::byte> data(size);
   const uint64_t offset = kSliceOffset + (unaligned ? kUnalignedBy : 0);
@@ -368,17 +380,19 @@ void SweepLibrary(benchmark::State& state, Durability mode, uint64_t size, bool 
   state.counters["updates_per_iter"] = kLongLivedUpdates;
 }
 
-void SweepRaw(benchmark::State& state, Arm arm, uint64_t size, bool unaligned) {
-  if (std::string e = PrepareRegime(Regime::kLargeFolios); !e.empty()) {
+void SweepRaw(benchmark::State& state, Arm arm, uint64_t size, bool unaligned,
+              const std::string& path) {
+  if (std::string e = PrepareRegimeAt(path, Regime::kLargeFolios); !e.empty()) {
     return state.SkipWithError(e.c_str());
   }
   RawFile file;
-  if (std::string e = file.Open(TheLab().Path(Regime::kLargeFolios), UsesMapping(arm));
-      !e.empty()) {
+  if (std::string e = file.Open(path, UsesMapping(arm)); !e.empty()) {
     return state.SkipWithError(e.c_str());
   }
   std::vector<std::byte> data(size);
-  const uint64_t offset = TheLab().slice_file_offset + (unaligned ? kUnalignedBy : 0);
+  auto info = regionstore::ReadStoreInfo(path);
+  if (!info.ok()) return state.SkipWithError(info.status().ToString().c_str());
+  const uint64_t offset = info->data_offset + kSliceOffset + (unaligned ? kUnalignedBy : 0);
   uint64_t round = 0;
   for (auto _ : state) {
     std::string error;
@@ -488,6 +502,26 @@ bool SetUpLab() {
     return false;
   }
   lab.slice_file_offset = info->data_offset + kSliceOffset;
+  // REGIONSTORE_LAB_STORE_SIZES: MiB sizes, comma-separated (the issue's
+  // sweep is 16,256,2048), only with REGIONSTORE_LAB_SWEEPS=1. The files are
+  // removed at exit.
+  if (const char* sizes = std::getenv("REGIONSTORE_LAB_STORE_SIZES");
+      sizes != nullptr && SweepsWanted()) {
+    std::string list = sizes;
+    for (size_t at = 0; at < list.size();) {
+      size_t comma = list.find(',', at);
+      if (comma == std::string::npos) comma = list.size();
+      const uint64_t mib = std::strtoull(list.substr(at, comma - at).c_str(), nullptr, 10);
+      at = comma + 1;
+      if (mib < 8) continue;  // the slice needs data offset 2 MiB + 4 MiB
+      const std::string path = StoreSizePath(mib * kMiB);
+      if (auto s = Store::Create(path, mib * kMiB, options); !s.ok()) {
+        std::fprintf(stderr, "lab_bench: %s\n", s.ToString().c_str());
+        return false;
+      }
+      lab.store_size_sweep.push_back(mib * kMiB);
+    }
+  }
   if (lab.slice_file_offset % kMiB != 0) {
     std::fprintf(stderr, "lab_bench: note: the slice's file offset %llu is not 1 MiB-aligned\n",
                  static_cast<unsigned long long>(lab.slice_file_offset));
@@ -530,8 +564,8 @@ void RegisterLab() {
       }
     }
   }
-  const char* sweeps = std::getenv("REGIONSTORE_LAB_SWEEPS");
-  if (sweeps != nullptr && std::string(sweeps) == "1") {
+  const std::string large = TheLab().Path(Regime::kLargeFolios);
+  if (SweepsWanted()) {
     for (Arm arm : {Arm::kPwriteFdatasync, Arm::kMsyncSync, Arm::kMsyncAsync, Arm::kNone}) {
       for (uint64_t size : {uint64_t{4096}, uint64_t{65536}, kMiB, 4 * kMiB}) {
         for (bool unaligned : {false, true}) {
@@ -539,14 +573,31 @@ void RegisterLab() {
                                      std::to_string(size) + "/" +
                                      (unaligned ? "unaligned" : "aligned") + "/";
           benchmark::RegisterBenchmark((prefix + "library").c_str(), SweepLibrary,
-                                       *LibraryMode(arm), size, unaligned)
+                                       *LibraryMode(arm), size, unaligned, large)
               ->UseRealTime()
               ->Unit(benchmark::kMicrosecond);
-          benchmark::RegisterBenchmark((prefix + "raw").c_str(), SweepRaw, arm, size, unaligned)
+          benchmark::RegisterBenchmark((prefix + "raw").c_str(), SweepRaw, arm, size, unaligned,
+                                       large)
               ->UseRealTime()
               ->Unit(benchmark::kMicrosecond);
         }
       }
+    }
+  }
+  // The same 1 MiB update on stores of 16 MiB, 256 MiB and 2 GiB: the cost
+  // should not grow with the store's size.
+  for (uint64_t store_size : TheLab().store_size_sweep) {
+    const std::string path = StoreSizePath(store_size);
+    for (Arm arm : {Arm::kPwriteFdatasync, Arm::kMsyncSync, Arm::kMsyncAsync, Arm::kNone}) {
+      const std::string prefix =
+          "storesize/" + std::string(ArmName(arm)) + "/" + std::to_string(store_size) + "/aligned/";
+      benchmark::RegisterBenchmark((prefix + "library").c_str(), SweepLibrary, *LibraryMode(arm),
+                                   kSliceSize, false, path)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark((prefix + "raw").c_str(), SweepRaw, arm, kSliceSize, false, path)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
     }
   }
   benchmark::RegisterBenchmark("lab/memcpy/oneshot/raw/no_file", MemcpyFloor)
@@ -563,5 +614,8 @@ int main(int argc, char** argv) {
   RegisterLab();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  for (uint64_t store_size : TheLab().store_size_sweep) {
+    ::unlink(StoreSizePath(store_size).c_str());
+  }
   return 0;
 }

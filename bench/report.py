@@ -9,7 +9,8 @@ lab/<arm>/<variant>/<library|raw>/<regime>, and prints, per regime, arm and
 variant: library MB/s, raw MB/s, library / raw, the library's extra cost per
 update in microseconds, and the lab's published Python figure beside it (from
 another machine); then the MADV_POPULATE_WRITE comparison and, if the JSON has
-sweep/<arm>/<bytes>/<aligned|unaligned>/<impl> rows, the write-size sweep.
+sweep/<arm>/<bytes>/<aligned|unaligned>/<impl> rows, the write-size sweep, and
+with storesize/<arm>/<store bytes>/aligned/<impl> rows, the store-size sweep.
 Several JSON files are merged (context from the first). MB/s = bytes / median seconds / 1024^2, as in the lab.
 With --svg, also writes a bar chart (stdlib only, log scale), durable and
 undurable arms in separate groups.
@@ -52,7 +53,7 @@ def medians(doc):
         parts = row["run_name"].split("/")
         if parts[-1] == "real_time":
             parts = parts[:-1]
-        if len(parts) != 5 or parts[0] not in ("lab", "sweep"):
+        if len(parts) != 5 or parts[0] not in ("lab", "sweep", "storesize"):
             continue
         seconds = row["real_time"] * TO_SECONDS[row.get("time_unit", "ns")]
         key = tuple(parts[1:]) if parts[0] == "lab" else tuple(parts)
@@ -141,6 +142,23 @@ def table(doc):
             label = f"{size // 1024} KiB" if size < 1024 * 1024 else f"{size // (1024 * 1024)} MiB"
             lines.append(f"| {arm} | {label} | {align} | {fmt(to_mbps(lib))} | {fmt(to_mbps(raw))} "
                          f"| {fmt(ratio, 2)} | {fmt(ops)} |")
+    sizes = sorted({(k[1], int(k[2])) for k in m if k[0] == "storesize"},
+                   key=lambda t: (ARMS.index(t[0]), t[1]))
+    if sizes:
+        lines.append("")
+        lines.append("Store-size sweep: the same 1 MiB update at data offset 2 MiB, long-lived, "
+                     "large-folio regime, 8 updates per iteration.")
+        lines.append("")
+        lines.append("| arm | store size | library MB/s | raw MB/s | library / raw |")
+        lines.append("| --- | ---: | ---: | ---: | ---: |")
+        for arm, size in sizes:
+            lib = m.get(("storesize", arm, str(size), "aligned", "library"))
+            raw = m.get(("storesize", arm, str(size), "aligned", "raw"))
+            lib_mbps = mbps(lib, "longlived") if lib else None
+            raw_mbps = mbps(raw, "longlived") if raw else None
+            ratio = lib_mbps / raw_mbps if lib_mbps and raw_mbps else None
+            lines.append(f"| {arm} | {size // (1024 * 1024):,} MiB | {fmt(lib_mbps)} "
+                         f"| {fmt(raw_mbps)} | {fmt(ratio, 2)} |")
     return "\n".join(lines), m
 
 

@@ -46,9 +46,12 @@ REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_bench" \
   --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
   --benchmark_out="${lab}/lab-bench.json" --benchmark_out_format=json \
   --benchmark_format=console > "${lab}/lab-bench.txt"
-# The write-size sweep (4 KiB to 4 MiB, aligned and not), shorter: 3 repetitions.
-REGIONSTORE_LAB_SWEEPS=1 REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_bench" \
-  --benchmark_filter='^sweep/' --benchmark_repetitions=3 --benchmark_min_time=0.05 \
+# The sweeps, shorter (3 repetitions): write sizes 4 KiB to 4 MiB, aligned and
+# not; then the 1 MiB update on stores of 16 MiB, 256 MiB and 2 GiB (created,
+# then removed at exit: 2 GiB of disk for a few seconds).
+REGIONSTORE_LAB_SWEEPS=1 REGIONSTORE_LAB_STORE_SIZES=16,256,2048 \
+REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_bench" \
+  --benchmark_filter='^(sweep|storesize)/' --benchmark_repetitions=3 --benchmark_min_time=0.05 \
   --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
   --benchmark_out="${lab}/lab-sweep.json" --benchmark_out_format=json \
   --benchmark_format=console > "${lab}/lab-sweep.txt"
