@@ -49,6 +49,16 @@ class REGIONSTORE_EXPORT Mapping {
   // multiple of the page size (the caller rounds; msync fails with EINVAL
   // otherwise). Errors: kIOError with errno (EIO, ENOMEM, ...).
   virtual Status Sync(uint64_t offset, uint64_t length, SyncKind kind) = 0;
+  // A hint that [offset, offset + length) is about to be written: the POSIX
+  // implementation prefaults it writable in one call
+  // (madvise(MADV_POPULATE_WRITE), Linux 5.14+) instead of one fault per
+  // page during the copy. `offset` must be a multiple of the page size.
+  // Failures are ignored (a hint; an old kernel refuses it with EINVAL). The
+  // default does nothing.
+  virtual void PrepareWrite(uint64_t offset, uint64_t length) {
+    static_cast<void>(offset);
+    static_cast<void>(length);
+  }
 
  protected:
   Mapping() = default;

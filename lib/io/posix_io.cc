@@ -61,6 +61,17 @@ class PosixMapping final : public Mapping {
   std::byte* data() override { return static_cast<std::byte*>(region_.get_address()); }
   uint64_t size() const override { return region_.get_size(); }
 
+  void PrepareWrite(uint64_t offset, uint64_t length) override {
+#if defined(MADV_POPULATE_WRITE)
+    if (offset <= size() && length <= size() - offset && length > 0) {
+      static_cast<void>(::madvise(data() + offset, length, MADV_POPULATE_WRITE));
+    }
+#else
+    static_cast<void>(offset);
+    static_cast<void>(length);
+#endif
+  }
+
   Status Sync(uint64_t offset, uint64_t length, SyncKind kind) override {
     // mapped_region::flush returns a bool and drops errno; call msync directly.
     if (offset > size() || length > size() - offset) {

@@ -35,6 +35,9 @@ class TestMapping final : public Mapping {
     if (Status s = io_.Enter(Op::kMsync, path_); !s.ok()) return s;
     return base_->Sync(offset, length, kind);
   }
+  void PrepareWrite(uint64_t offset, uint64_t length) override {
+    base_->PrepareWrite(offset, length);
+  }
 
  private:
   TestIo& io_;
