@@ -23,7 +23,8 @@ enum class Durability : uint8_t {
   // Survives kill -9: yes. Power loss: no. On Linux since 2.6.19 MS_ASYNC
   // starts no I/O at all; treat this mode as kNone with an extra syscall.
   kAsync = 1,
-  // memcpy + msync(MS_SYNC) on the touched pages (page-aligned range).
+  // memcpy + msync(MS_SYNC) on the touched pages (page-aligned range),
+  // the range prefaulted first (madvise(MADV_POPULATE_WRITE), a hint).
   // Survives kill -9: yes. Power loss: yes once the call returns OK, if the
   // device honours cache flushes. A checkpoint Commit in this mode is one
   // pwritev2(RWF_DSYNC) instead (same promise: this range only, flushed
