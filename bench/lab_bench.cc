@@ -411,6 +411,35 @@ void SweepRaw(benchmark::State& state, Arm arm, uint64_t size, bool unaligned,
 }
 
 // The floor: 1 MiB copied between two buffers, stamped like every other arm.
+// The one-shot arms' fixed cost alone (issue 5 item 2): open, map the whole
+// file, unmap, close, with no update. Library: Store::Open (open, flock, fstat
+// and stat of the path, pread and checksum of superblock and region table,
+// mmap, checkpoint recovery scan) and the destructor. Raw: open, fstat, mmap,
+// munmap, close.
+void OpenCloseLibrary(benchmark::State& state) {
+  const std::string path = TheLab().Path(Regime::kLargeFolios);
+  for (auto _ : state) {
+    auto store = Store::Open(path, OpenMode::kReadWrite);
+    if (!store.ok()) {
+      state.SkipWithError(store.status().ToString().c_str());
+      break;
+    }
+  }
+}
+
+void OpenCloseRaw(benchmark::State& state) {
+  const std::string path = TheLab().Path(Regime::kLargeFolios);
+  for (auto _ : state) {
+    RawFile file;
+    std::string error = file.Open(path, /*with_mapping=*/true);
+    if (std::string closed = file.Close(); error.empty()) error = closed;
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+      break;
+    }
+  }
+}
+
 void MemcpyFloor(benchmark::State& state) {
   std::vector<std::byte> from(kSliceSize);
   std::vector<std::byte> to(kSliceSize);
@@ -600,6 +629,12 @@ void RegisterLab() {
           ->Unit(benchmark::kMicrosecond);
     }
   }
+  benchmark::RegisterBenchmark("lab/open_close/oneshot/library/no_update", OpenCloseLibrary)
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("lab/open_close/oneshot/raw/no_update", OpenCloseRaw)
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("lab/memcpy/oneshot/raw/no_file", MemcpyFloor)
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Turns regionstore_bench's JSON into the region lab's markdown table.
 
-Usage: report.py LAB.json [MORE.json ...] [--svg CHART.svg]
+Usage: report.py LAB.json [MORE.json ...] [--commits COMMITS.json] [--chart CHART.png|.svg]
 
 Reads the median rows (run with --benchmark_repetitions=7; with
 --benchmark_report_aggregates_only=true too, or not) of benchmarks named
@@ -12,13 +12,15 @@ another machine); then the MADV_POPULATE_WRITE comparison and, if the JSON has
 sweep/<arm>/<bytes>/<aligned|unaligned>/<impl> rows, the write-size sweep, and
 with storesize/<arm>/<store bytes>/aligned/<impl> rows, the store-size sweep.
 Several JSON files are merged (context from the first). MB/s = bytes / median seconds / 1024^2, as in the lab.
-With --svg, also writes a bar chart (stdlib only, log scale), durable and
-undurable arms in separate groups.
-Standard library only.
+With --commits, adds the checkpoint commit arms (4 KiB, 64 KiB, 1 MiB) beside
+raw writes of the same size and the LMDB/SQLite peer ratios, from
+regionstore_commit_bench --json. With --chart, also draws MB/s per mode and
+size (python3-matplotlib, Debian's, under /usr/bin/python3): the lab's arms
+with durable and not durable ones in separate panels, and the write-size
+sweep with the commit arms. Without matplotlib the tables still print.
 """
 
 import json
-import math
 import sys
 
 ARMS = ["pwrite", "pwrite_fdatasync", "msync_sync", "msync_async", "none"]
@@ -27,6 +29,13 @@ VARIANTS = ["oneshot", "longlived"]
 REGIMES = ["large_folios", "small_folios"]
 SLICE_BYTES = 1024 * 1024
 UPDATES = {"oneshot": 1, "longlived": 8}
+# Chart colours: warm for durable arms, cool for the others.
+LINE_COLORS = {
+    "pwrite_fdatasync": "#922b21", "msync_sync": "#e74c3c",
+    "commit_pwrite_fdatasync": "#d35400", "commit_sync": "#f1c40f",
+    "msync_async": "#1f618d", "none": "#5dade2",
+    "commit_async": "#117a65", "commit_none": "#48c9b0",
+}
 
 # The lab's published one-shot p50 figures (seeds/004: Python 3.13.5, another
 # machine, "Verdict up front"). The lab published no numbers for its reuse x8
@@ -109,6 +118,17 @@ def table(doc):
     if floor:
         lines.append(f"| – | memcpy 1 MiB (floor) | – | no | – | {fmt(mbps(floor, 'oneshot'))} "
                      "| – | – | – |")
+    opened = [m.get(("open_close", "oneshot", impl, "no_update")) for impl in ("library", "raw")]
+    if all(opened):
+        lines.append("")
+        lines.append(
+            f"Fixed cost of a one-shot update without the update (open, map the whole file, "
+            f"unmap, close): library {opened[0] * 1e6:.1f} µs (Store::Open: open, flock, fstat "
+            f"and stat, pread and checksum of the metadata, mmap, recovery scan; then the "
+            f"destructor), raw {opened[1] * 1e6:.1f} µs (open, fstat, mmap, munmap, close): the "
+            f"library adds **{(opened[0] - opened[1]) * 1e6:.1f} µs** per open/close (target "
+            f"≤ 15 µs). The one-shot rows' extra µs also carry the update's own noise; the raw "
+            f"pwrite arms map nothing.")
     populate = [(r, m.get(("msync_sync", "longlived", "raw", r)),
                  m.get(("msync_sync", "longlived", "raw_populate", r))) for r in REGIMES]
     populate = [(r, a, b) for r, a, b in populate if a and b]
@@ -139,8 +159,7 @@ def table(doc):
             to_mbps = lambda t: 8 * size / t / (1024 * 1024) if t else None
             ratio = to_mbps(lib) / to_mbps(raw) if lib and raw else None
             ops = 8 / lib if lib else None
-            label = f"{size // 1024} KiB" if size < 1024 * 1024 else f"{size // (1024 * 1024)} MiB"
-            lines.append(f"| {arm} | {label} | {align} | {fmt(to_mbps(lib))} | {fmt(to_mbps(raw))} "
+            lines.append(f"| {arm} | {label_of(size)} | {align} | {fmt(to_mbps(lib))} | {fmt(to_mbps(raw))} "
                          f"| {fmt(ratio, 2)} | {fmt(ops)} |")
     sizes = sorted({(k[1], int(k[2])) for k in m if k[0] == "storesize"},
                    key=lambda t: (ARMS.index(t[0]), t[1]))
@@ -162,63 +181,154 @@ def table(doc):
     return "\n".join(lines), m
 
 
-def svg(m, path):
-    """A horizontal bar chart, log scale, durable arms first."""
-    rows = []
-    for durable in (True, False):
-        for regime in REGIMES:
-            for variant in VARIANTS:
-                for arm in ARMS:
-                    if (arm in DURABLE) != durable:
-                        continue
-                    for impl in ("library", "raw"):
-                        t = m.get((arm, variant, impl, regime))
-                        if t:
-                            rows.append((durable, f"{arm} {variant} {impl} ({regime})",
-                                         mbps(t, variant)))
-    if not rows:
-        return
-    top = max(r[2] for r in rows)
-    lo, hi = 100.0, 10 ** math.ceil(math.log10(top))
-    bar_h, label_w, plot_w = 16, 380, 520
-    height = 40 + bar_h * len(rows) + 30
-    scale = lambda v: plot_w * (math.log10(max(v, lo)) - math.log10(lo)) / (
-        math.log10(hi) - math.log10(lo))
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + plot_w + 90}" '
-           f'height="{height}" font-family="sans-serif" font-size="11">',
-           f'<text x="10" y="18" font-size="13">regionstore region lab: MB/s (log scale); '
-           f'red = durable, blue = not durable</text>']
-    y = 30
-    for durable, label, value in rows:
-        color = "#c0392b" if durable else "#2e86c1"
-        out.append(f'<text x="{label_w - 5}" y="{y + 12}" text-anchor="end">{label}</text>')
-        out.append(f'<rect x="{label_w}" y="{y + 2}" width="{scale(value):.1f}" '
-                   f'height="{bar_h - 4}" fill="{color}"/>')
-        out.append(f'<text x="{label_w + scale(value) + 4:.1f}" y="{y + 12}">{value:,.0f}</text>')
-        y += bar_h
-    decade = lo
-    while decade <= hi:
-        x = label_w + scale(decade)
-        out.append(f'<line x1="{x:.1f}" y1="30" x2="{x:.1f}" y2="{y}" stroke="#999" '
-                   f'stroke-dasharray="2,2"/>')
-        out.append(f'<text x="{x:.1f}" y="{y + 14}" text-anchor="middle">{decade:,.0f}</text>')
-        decade *= 10
-    out.append("</svg>")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(out) + "\n")
+def commits_table(doc):
+    """The checkpoint commit arms beside raw writes of the same size, and the
+    peer ratios, from regionstore_commit_bench --json."""
+    lines = []
+    commits = doc.get("commits") or []
+    if commits:
+        lines.append("")
+        lines.append(
+            f"Checkpoint commits beside raw writes of the same size (regionstore_commit_bench on "
+            f"{doc.get('filesystem', '?')}, {doc.get('rounds', '?')} interleaved rounds, medians; commit/raw is the median of "
+            f"the per-round ratios, range in brackets; a commit also checksums the payload, "
+            f"writes a 64-byte header and rotates over 3 slots).")
+        lines.append("")
+        lines.append("| arm | size | commit MB/s | commit ops/s | raw MB/s | raw is | commit / raw time |")
+        lines.append("| --- | ---: | ---: | ---: | ---: | --- | ---: |")
+        for row in commits:
+            c, r, ratio = row["commit_ns"], row["raw_ns"], row["commit_over_raw"]
+            to_mbps = lambda ns: row["size"] / ns * 1e9 / (1 << 20)
+            lines.append(
+                f"| {row['arm']} | {label_of(row['size'])} | {fmt(to_mbps(c))} | {fmt(1e9 / c)} "
+                f"| {fmt(to_mbps(r))} | {row['raw']} | {fmt(ratio['median'], 2)} "
+                f"({fmt(ratio['low'], 2)}–{fmt(ratio['high'], 2)}) |")
+    peers = doc.get("peers")
+    if peers:
+        lines.append("")
+        lines.append("Peers: replace one blob durably and atomically (speed ratios: peer time / "
+                     "our time per round, median and range; ours = the faster durable commit).")
+        lines.append("")
+        lines.append("| size | ours | ours µs | LMDB / ours | SQLite WAL FULL / ours "
+                     "| device floor / ours |")
+        lines.append("| ---: | --- | ---: | ---: | ---: | ---: |")
+        for row in peers:
+            ours = next(a["median_ns"] for a in row["arms"] if a["name"] == row["ours"])
+            cell = lambda r: f"{fmt(r['median'], 2)} ({fmt(r['low'], 2)}–{fmt(r['high'], 2)})"
+            lines.append(
+                f"| {label_of(row['size'])} | {row['ours'].removeprefix('ours: ')} "
+                f"| {fmt(ours / 1e3, 1)} | {cell(row['lmdb_over_ours'])} "
+                f"| {cell(row['sqlite_over_ours'])} | {cell(row['floor_over_ours'])} |")
+    elif "peers" in doc:
+        lines.append("")
+        lines.append("Peers: not built (LMDB and SQLite development files were not installed "
+                     "when the benchmark was configured: liblmdb-dev, libsqlite3-dev).")
+    return "\n".join(lines)
+
+
+def chart(m, commits, path):
+    """MB/s per mode and size, with python3-matplotlib (PNG or SVG by the
+    file name). Top: the lab's 1 MiB update, durable and not durable arms in
+    separate panels; bottom: the write-size sweep and the checkpoint commits.
+    Returns an error text, or "" when written."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
+        from matplotlib.ticker import FuncFormatter
+    except ImportError:
+        return "no chart: python3-matplotlib is not installed (apt-get install python3-matplotlib)"
+    fig = plt.figure(figsize=(13, 11), layout="constrained")
+    grid = fig.add_gridspec(2, 2, height_ratios=[1.1, 1])
+    colors = {"library": {"large_folios": "#1f4e79", "small_folios": "#5b9bd5"},
+              "raw": {"large_folios": "#7f7f7f", "small_folios": "#c9c9c9"}}
+    plain = FuncFormatter(lambda v, _: f"{v:,.0f}")
+    for column, durable in enumerate((True, False)):
+        ax = fig.add_subplot(grid[0, column])
+        rows = [(arm, variant) for variant in VARIANTS for arm in ARMS
+                if (arm in DURABLE) == durable]
+        height = 0.2
+        for r, (arm, variant) in enumerate(rows):
+            slot = 0
+            for impl in ("library", "raw"):
+                for regime in REGIMES:
+                    t = m.get((arm, variant, impl, regime))
+                    y = r + (slot - 1.5) * height
+                    slot += 1
+                    if t:
+                        v = mbps(t, variant)
+                        ax.barh(y, v, height=height, color=colors[impl][regime])
+                        ax.text(v, y, f" {v:,.0f}", va="center", fontsize=7)
+        ax.set_yticks(range(len(rows)), [f"{arm}\n{variant}" for arm, variant in rows],
+                      fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.set_xlabel("MB/s (MiB/s, log scale)")
+        ax.xaxis.set_major_formatter(plain)
+        ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+        title = "durable: data on the device when the call returns" if durable else \
+            "not durable: data in the page cache only"
+        ax.set_title(f"Region lab, 1 MiB update: {title}", fontsize=9,
+                     color="#b03a2e" if durable else "#1f618d")
+        ax.grid(axis="x", which="both", alpha=0.3)
+        floor = m.get(("memcpy", "oneshot", "raw", "no_file"))
+        if floor and not durable:
+            ax.axvline(mbps(floor, "oneshot"), color="black", linestyle="--", linewidth=1)
+            ax.text(mbps(floor, "oneshot"), -0.6, "memcpy 1 MiB ", ha="right", fontsize=7)
+        ax.legend([Patch(color=colors[impl][regime]) for impl in ("library", "raw")
+                   for regime in REGIMES],
+                  [f"{impl}, {regime.replace('_', ' ')}" for impl in ("library", "raw")
+                   for regime in REGIMES],
+                  loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, fontsize=8)
+    ax = fig.add_subplot(grid[1, :])
+    sizes = sorted({int(k[2]) for k in m if k[0] == "sweep"})
+    for arm in ARMS:
+        for impl, style in (("library", "-"), ("raw", ":")):
+            points = [(s, 8 * s / m[("sweep", arm, str(s), "aligned", impl)] / (1 << 20))
+                      for s in sizes if ("sweep", arm, str(s), "aligned", impl) in m]
+            if points:
+                ax.plot(*zip(*points), style, marker="o", color=LINE_COLORS[arm],
+                        label=f"{arm} {impl}")
+    by_arm = {}
+    for row in commits:
+        by_arm.setdefault(row["arm"], []).append((row["size"], row["size"] / row["commit_ns"] *
+                                                  1e9 / (1 << 20)))
+    for arm, points in sorted(by_arm.items()):
+        ax.plot(*zip(*sorted(points)), "--", marker="s", color=LINE_COLORS.get(arm, "black"),
+                label=arm)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ticks = sorted(set(sizes) | {row["size"] for row in commits})
+    ax.set_xticks(ticks, [label_of(s) for s in ticks])
+    ax.set_xlabel("update size (aligned; long-lived store, large folios)")
+    ax.set_ylabel("MB/s (MiB/s, log scale)")
+    ax.yaxis.set_major_formatter(plain)
+    ax.set_title("Write-size sweep, MB/s per mode and size (warm colours: durable; cool: not "
+                 "durable; solid: library; dotted: raw syscalls; dashed: checkpoint commits)",
+                 fontsize=9)
+    ax.legend(fontsize=7, ncol=4, loc="lower right")
+    ax.grid(which="both", alpha=0.3)
+    fig.savefig(path, dpi=110)
+    return ""
+
+
+def label_of(size):
+    return f"{size // 1024} KiB" if size < 1024 * 1024 else f"{size // (1024 * 1024)} MiB"
 
 
 def main(argv):
     args = argv[1:]
-    svg_path = None
-    if "--svg" in args:
-        at = args.index("--svg")
-        if at + 1 >= len(args):
-            print(__doc__, file=sys.stderr)
-            return 2
-        svg_path = args[at + 1]
-        del args[at:at + 2]
-    if not args:
+    options = {"--chart": None, "--commits": None}
+    for flag in options:
+        if flag in args:
+            at = args.index(flag)
+            if at + 1 >= len(args):
+                print(__doc__, file=sys.stderr)
+                return 2
+            options[flag] = args[at + 1]
+            del args[at:at + 2]
+    if not args or any(a.startswith("--") for a in args):
         print(__doc__, file=sys.stderr)
         return 2
     doc = {"benchmarks": []}
@@ -232,8 +342,15 @@ def main(argv):
         print(f"report.py: no lab median rows in {' '.join(args)}", file=sys.stderr)
         return 1
     print(text)
-    if svg_path:
-        svg(m, svg_path)
+    commits = {}
+    if options["--commits"]:
+        with open(options["--commits"], encoding="utf-8") as f:
+            commits = json.load(f)
+        print(commits_table(commits))
+    if options["--chart"]:
+        error = chart(m, commits.get("commits") or [], options["--chart"])
+        if error:
+            print(f"report.py: {error}", file=sys.stderr)
     return 0
 
 

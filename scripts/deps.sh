@@ -2,6 +2,7 @@
 # Installs the Debian 12 packages regionstore needs to build, test and
 # benchmark, and only those that are missing. Needs root or sudo when it has
 # something to install; does nothing otherwise.
+# --bench also installs what only the benchmark report needs (its chart).
 set -euo pipefail
 
 packages=(
@@ -14,7 +15,12 @@ packages=(
   libbenchmark-dev      # Google Benchmark
   e2fsprogs mount       # full-disk tests: mkfs.ext4 on a loop-mounted image
   util-linux            # setpriv: permission tests run regionctl without capabilities
+  liblmdb-dev           # the commit benchmark's peers: LMDB
+  libsqlite3-dev        #   and SQLite
 )
+if [[ ${1:-} == --bench ]]; then
+  packages+=(python3-matplotlib)  # bench/report.py's chart
+fi
 names=()
 for entry in "${packages[@]}"; do names+=("${entry%% *}"); done
 
