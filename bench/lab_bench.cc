@@ -19,10 +19,12 @@
 //               updates per iteration.
 //
 // and each with the library and with raw syscalls on the same file, plus a
-// memcpy of 1 MiB between two buffers (the floor), and a raw long-lived
-// msync_sync arm that prefaults the range with MADV_POPULATE_WRITE before each
-// copy (raw_populate: measures what a kept mapping's write faults cost after
-// each msync). Benchmarks are named
+// memcpy of 1 MiB between two buffers (the floor), and two more raw long-lived
+// msync_sync arms that show what a kept mapping's write faults after each
+// msync cost: raw_populate prefaults the range with MADV_POPULATE_WRITE before
+// each copy; raw_populate_reset also drops the range's page-table entries with
+// MADV_DONTNEED after each msync, as the library's kSync does. Benchmarks are
+// named
 // lab/<arm>/<variant>/<library|raw>/<regime> so a report can pair library and
 // raw; run with --benchmark_repetitions=7
 // --benchmark_enable_random_interleaving=true so the pairs are measured side
@@ -197,12 +199,18 @@ std::string PrepareRegimeAt(const std::string& path, Regime regime) {
 
 std::string PrepareRegime(Regime regime) { return PrepareRegimeAt(TheLab().Path(regime), regime); }
 
+// What a kept mapping does about the write faults its next copy takes after
+// an msync(MS_SYNC) left the pages write-protected (issue 5 item 4).
+enum class KeptFix {
+  kNothing,   // the lab's plain syscalls
+  kPopulate,  // MADV_POPULATE_WRITE on the range before the copy (Linux 5.14+)
+  kPopulateAndReset,  // and MADV_DONTNEED after the msync: what the library does
+};
+
 // One update of `data` at `offset` in the file with raw syscalls on an open
 // descriptor (and, for the mapping arms, an open mapping of the whole file).
-// `populate`: MADV_POPULATE_WRITE on the range before the copy (Linux 5.14+),
-// to take a kept mapping's write faults after an msync in one call.
 std::string RawUpdate(Arm arm, int fd, std::byte* map, std::span<const std::byte> data,
-                      uint64_t offset, bool populate = false) {
+                      uint64_t offset, KeptFix fix = KeptFix::kNothing) {
   if (!UsesMapping(arm)) {
     if (::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset)) !=
         static_cast<ssize_t>(data.size())) {
@@ -216,13 +224,18 @@ std::string RawUpdate(Arm arm, int fd, std::byte* map, std::span<const std::byte
   static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t start = offset / page * page;
   const uint64_t end = (offset + data.size() + page - 1) / page * page;
-  if (populate && ::madvise(map + start, end - start, MADV_POPULATE_WRITE) != 0) {
+  if (fix != KeptFix::kNothing &&
+      ::madvise(map + start, end - start, MADV_POPULATE_WRITE) != 0) {
     return Errno("madvise(MADV_POPULATE_WRITE)");
   }
   std::memcpy(map + offset, data.data(), data.size());
   if (arm != Arm::kNone) {
     const int flags = arm == Arm::kMsyncSync ? MS_SYNC : MS_ASYNC;
     if (::msync(map + start, end - start, flags) != 0) return Errno("msync");
+  }
+  if (fix == KeptFix::kPopulateAndReset &&
+      ::madvise(map + start, end - start, MADV_DONTNEED) != 0) {
+    return Errno("madvise(MADV_DONTNEED)");
   }
   return {};
 }
@@ -281,7 +294,7 @@ void RawOneShot(benchmark::State& state, Arm arm, Regime regime) {
   Finish(state, 1);
 }
 
-void RawLongLived(benchmark::State& state, Arm arm, Regime regime, bool populate) {
+void RawLongLived(benchmark::State& state, Arm arm, Regime regime, KeptFix fix) {
   if (std::string e = PrepareRegime(regime); !e.empty()) return state.SkipWithError(e.c_str());
   RawFile file;
   if (std::string e = file.Open(TheLab().Path(regime), UsesMapping(arm)); !e.empty()) {
@@ -293,7 +306,7 @@ void RawLongLived(benchmark::State& state, Arm arm, Regime regime, bool populate
     std::string error;
     for (int i = 0; i < kLongLivedUpdates && error.empty(); ++i) {
       Stamp(slice, ++round);
-      error = RawUpdate(arm, file.fd, file.map, slice, TheLab().slice_file_offset, populate);
+      error = RawUpdate(arm, file.fd, file.map, slice, TheLab().slice_file_offset, fix);
     }
     if (!error.empty()) {
       state.SkipWithError(error.c_str());
@@ -581,13 +594,17 @@ void RegisterLab() {
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
       benchmark::RegisterBenchmark(name("longlived", "raw").c_str(), RawLongLived, arm, regime,
-                                   false)
+                                   KeptFix::kNothing)
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
       if (arm == Arm::kMsyncSync) {
-        // Issue 5 item 4: does prefaulting remove a kept mapping's fault cost?
+        // Issue 5 item 4: what removes a kept mapping's fault cost?
         benchmark::RegisterBenchmark(name("longlived", "raw_populate").c_str(), RawLongLived, arm,
-                                     regime, true)
+                                     regime, KeptFix::kPopulate)
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(name("longlived", "raw_populate_reset").c_str(),
+                                     RawLongLived, arm, regime, KeptFix::kPopulateAndReset)
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
       }

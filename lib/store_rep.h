@@ -144,11 +144,14 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
 
   // msync needs a page-aligned start: round the start down and the end up to
   // the runtime page size. The extra bytes are flushed early, which is
-  // harmless.
+  // harmless. After an MS_SYNC the range's page-table entries are dropped, so
+  // the next write through the mapping does not take a write-protect fault
+  // per page (Mapping::ResetPageTables).
   Status SyncPages(uint64_t file_offset, uint64_t length, SyncKind kind, const char* operation) {
     const uint64_t start = file_offset & ~(page_size - 1);
     const uint64_t end = format::AlignUp(file_offset + length, page_size);
     if (Status s = mapping->Sync(start, end - start, kind); !s.ok()) return Poison(s, operation);
+    if (kind == SyncKind::kSync) mapping->ResetPageTables(start, end - start);
     return Status::Ok();
   }
 };

@@ -95,6 +95,15 @@ TEST_CASE("Writes land at data_offset + offset in every mode, and only there", "
           CHECK(io.Count(Op::kDataSync) == 1);
           CHECK(msyncs.empty());
         }
+        // Only an MS_SYNC drops the page-table entries, over the same range.
+        const auto resets = io.PageTableResets();
+        if (mode == Durability::kSync && length > 0) {
+          REQUIRE(resets.size() == 1);
+          CHECK(resets[0].offset == msyncs[0].offset);
+          CHECK(resets[0].length == msyncs[0].length);
+        } else {
+          CHECK(resets.empty());
+        }
 
         // The mapping, Read and View agree with the file.
         std::vector<std::byte> read_back(length);
@@ -160,6 +169,10 @@ TEST_CASE("Flush makes several kNone writes durable with one barrier", "[store][
   CHECK(msyncs[0].offset == store.info().data_offset);
   CHECK(msyncs[0].length == 4 * page);
   CHECK(msyncs[0].kind == SyncKind::kSync);
+  const auto resets = io.PageTableResets();
+  REQUIRE(resets.size() == 1);
+  CHECK(resets[0].offset == msyncs[0].offset);
+  CHECK(resets[0].length == msyncs[0].length);
 
   REQUIRE(store.Flush(0, store.data_size(), Durability::kPwriteFdatasync).ok());
   CHECK(io.Count(Op::kDataSync) == 1);
@@ -169,6 +182,40 @@ TEST_CASE("Flush makes several kNone writes durable with one barrier", "[store][
   for (uint64_t i = 0; i < 4; ++i) {
     CHECK(PreadFile(path, store.info().data_offset + 10 + i * page, 100) == PatternBytes(100, i));
   }
+}
+
+// After MS_SYNC the library drops the range's page-table entries
+// (MADV_DONTNEED). On a shared file mapping that must lose nothing: the bytes
+// stay in the page cache, a view taken before keeps showing them, and the next
+// writes through the mapping (in any mode) land.
+TEST_CASE("Dropping page tables after kSync loses no byte and keeps the mapping writable",
+          "[store][write]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreate(path, 4 * kMiB);
+  Store store = MustOpen(path, OpenMode::kReadWrite);
+  const uint64_t offset = 1 * kMiB + 100;  // not page-aligned: partial first and last page
+  const uint64_t length = 1 * kMiB;
+  auto view = store.View(offset, length);
+  REQUIRE(view.ok());
+  const uint64_t file_offset = store.info().data_offset + offset;
+  for (uint64_t round = 0; round < 8; ++round) {
+    const Durability mode = kAllModes[round % 4];
+    const auto data = PatternBytes(length, round);
+    REQUIRE(store.Write(offset, data, Durability::kSync).ok());
+    CHECK(std::equal(view->begin(), view->end(), data.begin(), data.end()));
+    // Overwrite the middle in another mode, through the same mapping.
+    const auto middle = PatternBytes(length / 2, 100 + round);
+    REQUIRE(store.Write(offset + length / 4, middle, mode).ok());
+    REQUIRE(store.Flush(offset, length, Durability::kSync).ok());
+    auto expected = data;
+    std::copy(middle.begin(), middle.end(), expected.begin() + static_cast<ptrdiff_t>(length / 4));
+    CHECK(PreadFile(path, file_offset, length) == expected);
+    CHECK(std::equal(view->begin(), view->end(), expected.begin(), expected.end()));
+  }
+  // The bytes around the range were never touched.
+  CHECK(PreadFile(path, file_offset - 100, 100) == std::vector<std::byte>(100));
+  CHECK(PreadFile(path, file_offset + length, 100) == std::vector<std::byte>(100));
 }
 
 TEST_CASE("A read-only store refuses writes and flushes", "[store][write]") {

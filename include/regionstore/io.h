@@ -60,6 +60,21 @@ class REGIONSTORE_EXPORT Mapping {
     static_cast<void>(length);
   }
 
+  // A hint, after Sync(kSync) of [offset, offset + length) succeeded, that
+  // the range will be written again through the mapping. Writeback left its
+  // page-table entries write-protected, so the next copy would take one fault
+  // per 4 KiB page, each running the filesystem's page_mkwrite over the whole
+  // page-cache folio (with 1 MiB folios, 4-6x slower than a fresh mapping:
+  // docs/BENCH-LAB.md). The POSIX implementation drops the range's page-table
+  // entries (madvise(MADV_DONTNEED): on a shared file mapping the data stays
+  // in the page cache, dirty or not), so the next write maps a folio per
+  // fault. `offset` must be a multiple of the page size. Failures are ignored
+  // (EINVAL on locked pages). The default does nothing.
+  virtual void ResetPageTables(uint64_t offset, uint64_t length) {
+    static_cast<void>(offset);
+    static_cast<void>(length);
+  }
+
  protected:
   Mapping() = default;
 };

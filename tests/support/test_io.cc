@@ -38,6 +38,10 @@ class TestMapping final : public Mapping {
   void PrepareWrite(uint64_t offset, uint64_t length) override {
     base_->PrepareWrite(offset, length);
   }
+  void ResetPageTables(uint64_t offset, uint64_t length) override {
+    io_.RecordPageTableReset({offset, length});
+    base_->ResetPageTables(offset, length);
+  }
 
  private:
   TestIo& io_;
@@ -116,6 +120,7 @@ void TestIo::ClearLog() {
   counts_.clear();
   msyncs_.clear();
   writes_.clear();
+  page_table_resets_.clear();
 }
 
 Status TestIo::Enter(Op op, const std::string& path) {
@@ -128,6 +133,16 @@ Status TestIo::Enter(Op op, const std::string& path) {
     return Status::FromErrno(sys_errno, std::string(OpName(op)) + " (injected)", path);
   }
   return Status::Ok();
+}
+
+std::vector<RangeCall> TestIo::PageTableResets() const {
+  std::lock_guard lock(mutex_);
+  return page_table_resets_;
+}
+
+void TestIo::RecordPageTableReset(const RangeCall& call) {
+  std::lock_guard lock(mutex_);
+  page_table_resets_.push_back(call);
 }
 
 void TestIo::RecordMsync(const MsyncCall& call) {

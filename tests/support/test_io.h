@@ -42,6 +42,12 @@ struct WriteCall {
   uint64_t length = 0;
 };
 
+// A Mapping::ResetPageTables call.
+struct RangeCall {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
 class TestIo final : public Io {
  public:
   explicit TestIo(Io* base = Io::Default()) : base_(base) {}
@@ -53,6 +59,7 @@ class TestIo final : public Io {
   int Count(Op op) const;
   std::vector<MsyncCall> Msyncs() const;
   std::vector<WriteCall> Writes() const;
+  std::vector<RangeCall> PageTableResets() const;
   // Forgets the calls recorded so far (fault rules stay).
   void ClearLog();
 
@@ -77,6 +84,7 @@ class TestIo final : public Io {
   Status Enter(Op op, const std::string& path);
   void RecordMsync(const MsyncCall& call);
   void RecordWrite(const WriteCall& call);
+  void RecordPageTableReset(const RangeCall& call);
 
  private:
   struct Fault {
@@ -89,6 +97,7 @@ class TestIo final : public Io {
   std::map<Op, Fault> faults_;
   std::vector<MsyncCall> msyncs_;
   std::vector<WriteCall> writes_;
+  std::vector<RangeCall> page_table_resets_;
   std::optional<FsInfo> fake_filesystem_;
   std::function<void()> open_hook_;
 };
