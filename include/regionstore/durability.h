@@ -24,7 +24,10 @@ enum class Durability : uint8_t {
   // starts no I/O at all; treat this mode as kNone with an extra syscall.
   kAsync = 1,
   // memcpy + msync(MS_SYNC) on the touched pages (page-aligned range),
-  // the range prefaulted first (madvise(MADV_POPULATE_WRITE), a hint).
+  // the range prefaulted first (madvise(MADV_POPULATE_WRITE), a hint) and
+  // its page-table entries dropped after the sync (madvise(MADV_DONTNEED):
+  // the data stays in the page cache; the next write maps whole folios
+  // instead of taking a write-protect fault per 4 KiB page).
   // Survives kill -9: yes. Power loss: yes once the call returns OK, if the
   // device honours cache flushes. A checkpoint Commit in this mode is one
   // pwritev2(RWF_DSYNC) instead (same promise: this range only, flushed
