@@ -423,7 +423,6 @@ void SweepRaw(benchmark::State& state, Arm arm, uint64_t size, bool unaligned,
   state.counters["updates_per_iter"] = kLongLivedUpdates;
 }
 
-// The floor: 1 MiB copied between two buffers, stamped like every other arm.
 // The one-shot arms' fixed cost alone (issue 5 item 2): open, map the whole
 // file, unmap, close, with no update. Library: Store::Open (open, flock, fstat
 // and stat of the path, pread and checksum of superblock and region table,
@@ -453,6 +452,7 @@ void OpenCloseRaw(benchmark::State& state) {
   }
 }
 
+// The floor: 1 MiB copied between two buffers, stamped like every other arm.
 void MemcpyFloor(benchmark::State& state) {
   std::vector<std::byte> from(kSliceSize);
   std::vector<std::byte> to(kSliceSize);

@@ -6,6 +6,7 @@
 #include <sys/random.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -224,11 +225,7 @@ class PosixFile final : public File {
     return Status::Ok();
   }
 
-  Result<FileStat> Stat() override {
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0) return Status::FromErrno(SavedErrno(), "fstat", path_);
-    return ToFileStat(st);
-  }
+  Result<FileStat> Stat() override { return StatNoTimes(fd_, "", AT_EMPTY_PATH, "fstat", path_); }
 
   Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
     if (length == 0 || length > std::numeric_limits<size_t>::max()) {
@@ -248,13 +245,24 @@ class PosixFile final : public File {
     }
   }
 
-  static FileStat ToFileStat(const struct stat& st) {
+  // statx asking for type, size and inode only. Never for the timestamps:
+  // since Linux 6.13 (multigrain timestamps) a query of mtime or ctime makes
+  // the next write stamp a fine-grained time, so every pwrite dirties the
+  // inode; in a one-shot open/pwrite/fdatasync/close that measured about
+  // 50 us of a 290 us update (docs/BENCH-LAB.md). The device number comes
+  // with every statx.
+  static Result<FileStat> StatNoTimes(int dir_fd, const char* name, int flags,
+                                      const char* operation, const std::string& path) {
+    struct statx st {};
+    if (::statx(dir_fd, name, flags, STATX_TYPE | STATX_SIZE | STATX_INO, &st) != 0) {
+      return Status::FromErrno(SavedErrno(), operation, path);
+    }
     FileStat out;
-    out.size = static_cast<uint64_t>(st.st_size);
-    out.is_regular = S_ISREG(st.st_mode);
-    out.is_directory = S_ISDIR(st.st_mode);
-    out.device = static_cast<uint64_t>(st.st_dev);
-    out.inode = static_cast<uint64_t>(st.st_ino);
+    out.size = st.stx_size;
+    out.is_regular = S_ISREG(st.stx_mode);
+    out.is_directory = S_ISDIR(st.stx_mode);
+    out.device = static_cast<uint64_t>(makedev(st.stx_dev_major, st.stx_dev_minor));
+    out.inode = st.stx_ino;
     return out;
   }
 
@@ -326,9 +334,7 @@ class PosixIo final : public Io {
   }
 
   Result<FileStat> StatPath(const std::string& path) override {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return Status::FromErrno(SavedErrno(), "stat", path);
-    return PosixFile::ToFileStat(st);
+    return PosixFile::StatNoTimes(AT_FDCWD, path.c_str(), 0, "stat", path);
   }
 
   Status FillRandom(std::span<std::byte> out) override {
