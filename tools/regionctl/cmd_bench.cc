@@ -331,7 +331,8 @@ void PrintTable(const std::vector<Arm>& arms) {
       "loss once the call returns, if the device honours flushes; all survive kill -9.\n"
       "commit_* arms are all-or-nothing; raw writes can be torn by a crash. The lab store's\n"
       "pages entered the page cache through Store::Create's large pwrites (large folios where\n"
-      "the filesystem uses them: a kept mapping then faults per page after each msync).\n\n",
+      "the filesystem uses them; sync drops the range's page tables after each msync so the\n"
+      "next write maps whole folios: docs/BENCH-LAB.md).\n\n",
       kBatches);
   const struct {
     const char* label;
