@@ -11,6 +11,7 @@
 #include "format.h"
 #include "slot.h"
 #include "store_rep.h"
+#include "temp_file.h"
 
 namespace regionstore {
 
@@ -26,11 +27,6 @@ constexpr int kOpenAttempts = 3;
 
 Status Corrupt(const std::string& path, std::string message) {
   return Status::Error(StatusCode::kCorruption, "open", path, std::move(message));
-}
-
-std::string DirectoryOf(const std::string& path) {
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  return parent.empty() ? std::string(".") : parent.string();
 }
 
 std::string HexBytes(std::span<const std::byte> bytes) {
@@ -127,9 +123,7 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
     }
   }
 
-  std::array<std::byte, 8> suffix{};
   StoreInfo info;
-  if (Status s = io.FillRandom(suffix); !s.ok()) return s.WithOperation("create: random", path);
   if (Status s = io.FillRandom(std::as_writable_bytes(std::span(info.uuid))); !s.ok()) {
     return s.WithOperation("create: random", path);
   }
@@ -145,7 +139,7 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   info.created_unix_ns = io.NowUnixNanos();
   info.created_page_size = static_cast<uint32_t>(io.PageSize());
 
-  const std::string directory = DirectoryOf(path);
+  const std::string directory = internal::DirectoryOf(path);
   if (options.warnings != nullptr) {
     // Only a warning: the store still works, but the reservation below does
     // not protect mapped writes from a full disk there.
@@ -156,19 +150,13 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
     }
   }
   // A hidden name in the same directory, so the rename stays on one
-  // filesystem. (Built by appending: GCC 12 warns falsely, -Wrestrict, on
-  // "." + std::string at -O2.)
-  std::string temp_name = ".";
-  temp_name += std::filesystem::path(path).filename().string();
-  temp_name += ".tmp-";
-  temp_name += HexBytes(suffix);
-  const std::string temp_path = (std::filesystem::path(directory) / temp_name).string();
-  auto temp = io.CreateExclusive(temp_path);
-  if (!temp.ok()) return temp.status().WithOperation("create: create temp file", path);
+  // filesystem.
+  auto temp = internal::CreateTempBeside(io, path, "create");
+  if (!temp.ok()) return temp.status();
 
   // Every step until the rename works on the temp file; on failure it goes.
   auto build = [&]() -> Status {
-    File& file = **temp;
+    File& file = *temp->file;
     // Reserve every block: a sparse store turns a full disk into SIGBUS on a
     // later mapped write.
     if (Status s = file.Allocate(0, info.file_size); !s.ok()) {
@@ -187,8 +175,8 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
       return s.WithOperation("create: write superblock", path);
     }
     if (Status s = file.Sync(); !s.ok()) return s.WithOperation("create: fsync", path);
-    temp->reset();  // close before publishing
-    if (Status s = io.Rename(temp_path, path, options.replace_existing); !s.ok()) {
+    temp->file.reset();  // close before publishing
+    if (Status s = io.Rename(temp->path, path, options.replace_existing); !s.ok()) {
       if (s.code() == StatusCode::kAlreadyExists) {
         return Status::Error(StatusCode::kAlreadyExists, "create: rename", path,
                              "a file appeared at this path (replace it explicitly)");
@@ -197,19 +185,7 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
     }
     return Status::Ok();
   };
-  if (Status s = build(); !s.ok()) {
-    temp->reset();
-    if (Status removed = io.Remove(temp_path);
-        !removed.ok() && removed.code() != StatusCode::kNotFound) {
-      // Report the first failure, and say what is left behind.
-      return Status::Error(s.code(), s.operation(), s.path(),
-                           s.message() + (s.message().empty() ? "" : "; ") +
-                               "could not remove the temp file '" + temp_path +
-                               "': " + removed.ToString(),
-                           s.sys_errno());
-    }
-    return s;
-  }
+  if (Status s = build(); !s.ok()) return internal::DiscardTemp(io, *temp, s);
   if (Status s = io.SyncDirectory(directory); !s.ok()) {
     // Published, but the new name may not survive a power loss yet.
     return s.WithOperation("create: fsync directory (the store exists; its name may not be durable)",

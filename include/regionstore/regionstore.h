@@ -2,6 +2,7 @@
 #ifndef REGIONSTORE_REGIONSTORE_H_
 #define REGIONSTORE_REGIONSTORE_H_
 
+#include "regionstore/atomic_file.h" // IWYU pragma: export
 #include "regionstore/checkpoint.h"  // IWYU pragma: export
 #include "regionstore/durability.h"  // IWYU pragma: export
 #include "regionstore/io.h"          // IWYU pragma: export

@@ -1,0 +1,121 @@
+// ReplaceFileAtomically: the new content is complete, the old one stays on
+// every failure, and no temp file is left behind.
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <filesystem>
+
+#include "regionstore/atomic_file.h"
+#include "support/temp_dir.h"
+#include "support/test_io.h"
+
+namespace regionstore {
+namespace {
+
+using testing::Op;
+using testing::PatternBytes;
+using testing::ReadWholeFile;
+using testing::TempDir;
+using testing::TestIo;
+using testing::WriteWholeFile;
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+TEST_CASE("ReplaceFileAtomically creates and replaces whole files, leaving no temp",
+          "[atomic_file]") {
+  TempDir dir;
+  const std::string path = dir.File("out.bin");
+  TestIo io;
+  const auto first = PatternBytes(3 * kMiB + 5, 1);  // several write chunks
+  REQUIRE(ReplaceFileAtomically(path, first, {.io = &io}).ok());
+  CHECK(ReadWholeFile(path) == first);
+  CHECK(dir.List() == std::vector<std::string>{"out.bin"});
+  CHECK(io.Count(Op::kWriteAt) == 4);
+  CHECK(io.Count(Op::kSync) == 1);
+  CHECK(io.Count(Op::kRename) == 1);
+  CHECK(io.Count(Op::kSyncDirectory) == 1);
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+
+  const auto second = PatternBytes(100, 2);
+  REQUIRE(ReplaceFileAtomically(path, second, {.io = &io}).ok());
+  CHECK(ReadWholeFile(path) == second);
+  REQUIRE(ReplaceFileAtomically(path, {}, {.io = &io}).ok());
+  CHECK(ReadWholeFile(path).empty());
+  CHECK(dir.List() == std::vector<std::string>{"out.bin"});
+
+  io.ClearLog();
+  REQUIRE(ReplaceFileAtomically(path, second, {.durable = false, .io = &io}).ok());
+  CHECK(ReadWholeFile(path) == second);
+  CHECK(io.Count(Op::kSync) == 0);
+  CHECK(io.Count(Op::kSyncDirectory) == 0);
+}
+
+TEST_CASE("ReplaceFileAtomically keeps the old file on every failure and removes the temp",
+          "[atomic_file]") {
+  struct Case {
+    Op op;
+    int nth;
+    int sys_errno;
+    StatusCode code;
+    const char* step;
+  };
+  for (const Case& c : {Case{Op::kCreateExclusive, 1, EACCES, StatusCode::kPermissionDenied,
+                             "create temp file"},
+                        Case{Op::kWriteAt, 1, ENOSPC, StatusCode::kNoSpace, "write temp file"},
+                        Case{Op::kWriteAt, 2, ENOSPC, StatusCode::kNoSpace, "write temp file"},
+                        Case{Op::kWriteAt, 3, EIO, StatusCode::kIOError, "write temp file"},
+                        Case{Op::kSync, 1, EIO, StatusCode::kIOError, "fsync"},
+                        Case{Op::kRename, 1, EIO, StatusCode::kIOError, "rename"}}) {
+    DYNAMIC_SECTION("fail " << static_cast<int>(c.op) << " #" << c.nth << " with errno "
+                            << c.sys_errno) {
+      TempDir dir;
+      const std::string path = dir.File("out.bin");
+      const auto old_content = PatternBytes(1000, 7);
+      WriteWholeFile(path, old_content);
+      TestIo io;
+      io.FailNth(c.op, c.nth, c.sys_errno);
+      const Status status = ReplaceFileAtomically(path, PatternBytes(2 * kMiB + 1, 8), {.io = &io});
+      INFO(status.ToString());
+      REQUIRE_FALSE(status.ok());
+      CHECK(status.code() == c.code);
+      CHECK(status.sys_errno() == c.sys_errno);
+      CHECK_THAT(status.ToString(), Catch::Contains(c.step) && Catch::Contains(path));
+      CHECK(ReadWholeFile(path) == old_content);
+      CHECK(dir.List() == std::vector<std::string>{"out.bin"});
+    }
+  }
+}
+
+TEST_CASE("ReplaceFileAtomically reports a failed directory fsync with the new file in place",
+          "[atomic_file]") {
+  TempDir dir;
+  const std::string path = dir.File("out.bin");
+  TestIo io;
+  io.FailNth(Op::kSyncDirectory, 1, EIO);
+  const auto content = PatternBytes(10, 3);
+  const Status status = ReplaceFileAtomically(path, content, {.io = &io});
+  REQUIRE_FALSE(status.ok());
+  CHECK(status.code() == StatusCode::kIOError);
+  CHECK_THAT(status.ToString(), Catch::Contains("the new file is in place"));
+  CHECK(ReadWholeFile(path) == content);
+  CHECK(dir.List() == std::vector<std::string>{"out.bin"});
+}
+
+TEST_CASE("ReplaceFileAtomically refuses a missing directory and a directory", "[atomic_file]") {
+  TempDir dir;
+  const Status missing = ReplaceFileAtomically(dir.File("no/such/out.bin"), PatternBytes(10, 1));
+  CHECK(missing.code() == StatusCode::kNotFound);
+  CHECK_THAT(missing.ToString(), Catch::Contains("no/such/out.bin"));
+  std::filesystem::create_directory(dir.File("sub"));
+  const Status directory = ReplaceFileAtomically(dir.File("sub"), PatternBytes(10, 1));
+  CHECK(directory.code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(directory.ToString(), Catch::Contains("directory"));
+  CHECK(std::filesystem::is_directory(dir.File("sub")));
+  CHECK(dir.List() == std::vector<std::string>{"sub"});
+}
+
+}  // namespace
+}  // namespace regionstore
