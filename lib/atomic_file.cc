@@ -1,6 +1,7 @@
 #include "regionstore/atomic_file.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 
 #include "temp_file.h"
@@ -18,8 +19,7 @@ Status ReplaceFileAtomically(const std::string& path, std::span<const std::byte>
                              const ReplaceOptions& options) {
   Io& io = options.io != nullptr ? *options.io : *Io::Default();
   if (auto existing = io.StatPath(path); existing.ok() && existing->is_directory) {
-    return Status::Error(StatusCode::kInvalidArgument, "replace", path,
-                         "is a directory, not a file");
+    return Status::FromErrno(EISDIR, "replace", path, "is a directory, not a file");
   }
   auto temp = internal::CreateTempBeside(io, path, "replace");
   if (!temp.ok()) return temp.status();

@@ -111,7 +111,8 @@ TEST_CASE("ReplaceFileAtomically refuses a missing directory and a directory", "
   CHECK_THAT(missing.ToString(), Catch::Contains("no/such/out.bin"));
   std::filesystem::create_directory(dir.File("sub"));
   const Status directory = ReplaceFileAtomically(dir.File("sub"), PatternBytes(10, 1));
-  CHECK(directory.code() == StatusCode::kInvalidArgument);
+  CHECK(directory.code() == StatusCode::kIOError);
+  CHECK(directory.sys_errno() == EISDIR);
   CHECK_THAT(directory.ToString(), Catch::Contains("directory"));
   CHECK(std::filesystem::is_directory(dir.File("sub")));
   CHECK(dir.List() == std::vector<std::string>{"sub"});

@@ -145,6 +145,8 @@ void RequireAllCommandsRefuse(const TempDir& dir, const std::string& path, int e
       {"load", path, "state", "--output", dir.File("refused-output.bin")},
       {"commit", path, "state", "--input", input},
       {"commit", path, "state", "--durability", "none"},  // from stdin
+      {"export", path, "state", "--output", dir.File("refused-output.bin")},
+      {"import", path, "state", "--input", input},
   };
   for (const auto& args : commands) {
     INFO(Describe(args));
@@ -1075,10 +1077,16 @@ TEST_CASE("regionctl verify exits 3 when every slot header of a region is damage
   }
   CHECK(RegionJsonNamed(document, "other")["damaged"] == false);
 
-  // load refuses the damaged region with exit 3; the other still loads.
+  // load and export refuse the damaged region with exit 3; the other still loads.
   result = Regionctl({"load", path, "state"});
   RequireFailure(result, kExitInvalidStore);
   CHECK_THAT(result.stderr_bytes, Catch::Contains("none is valid"));
+  const std::string exported = dir.File("exported.bin");
+  WriteWholeFile(exported, PatternBytes(10, 99));
+  result = Regionctl({"export", path, "state", "--output", exported});
+  RequireFailure(result, kExitInvalidStore);
+  CHECK_THAT(result.stderr_bytes, Catch::Contains("none is valid"));
+  CHECK(testing::ReadWholeFile(exported) == PatternBytes(10, 99));
   CHECK(MustLoad(path, "other") == other_payload);
   // inspect shows it without judging.
   CHECK(RegionJsonNamed(InspectJson(path), "state")["damaged"] == true);
@@ -1128,20 +1136,120 @@ TEST_CASE("regionctl load works while another process holds the writer lock; com
     const std::string input = dir.File("input.bin");
     WriteWholeFile(input, PatternBytes(100, 44));
     for (const auto& args : std::vector<std::vector<std::string>>{
-             {"commit", path, "state"}, {"commit", path, "other", "--input", input}}) {
+             {"commit", path, "state"},
+             {"commit", path, "other", "--input", input},
+             {"import", path, "other", "--input", input}}) {
       INFO(Describe(args));
       const ProcessResult result = Regionctl(args, PatternBytes(100, 45));
       RequireFailure(result, kExitBusy);
       CHECK_THAT(result.stderr_bytes, Catch::Contains(path));
       REQUIRE(FileBytes(path) == before);
     }
-    // verify and inspect take no lock either.
+    // verify, inspect and export take no lock either.
     RequireSuccess(Regionctl({"verify", path}));
+    RequireSuccess(Regionctl({"export", path, "state", "--output", dir.File("exported.bin")}));
+    CHECK(testing::ReadWholeFile(dir.File("exported.bin")) == cached);
     CHECK(RegionJsonNamed(InspectJson(path), "state")["generation"] == 2);
   }
   // Released with the handle: the next commit follows generation 2.
   MustCommit(path, "state", durable, 3);
   CHECK(MustLoad(path, "state") == durable);
+}
+
+// Lists `dir`, to show export leaves no temp file behind.
+std::vector<std::string> Entries(const TempDir& dir) { return dir.List(); }
+
+TEST_CASE("regionctl export writes the newest commit atomically; import commits a file",
+          "[regionctl][export]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::string output = dir.File("state.bin");
+  const std::string input = dir.File("input.bin");
+
+  // No commit yet: exit 1, and an existing FILE keeps its bytes.
+  WriteWholeFile(output, PatternBytes(33, 1));
+  ProcessResult result = Regionctl({"export", path, "state", "--output", output});
+  RequireFailure(result, kExitFailure);
+  CHECK_THAT(result.stderr_bytes, Catch::Contains("no commit yet"));
+  CHECK(testing::ReadWholeFile(output) == PatternBytes(33, 1));
+
+  // import = commit of FILE; export replaces FILE with it.
+  const std::vector<std::byte> first = PatternBytes(40000, 2);
+  WriteWholeFile(input, first);
+  result = Regionctl({"import", path, "state", "--input", input});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes ==
+        "committed generation 1 (39.1 KiB) to 'state', durability sync\n");
+  result = Regionctl({"export", path, "state", "--output", output});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes == "exported generation 1 (39.1 KiB) of 'state' to '" + output +
+                                   "', fsynced with its directory\n");
+  CHECK(testing::ReadWholeFile(output) == first);
+  struct stat st {};
+  REQUIRE(::stat(output.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+
+  // JSON of both, --durability, --no-fsync.
+  const std::vector<std::byte> second = PatternBytes(123, 3);
+  WriteWholeFile(input, second);
+  result = Regionctl({"import", path, "state", "--input", input, "--durability",
+                      "pwrite-fdatasync", "--json"});
+  RequireSuccess(result);
+  nlohmann::json document = ParseJson(result);
+  CHECK(document == nlohmann::json{{"path", path}, {"region", "state"}, {"generation", 2},
+                                   {"length", 123}, {"durability", "pwrite-fdatasync"}});
+  result = Regionctl({"export", path, "state", "--output", output, "--no-fsync", "--json"});
+  RequireSuccess(result);
+  document = ParseJson(result);
+  CHECK(document == nlohmann::json{{"path", path}, {"region", "state"}, {"generation", 2},
+                                   {"length", 123}, {"output", output}, {"durable", false}});
+  CHECK(testing::ReadWholeFile(output) == second);
+  CHECK(Entries(dir) == std::vector<std::string>{"input.bin", "state.bin", "store.rs"});
+
+  // An empty commit exports an empty file.
+  WriteWholeFile(input, {});
+  RequireSuccess(Regionctl({"import", path, "state", "--input", input}));
+  RequireSuccess(Regionctl({"export", path, "state", "--output", output}));
+  CHECK(std::filesystem::file_size(output) == 0);
+}
+
+TEST_CASE("regionctl export and import failures: exit codes, one line, nothing changed",
+          "[regionctl][export]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  MustCommit(path, "state", PatternBytes(100, 1), 1);
+  const std::vector<std::byte> before = FileBytes(path);
+  const std::string input = dir.File("input.bin");
+  WriteWholeFile(input, PatternBytes(4097, 2));  // over "other"'s 4 KiB capacity
+  std::filesystem::create_directory(dir.File("sub"));
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    const char* says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"export", path, "state", "--output", dir.File("missing/out.bin")}, kExitFailure,
+            "missing/out.bin"},
+           {{"export", path, "state", "--output", dir.File("sub")}, kExitFailure, "directory"},
+           {{"export", dir.File("nope.rs"), "state", "--output", dir.File("o.bin")}, kExitFailure,
+            "nope.rs"},
+           {{"export", path, "nosuch", "--output", dir.File("o.bin")}, kExitUsage, "nosuch"},
+           {{"export", path, "state"}, kExitUsage, "--output"},
+           {{"export", path, "state", "--output", dir.File("o.bin"), "--bogus"}, kExitUsage,
+            "--bogus"},
+           {{"import", path, "state"}, kExitUsage, "--input"},
+           {{"import", path, "other", "--input", input}, kExitUsage, "capacity"},
+           {{"import", path, "state", "--input", dir.File("none.bin")}, kExitFailure, "none.bin"},
+           {{"import", path, "state", "--input", input, "--durability", "fast"}, kExitUsage,
+            "fast"},
+       }) {
+    INFO(Describe(c.args));
+    const ProcessResult result = Regionctl(c.args);
+    RequireFailure(result, c.exit_code);
+    CHECK_THAT(result.stderr_bytes, Catch::Contains(c.says));
+    REQUIRE(FileBytes(path) == before);
+  }
+  CHECK(Entries(dir) == std::vector<std::string>{"input.bin", "store.rs", "sub"});
 }
 
 TEST_CASE("regionctl commit, load and verify usage errors exit 2 and change nothing",

@@ -38,8 +38,8 @@ struct ReplaceOptions {
 // whatever the old one had. If `path` is a symbolic link, the link itself is
 // replaced, not its target.
 // Errors, naming `path` and the step: kNotFound (no such directory),
-// kPermissionDenied, kNoSpace, kIOError; kInvalidArgument if `path` is a
-// directory.
+// kPermissionDenied, kNoSpace, kIOError (also, with EISDIR, when `path` is
+// a directory).
 REGIONSTORE_EXPORT Status ReplaceFileAtomically(const std::string& path,
                                                 std::span<const std::byte> data,
                                                 const ReplaceOptions& options = {});

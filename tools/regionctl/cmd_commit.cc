@@ -12,15 +12,6 @@
 #include "regionstore/store.h"
 
 namespace regionstore::regionctl {
-namespace {
-
-struct CommitArgs {
-  std::string path;
-  std::string name;
-  std::string durability_name = "sync";
-  std::string input_path;  // empty: standard input
-  bool json = false;
-};
 
 Status RunCommit(const CommitArgs& args) {
   const std::optional<Durability> durability = ParseDurability(args.durability_name);
@@ -68,8 +59,6 @@ Status RunCommit(const CommitArgs& args) {
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 void SetupCommit(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<CommitArgs>();

@@ -4,10 +4,23 @@
 #define REGIONSTORE_TOOLS_REGIONCTL_CMD_COMMIT_H_
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "regionstore/status.h"
 
 namespace regionstore::regionctl {
+
+struct CommitArgs {
+  std::string path;
+  std::string name;
+  std::string durability_name = "sync";
+  std::string input_path;  // empty: standard input
+  bool json = false;
+};
+
+// Commits the input to the region and prints the new generation (a sentence,
+// or one JSON object). Also what "import" runs.
+Status RunCommit(const CommitArgs& args);
 
 // Registers the "commit" subcommand on `app`. When it runs, its callback
 // stores the command's outcome in `outcome`, which must outlive `app`'s

@@ -16,6 +16,8 @@
 #include "cmd_bench.h"
 #include "cmd_commit.h"
 #include "cmd_create.h"
+#include "cmd_export.h"
+#include "cmd_import.h"
 #include "cmd_inspect.h"
 #include "cmd_load.h"
 #include "cmd_read.h"
@@ -32,7 +34,8 @@ namespace regionstore::regionctl {
 namespace {
 
 // The commands, for messages about a missing or unknown one.
-constexpr const char* kCommandList = "create, inspect, verify, commit, load, write, read or bench";
+constexpr const char* kCommandList =
+    "create, inspect, verify, commit, load, export, import, write, read or bench";
 
 // Writes "regionctl: <text><detail>\n" as one line with no allocation, so it
 // also works after std::bad_alloc. Line breaks inside the text become spaces;
@@ -96,6 +99,7 @@ int Run(int argc, char** argv) {
       "  head -c 1MiB /dev/urandom | regionctl write state.rs --offset 2MiB\n"
       "  regionctl commit state.rs state --input snapshot.bin\n"
       "  regionctl load state.rs state --output restored.bin\n"
+      "  regionctl export state.rs state --output /backup/state.bin\n"
       "  regionctl verify state.rs\n"
       "  regionctl inspect state.rs --json\n"
       "  regionctl bench --dir /var/lib/myapp\n"
@@ -108,6 +112,8 @@ int Run(int argc, char** argv) {
   SetupVerify(app, outcome);
   SetupCommit(app, outcome);
   SetupLoad(app, outcome);
+  SetupExport(app, outcome);
+  SetupImport(app, outcome);
   SetupWrite(app, outcome);
   SetupRead(app, outcome);
   SetupBench(app, outcome);
