@@ -123,8 +123,14 @@ void TestIo::ClearLog() {
   page_table_resets_.clear();
 }
 
+void TestIo::OnEnter(std::function<void(Op)> hook) {
+  std::lock_guard lock(mutex_);
+  enter_hook_ = std::move(hook);
+}
+
 Status TestIo::Enter(Op op, const std::string& path) {
   std::lock_guard lock(mutex_);
+  if (enter_hook_) enter_hook_(op);
   ++counts_[op];
   auto it = faults_.find(op);
   if (it != faults_.end() && --it->second.remaining == 0) {

@@ -78,6 +78,9 @@ class TestIo final : public Io {
   // Runs `hook` once, right after the next Open() of a file succeeds and
   // before the caller sees it: a chance to swap the path under the caller.
   void OnNextOpen(std::function<void()> hook);
+  // Runs `hook` with the kind of every call, as it enters the seam (before a
+  // fault can fire): lets a test publish where the caller is.
+  void OnEnter(std::function<void(Op)> hook);
   uint64_t NowUnixNanos() override { return base_->NowUnixNanos(); }
 
   // Counts the call and returns the injected failure, if this is the one.
@@ -100,6 +103,7 @@ class TestIo final : public Io {
   std::vector<RangeCall> page_table_resets_;
   std::optional<FsInfo> fake_filesystem_;
   std::function<void()> open_hook_;
+  std::function<void(Op)> enter_hook_;
 };
 
 }  // namespace regionstore::testing
