@@ -423,3 +423,85 @@ TEST_CASE("Every single-byte flip of a small store's metadata opens without a cr
 
 }  // namespace
 }  // namespace regionstore
+
+namespace regionstore {
+namespace {
+
+// What `regionctl inspect` reads: superblock, region table and slot headers,
+// counted through the io seam, on a 2 GiB store.
+TEST_CASE("Reading only the slot headers of a 2 GiB store reads under 1 MiB",
+          "[checkpoint][verify]") {
+  TempDir dir;
+  const std::string path = dir.File("big.rgn");
+  CreateOptions create;
+  create.checkpoints = {{"big", 350 * kMiB}, {"small", 4 * kKiB}};
+  Status created = Store::Create(path, 1024 * kMiB, create);
+  INFO(created.ToString());
+  REQUIRE(created.ok());
+  {
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    REQUIRE(store.Commit("big", PatternBytes(3 * kMiB, 1), Durability::kSync).ok());
+    REQUIRE(store.Commit("small", PatternBytes(100, 2), Durability::kSync).ok());
+    REQUIRE(store.info().file_size >= 2048 * kMiB);
+  }
+  TestIo io;
+  REQUIRE(ReadStoreInfo(path, &io).ok());
+  VerifyOptions options;
+  options.io = &io;
+  options.check_payloads = false;
+  auto reports = VerifyRegions(path, options);
+  REQUIRE(reports.ok());
+  CHECK(io.BytesRead() < 1 * kMiB);
+  REQUIRE(reports->size() == 2);
+  const SlotReport& newest = (*reports)[0].slots[(*reports)[0].active_slot];
+  CHECK(newest.state == SlotState::kValid);
+  CHECK_FALSE(newest.payload_checked);
+  CHECK(newest.length == 3 * kMiB);
+
+  // The full check reads the payload too.
+  io.ClearLog();
+  options.check_payloads = true;
+  reports = VerifyRegions(path, options);
+  REQUIRE(reports.ok());
+  CHECK(io.BytesRead() > 3 * kMiB);
+  CHECK((*reports)[0].slots[(*reports)[0].active_slot].payload_checked);
+}
+
+TEST_CASE("VerifyRegions can read the whole data area, reporting progress and unreadable blocks",
+          "[checkpoint][verify]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  CreateOptions create;
+  create.checkpoints = {{"a", 64 * kKiB}};
+  REQUIRE(Store::Create(path, 5 * kMiB + 123, create).ok());
+  TestIo io;
+  std::vector<std::pair<uint64_t, uint64_t>> calls;
+  VerifyOptions options;
+  options.io = &io;
+  options.read_data_area = true;
+  options.progress = [&calls](uint64_t done, uint64_t total) { calls.emplace_back(done, total); };
+  REQUIRE(VerifyRegions(path, options).ok());
+  CHECK(io.BytesRead() >= 5 * kMiB + 123);
+  REQUIRE(calls.size() >= 6);  // one per 1 MiB of the data area at least
+  for (size_t i = 1; i < calls.size(); ++i) {
+    CHECK(calls[i].first >= calls[i - 1].first);
+    CHECK(calls[i].second == calls[0].second);
+  }
+  CHECK(calls.back().first == calls.back().second);
+  CHECK(calls.back().second >= 5 * kMiB + 123);
+
+  // An unreadable block: kIOError naming the data-area offset. The last six
+  // reads were the data area's six chunks: fail the fifth, at 4 MiB.
+  const int reads = io.Count(Op::kReadAt);
+  TestIo failing;
+  failing.FailNth(Op::kReadAt, reads - 1, EIO);
+  options.io = &failing;
+  options.progress = nullptr;
+  auto result = VerifyRegions(path, options);
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.status().code() == StatusCode::kIOError);
+  CHECK_THAT(result.status().ToString(), Catch::Contains("read data area at offset 4194304"));
+}
+
+}  // namespace
+}  // namespace regionstore

@@ -23,6 +23,7 @@
 #define REGIONSTORE_CHECKPOINT_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,10 @@ struct SlotReport {
   uint64_t commit_unix_ns = 0;
   // Why an invalid slot is invalid ("payload checksum mismatch", ...).
   std::string reason;
+  // false when only the header was read (VerifyOptions::check_payloads off):
+  // kValid then means "the header checks out", and a damaged payload would
+  // go unseen.
+  bool payload_checked = true;
 };
 
 struct RegionReport {
@@ -90,10 +95,28 @@ struct CheckpointMeta {
   uint32_t slot = 0;
 };
 
+struct VerifyOptions {
+  // nullptr: Io::Default().
+  Io* io = nullptr;
+  // false: read only the slot headers, a few KiB however large the regions
+  // (`regionctl inspect`); slots report payload_checked = false.
+  bool check_payloads = true;
+  // true: also read the whole data area (it has no checksums: this finds
+  // unreadable blocks, kIOError naming the offset).
+  bool read_data_area = false;
+  // Called after each read of up to 1 MiB with the bytes read so far and the
+  // total this call will read (slot payloads and headers, data area).
+  std::function<void(uint64_t done, uint64_t total)> progress;
+};
+
 // Reads every region of the store at `path` with pread only (no mapping, no
-// lock): each slot header and payload checksum. For `regionctl verify`; a bad
-// disk gives an error, not SIGBUS. Errors: those of ReadStoreInfo,
-// kIOError, kCorruption (the file ends inside a slot: truncated while open).
+// lock): each slot header and, by default, payload checksum. For `regionctl
+// verify` and `inspect`; a bad disk gives an error, not SIGBUS. Errors: those
+// of ReadStoreInfo, kIOError, kCorruption (the file ends inside a slot or the
+// data area: truncated while open).
+REGIONSTORE_EXPORT Result<std::vector<RegionReport>> VerifyRegions(const std::string& path,
+                                                                   const VerifyOptions& options);
+// VerifyRegions(path, {.io = io}).
 REGIONSTORE_EXPORT Result<std::vector<RegionReport>> VerifyRegions(const std::string& path,
                                                                    Io* io = nullptr);
 

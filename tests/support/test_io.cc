@@ -55,7 +55,9 @@ class TestFile final : public File {
   const std::string& path() const override { return base_->path(); }
   Result<uint64_t> ReadAt(uint64_t offset, std::span<std::byte> out) override {
     if (Status s = io_.Enter(Op::kReadAt, path()); !s.ok()) return s;
-    return base_->ReadAt(offset, out);
+    auto read = base_->ReadAt(offset, out);
+    if (read.ok()) io_.RecordRead(*read);
+    return read;
   }
   Status WriteAt(uint64_t offset, std::span<const std::byte> data) override {
     io_.RecordWrite({offset, data.size()});
@@ -121,6 +123,7 @@ void TestIo::ClearLog() {
   msyncs_.clear();
   writes_.clear();
   page_table_resets_.clear();
+  bytes_read_ = 0;
 }
 
 void TestIo::OnEnter(std::function<void(Op)> hook) {
@@ -139,6 +142,16 @@ Status TestIo::Enter(Op op, const std::string& path) {
     return Status::FromErrno(sys_errno, std::string(OpName(op)) + " (injected)", path);
   }
   return Status::Ok();
+}
+
+uint64_t TestIo::BytesRead() const {
+  std::lock_guard lock(mutex_);
+  return bytes_read_;
+}
+
+void TestIo::RecordRead(uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  bytes_read_ += bytes;
 }
 
 std::vector<RangeCall> TestIo::PageTableResets() const {

@@ -60,6 +60,9 @@ class TestIo final : public Io {
   std::vector<MsyncCall> Msyncs() const;
   std::vector<WriteCall> Writes() const;
   std::vector<RangeCall> PageTableResets() const;
+  // Bytes returned by ReadAt so far.
+  uint64_t BytesRead() const;
+  void RecordRead(uint64_t bytes);
   // Forgets the calls recorded so far (fault rules stay).
   void ClearLog();
 
@@ -101,6 +104,7 @@ class TestIo final : public Io {
   std::vector<MsyncCall> msyncs_;
   std::vector<WriteCall> writes_;
   std::vector<RangeCall> page_table_resets_;
+  uint64_t bytes_read_ = 0;
   std::optional<FsInfo> fake_filesystem_;
   std::function<void()> open_hook_;
   std::function<void(Op)> enter_hook_;

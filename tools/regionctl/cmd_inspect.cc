@@ -118,7 +118,11 @@ void PrintJson(const std::string& path, const StoreInfo& info,
 Status RunInspect(const InspectArgs& args) {
   // pread only: a damaged disk gives an error here, not a SIGBUS. Damaged
   // slots are shown, not refused: inspect is for looking; verify judges.
-  Result<StoreRegions> store = ReadStoreRegions(args.path);
+  // Metadata only: superblock, region table and slot headers, a few KiB
+  // however large the store.
+  VerifyOptions options;
+  options.check_payloads = false;
+  Result<StoreRegions> store = ReadStoreRegions(args.path, options);
   if (!store.ok()) return store.status();
   const uint64_t page_size = Io::Default()->PageSize();
   if (args.json) {

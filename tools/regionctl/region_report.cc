@@ -25,10 +25,10 @@ bool HeaderTrusted(const SlotReport& slot) { return slot.generation != 0; }
 
 }  // namespace
 
-Result<StoreRegions> ReadStoreRegions(const std::string& path) {
-  Result<StoreInfo> info = ReadStoreInfo(path);
+Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptions& options) {
+  Result<StoreInfo> info = ReadStoreInfo(path, options.io);
   if (!info.ok()) return info.status();
-  Result<std::vector<RegionReport>> reports = VerifyRegions(path);
+  Result<std::vector<RegionReport>> reports = VerifyRegions(path, options);
   if (!reports.ok()) return reports.status();
   // Two opens: a `create --force` in between would pair one store's table
   // with another's slots. Refuse rather than show a mix.
@@ -58,6 +58,7 @@ nlohmann::ordered_json RegionJson(const RegionView& region) {
         {"index", slot.index},       {"state", std::string(SlotStateName(slot.state))},
         {"generation", nullptr},     {"length", nullptr},
         {"commit_unix_ns", nullptr}, {"reason", nullptr},
+        {"payload_checked", slot.payload_checked},
     };
     if (HeaderTrusted(slot)) {
       slot_json["generation"] = slot.generation;
@@ -119,6 +120,7 @@ std::string SlotSummary(const SlotReport& slot) {
     case SlotState::kEmpty:
       break;
     case SlotState::kValid:
+      if (!slot.payload_checked) text = "header valid (payload not checked: run verify)";
       text += ", generation ";
       text += std::to_string(slot.generation);
       text += ", length ";

@@ -19,8 +19,9 @@ struct RegionView {
   RegionReport report;
 };
 
-// Reads the region table and every slot with pread (ReadStoreInfo, then
-// VerifyRegions) and pairs them up. Errors: those of ReadStoreInfo and
+// Reads the region table and the slots with pread (ReadStoreInfo, then
+// VerifyRegions with `options`: inspect reads headers only, verify payloads
+// and the data area too) and pairs them up. Errors: those of ReadStoreInfo and
 // VerifyRegions (kCorruption for a damaged superblock or table), and
 // kIOError if the two reads disagree (the store was replaced in between).
 // A damaged region is not an error: RegionReport::damaged says so.
@@ -28,12 +29,12 @@ struct StoreRegions {
   StoreInfo info;
   std::vector<RegionView> regions;
 };
-Result<StoreRegions> ReadStoreRegions(const std::string& path);
+Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptions& options);
 
 // {"name", "capacity", "slot_count", "slots_offset", "slot_stride",
 //  "generation", "length", "commit_unix_ns", "active_slot", "damaged",
 //  "slots": [{"index", "state", "generation", "length", "commit_unix_ns",
-//             "reason"}]}
+//             "reason", "payload_checked"}]}
 // With no commit, generation and length are 0, commit_unix_ns and
 // active_slot null. A slot's generation, length and commit_unix_ns are null
 // when its header could not be trusted; reason is null unless it is invalid.
