@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -417,16 +418,18 @@ TEST_CASE("regionctl --help, --version and each command's --help exit with 0", "
   CHECK_THAT(result.stdout_bytes, Catch::Contains("Example:") && Catch::Contains("create") &&
                                       Catch::Contains("inspect") && Catch::Contains("write") &&
                                       Catch::Contains("read") && Catch::Contains("verify") &&
-                                      Catch::Contains("commit") && Catch::Contains("load"));
+                                      Catch::Contains("commit") && Catch::Contains("load") &&
+                                      Catch::Contains("stat") && Catch::Contains("dump") &&
+                                      Catch::Contains("export") && Catch::Contains("import") &&
+                                      Catch::Contains("Exit codes: 0 success, 1 failure"));
 
-  for (const std::string command :
-       {"create", "inspect", "write", "read", "verify", "commit", "load"}) {
+  for (const std::string command : {"create", "inspect", "stat", "write", "read", "verify", "dump",
+                                     "commit", "load", "export", "import", "bench"}) {
     INFO(command);
     result = Regionctl({command, "--help"});
     RequireSuccess(result);
     CHECK_THAT(result.stdout_bytes, Catch::Contains("Usage: regionctl " + command) &&
-                                        Catch::Contains("Example:\n  ") &&
-                                        Catch::Contains("regionctl " + command + " state.rs"));
+                                        Catch::Contains("Example:\n  regionctl " + command));
   }
 }
 
@@ -1192,6 +1195,88 @@ TEST_CASE("regionctl verify draws a progress bar on a terminal for a big store, 
       CHECK_THAT(result.stdout_bytes, !Catch::Contains("verify: ["));
     }
   }
+}
+
+TEST_CASE("regionctl stat summarizes regions, in a table and as JSON", "[regionctl][stat]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  MustCommit(path, "state", PatternBytes(5000, 1), 1);
+  MustCommit(path, "state", PatternBytes(3000, 2), 2);
+
+  ProcessResult result = Regionctl({"stat", path});
+  RequireSuccess(result);
+  CHECK_THAT(result.stdout_bytes,
+             Catch::Contains("regions        2 (68.0 KiB of capacity)\n") &&
+                 Catch::Contains("commits        2 (sum of the regions' generations)\n") &&
+                 Catch::Contains("committed      2.9 KiB (newest commit of each region)\n") &&
+                 Catch::Contains("region   capacity   length  generation  last commit\n") &&
+                 Catch::Contains("'other'   4.0 KiB        -           0        never\n"));
+  CHECK_THAT(result.stdout_bytes, Catch::Matches("(.|\n)*'state'  64\\.0 KiB  2\\.9 KiB           2 +[0-9]+ s ago\n(.|\n)*"));
+
+  result = Regionctl({"stat", path, "--json"});
+  RequireSuccess(result);
+  const nlohmann::json document = ParseJson(result);
+  CHECK(document["path"] == path);
+  CHECK(document["region_count"] == 2);
+  CHECK(document["region_capacity"] == 64 * 1024 + 4 * 1024);
+  CHECK(document["commits"] == 2);
+  CHECK(document["committed_bytes"] == 3000);
+  CHECK(document["age_seconds"].is_number_unsigned());
+  REQUIRE(document["regions"].size() == 2);
+  const nlohmann::json& state = document["regions"][0];
+  CHECK(state["name"] == "state");
+  CHECK(state["capacity"] == 65536);
+  CHECK(state["length"] == 3000);
+  CHECK(state["generation"] == 2);
+  CHECK(state["commit_unix_ns"] == document["newest_commit_unix_ns"]);
+  CHECK(state["age_seconds"].is_number_unsigned());
+  CHECK(state["damaged"] == false);
+  const nlohmann::json& other = document["regions"][1];
+  CHECK(other["generation"] == 0);
+  CHECK(other["commit_unix_ns"].is_null());
+  CHECK(other["age_seconds"].is_null());
+
+  RequireFailure(Regionctl({"stat", dir.File("none.rs")}), kExitFailure);
+  RequireFailure(Regionctl({"stat", path, "--bogus"}), kExitUsage);
+  WriteWholeFile(dir.File("garbage.rs"), PatternBytes(8192, 3));
+  RequireFailure(Regionctl({"stat", dir.File("garbage.rs")}), kExitInvalidStore);
+}
+
+TEST_CASE("regionctl dump prints hex and ASCII lines like xxd", "[regionctl][dump]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::string text = "Hello, regionstore!\n";
+  std::vector<std::byte> payload(text.size() + 2);
+  std::memcpy(payload.data(), text.data(), text.size());
+  payload[text.size()] = std::byte{0x01};
+  payload[text.size() + 1] = std::byte{0xff};
+  MustCommit(path, "state", payload, 1);
+
+  ProcessResult result = Regionctl({"dump", path, "--region", "state"});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes ==
+        "00000000: 4865 6c6c 6f2c 2072 6567 696f 6e73 746f  Hello, regionsto\n"
+        "00000010: 7265 210a 01ff                           re!...\n");
+
+  RequireSuccess(Regionctl({"write", path, "--offset", "17"}, std::vector<std::byte>{
+                                                                  std::byte{'a'}, std::byte{'b'},
+                                                                  std::byte{'c'}}));
+  result = Regionctl({"dump", path, "--offset", "16", "--length", "20"});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes ==
+        "00000010: 0061 6263 0000 0000 0000 0000 0000 0000  .abc............\n"
+        "00000020: 0000 0000                                ....\n");
+  // Without --length: to the end of the data area (1 MiB here).
+  result = Regionctl({"dump", path, "--offset", "1048560"});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes ==
+        "000ffff0: 0000 0000 0000 0000 0000 0000 0000 0000  ................\n");
+
+  RequireFailure(Regionctl({"dump", path, "--offset", "1MiB", "--length", "1"}), kExitUsage);
+  RequireFailure(Regionctl({"dump", path, "--region", "state", "--offset", "3"}), kExitUsage);
+  RequireFailure(Regionctl({"dump", path, "--region", "nosuch"}), kExitUsage);
+  RequireFailure(Regionctl({"dump", path, "--region", "other"}), kExitFailure);  // no commit
+  RequireFailure(Regionctl({"dump", dir.File("none.rs")}), kExitFailure);
 }
 
 // Lists `dir`, to show export leaves no temp file behind.

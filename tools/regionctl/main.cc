@@ -16,11 +16,13 @@
 #include "cmd_bench.h"
 #include "cmd_commit.h"
 #include "cmd_create.h"
+#include "cmd_dump.h"
 #include "cmd_export.h"
 #include "cmd_import.h"
 #include "cmd_inspect.h"
 #include "cmd_load.h"
 #include "cmd_read.h"
+#include "cmd_stat.h"
 #include "cmd_verify.h"
 #include "cmd_write.h"
 #include "common.h"
@@ -35,7 +37,7 @@ namespace {
 
 // The commands, for messages about a missing or unknown one.
 constexpr const char* kCommandList =
-    "create, inspect, verify, commit, load, export, import, write, read or bench";
+    "create, inspect, stat, verify, dump, commit, load, export, import, write, read or bench";
 
 // Writes "regionctl: <text><detail>\n" as one line with no allocation, so it
 // also works after std::bad_alloc. Line breaks inside the text become spaces;
@@ -102,6 +104,8 @@ int Run(int argc, char** argv) {
       "  regionctl export state.rs state --output /backup/state.bin\n"
       "  regionctl verify state.rs\n"
       "  regionctl inspect state.rs --json\n"
+      "  regionctl stat state.rs\n"
+      "  regionctl dump state.rs --region state | head\n"
       "  regionctl bench --dir /var/lib/myapp\n"
       "Exit codes: 0 success, 1 failure, 2 usage error, 3 not a valid store or damaged,\n"
       "4 busy (another writer holds the store).");
@@ -109,7 +113,9 @@ int Run(int argc, char** argv) {
   app.require_subcommand(1);
   SetupCreate(app, outcome);
   SetupInspect(app, outcome);
+  SetupStat(app, outcome);
   SetupVerify(app, outcome);
+  SetupDump(app, outcome);
   SetupCommit(app, outcome);
   SetupLoad(app, outcome);
   SetupExport(app, outcome);

@@ -1,0 +1,119 @@
+#include "cmd_dump.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "regionstore/store.h"
+
+namespace regionstore::regionctl {
+namespace {
+
+struct DumpArgs {
+  std::string path;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  bool length_given = false;
+  std::string region;
+};
+
+constexpr size_t kBytesPerLine = 16;
+
+// One line as xxd prints it: "00000010: 4865 6c6c 6f0a 0000 ...  Hello...."
+// `address` is the offset shown (data-area or payload offset).
+void PrintLine(uint64_t address, std::span<const std::byte> bytes, std::string& out) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%08llx:", static_cast<unsigned long long>(address));
+  out += text;
+  for (size_t i = 0; i < kBytesPerLine; ++i) {
+    if (i % 2 == 0) out += ' ';
+    if (i < bytes.size()) {
+      std::snprintf(text, sizeof text, "%02x", std::to_integer<unsigned>(bytes[i]));
+      out += text;
+    } else {
+      out += "  ";
+    }
+  }
+  out += "  ";
+  for (const std::byte b : bytes) {
+    const auto c = std::to_integer<unsigned char>(b);
+    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '.';
+  }
+  out += '\n';
+}
+
+// Prints `bytes` in lines of 16, the first one labelled `first_address`.
+Status PrintDump(uint64_t first_address, std::span<const std::byte> bytes) {
+  std::string out;
+  for (size_t at = 0; at < bytes.size(); at += kBytesPerLine) {
+    PrintLine(first_address + at, bytes.subspan(at, std::min(kBytesPerLine, bytes.size() - at)),
+              out);
+    if (out.size() >= (64 << 10)) {
+      std::cout << out;
+      out.clear();
+      if (!std::cout) break;  // a closed pipe: main() reports it
+    }
+  }
+  std::cout << out;
+  return Status::Ok();
+}
+
+Status RunDump(const DumpArgs& args) {
+  Result<Store> store = Store::Open(args.path, OpenMode::kReadOnly);
+  if (!store.ok()) return store.status();
+  if (!args.region.empty()) {
+    Result<RegionEntry> region = FindRegionEntry(store->info(), args.region, args.path, "dump");
+    if (!region.ok()) return region.status();
+    std::vector<std::byte> payload;
+    Result<CheckpointMeta> loaded = store->Load(args.region, payload);
+    if (!loaded.ok()) return loaded.status();
+    return PrintDump(0, payload);
+  }
+  // The data area; without --length, from --offset to its end.
+  const uint64_t length =
+      args.length_given ? args.length
+                        : store->data_size() - std::min(args.offset, store->data_size());
+  Result<std::span<const std::byte>> bytes = store->View(args.offset, length);
+  if (!bytes.ok()) return bytes.status();
+  return PrintDump(args.offset, *bytes);
+}
+
+}  // namespace
+
+void SetupDump(CLI::App& app, Status& outcome) {
+  auto args = std::make_shared<DumpArgs>();
+  CLI::App* command = app.add_subcommand(
+      "dump", "Show bytes of the data area, or a checkpoint's newest commit, as hex and ASCII");
+  command->footer(
+      "Example:\n"
+      "  regionctl dump state.rs --offset 2MiB --length 64\n"
+      "  regionctl dump state.rs --region state | less\n"
+      "Lines as xxd prints them: offset (in the data area, or in the payload), 16 bytes\n"
+      "in hex, then as ASCII ('.' for anything else). Without --length, to the end of\n"
+      "the data area. Takes no lock. A range outside the data area is a usage error (2).");
+  command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
+  CLI::Option* offset =
+      command->add_option("--offset", args->offset, "Start at this data-area offset (default 0)")
+          ->type_name("N")
+          ->transform(SizeTransform());
+  CLI::Option* length = command->add_option("--length", args->length, "Show this many bytes")
+                            ->type_name("N")
+                            ->transform(SizeTransform());
+  CLI::Option* region =
+      command->add_option("--region", args->region, "The newest commit of this checkpoint region")
+          ->type_name("NAME");
+  region->excludes(offset)->excludes(length);
+  command->callback([args, length, &outcome] {
+    args->length_given = length->count() > 0;
+    outcome = RunDump(*args);
+  });
+}
+
+}  // namespace regionstore::regionctl

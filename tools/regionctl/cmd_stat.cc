@@ -1,0 +1,159 @@
+#include "cmd_stat.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "region_report.h"
+#include "regionstore/io.h"
+
+namespace regionstore::regionctl {
+namespace {
+
+struct StatArgs {
+  std::string path;
+  bool json = false;
+};
+
+// "12 s", "3 min", "5 h", "2 d": how long ago, coarse; "in the future" for a
+// clock that went back.
+std::string Age(uint64_t then_ns, uint64_t now_ns) {
+  if (then_ns > now_ns) return "in the future (clock changed?)";
+  const uint64_t seconds = (now_ns - then_ns) / 1000000000;
+  if (seconds < 120) return std::to_string(seconds) + " s ago";
+  if (seconds < 2 * 3600) return std::to_string(seconds / 60) + " min ago";
+  if (seconds < 2 * 86400) return std::to_string(seconds / 3600) + " h ago";
+  return std::to_string(seconds / 86400) + " d ago";
+}
+
+// Seconds since `then_ns` for JSON, or null for the future.
+nlohmann::ordered_json AgeSeconds(uint64_t then_ns, uint64_t now_ns) {
+  if (then_ns > now_ns) return nullptr;
+  return (now_ns - then_ns) / 1000000000;
+}
+
+// Columns padded to their widest cell; the first column left-aligned, the
+// others right-aligned (numbers) unless `left` says otherwise.
+void PrintColumns(const std::vector<std::vector<std::string>>& rows, bool left = false) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(widths[i] - row[i].size(), ' ');
+      line += i == 0 || left ? row[i] + pad : pad + row[i];
+      if (i + 1 < row.size()) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::cout << line << '\n';
+  }
+}
+
+Status RunStat(const StatArgs& args) {
+  // Metadata only (as inspect): slot headers, not payloads.
+  VerifyOptions options;
+  options.check_payloads = false;
+  Result<StoreRegions> store = ReadStoreRegions(args.path, options);
+  if (!store.ok()) return store.status();
+  const uint64_t now = Io::Default()->NowUnixNanos();
+  uint64_t commits = 0;
+  uint64_t bytes = 0;
+  uint64_t capacity = 0;
+  uint64_t newest = 0;
+  for (const RegionView& region : store->regions) {
+    capacity += region.entry.capacity;
+    if (!region.report.has_commit) continue;
+    commits += region.report.generation;
+    bytes += region.report.length;
+    newest = std::max(newest, region.report.commit_unix_ns);
+  }
+  const StoreInfo& info = store->info;
+  if (args.json) {
+    nlohmann::ordered_json regions = nlohmann::ordered_json::array();
+    for (const RegionView& region : store->regions) {
+      const RegionReport& report = region.report;
+      regions.push_back({
+          {"name", region.entry.name},
+          {"capacity", region.entry.capacity},
+          {"length", report.has_commit ? report.length : 0},
+          {"generation", report.has_commit ? report.generation : 0},
+          {"commit_unix_ns", report.has_commit ? nlohmann::ordered_json(report.commit_unix_ns)
+                                               : nlohmann::ordered_json(nullptr)},
+          {"age_seconds", report.has_commit ? AgeSeconds(report.commit_unix_ns, now)
+                                            : nlohmann::ordered_json(nullptr)},
+          {"damaged", report.damaged},
+      });
+    }
+    const nlohmann::ordered_json document = {
+        {"path", args.path},
+        {"file_size", info.file_size},
+        {"data_size", info.data_size},
+        {"created_unix_ns", info.created_unix_ns},
+        {"age_seconds", AgeSeconds(info.created_unix_ns, now)},
+        {"region_count", info.regions.size()},
+        {"region_capacity", capacity},
+        {"commits", commits},
+        {"committed_bytes", bytes},
+        {"newest_commit_unix_ns",
+         newest != 0 ? nlohmann::ordered_json(newest) : nlohmann::ordered_json(nullptr)},
+        {"regions", std::move(regions)},
+    };
+    std::cout << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+              << '\n';
+    return Status::Ok();
+  }
+  PrintColumns({
+      {"store", QuoteName(args.path)},
+      {"file", HumanBytes(info.file_size)},
+      {"data area", HumanBytes(info.data_size)},
+      {"created", Age(info.created_unix_ns, now)},
+      {"regions", std::to_string(info.regions.size()) + " (" + HumanBytes(capacity) +
+                      " of capacity)"},
+      {"commits", std::to_string(commits) + " (sum of the regions' generations)"},
+      {"committed", HumanBytes(bytes) + " (newest commit of each region)"},
+      {"newest commit", newest != 0 ? Age(newest, now) : "never"},
+  }, /*left=*/true);
+  if (store->regions.empty()) return Status::Ok();
+  std::cout << '\n';
+  std::vector<std::vector<std::string>> rows = {
+      {"region", "capacity", "length", "generation", "last commit"}};
+  for (const RegionView& region : store->regions) {
+    const RegionReport& report = region.report;
+    rows.push_back({QuoteName(region.entry.name), HumanBytes(region.entry.capacity),
+                    report.has_commit ? HumanBytes(report.length) : "-",
+                    std::to_string(report.has_commit ? report.generation : 0),
+                    report.damaged       ? "DAMAGED (run verify)"
+                    : report.has_commit ? Age(report.commit_unix_ns, now)
+                                        : "never"});
+  }
+  PrintColumns(rows);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void SetupStat(CLI::App& app, Status& outcome) {
+  auto args = std::make_shared<StatArgs>();
+  CLI::App* command = app.add_subcommand(
+      "stat", "Summarize a store: its regions' sizes, generations and last commits");
+  command->footer(
+      "Example:\n"
+      "  regionctl stat state.rs --json\n"
+      "Reads metadata only (superblock, region table, slot headers), with pread and no\n"
+      "lock. commits is the sum of the regions' generations: every commit made over the\n"
+      "store's life. A region's last commit is read from its newest slot header; run\n"
+      "verify to check the payloads.");
+  command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
+  command->add_flag("--json", args->json, "Print one JSON object instead of a table");
+  command->callback([args, &outcome] { outcome = RunStat(*args); });
+}
+
+}  // namespace regionstore::regionctl
