@@ -53,6 +53,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "publish_bench.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -664,6 +666,10 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   if (!SetUpLab()) return 1;
   RegisterLab();
+  if (std::string e = regionstore::bench::RegisterPublish(TheLab().dir); !e.empty()) {
+    std::fprintf(stderr, "lab_bench: %s\n", e.c_str());
+    return 1;
+  }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   for (uint64_t store_size : TheLab().store_size_sweep) {

@@ -63,6 +63,9 @@ def medians(doc):
         parts = row["run_name"].split("/")
         if parts[-1] == "real_time":
             parts = parts[:-1]
+        if parts[0] == "publish" and len(parts) == 3:
+            out[tuple(parts)] = row["real_time"] * TO_SECONDS[row.get("time_unit", "ns")]
+            continue
         if len(parts) != 5 or parts[0] not in ("lab", "sweep", "storesize"):
             continue
         seconds = row["real_time"] * TO_SECONDS[row.get("time_unit", "ns")]
@@ -185,6 +188,52 @@ def table(doc):
             lines.append(f"| {arm} | {size // (1024 * 1024):,} MiB | {fmt(lib_mbps)} "
                          f"| {fmt(raw_mbps)} | {fmt(ratio, 2)} |")
     return "\n".join(lines), m
+
+
+# The atomic-replace lab's Python figures (seeds/000: ops/s from the p50
+# batch, Python 3.13.5, overlay on a virtio VM, another machine), by arm and
+# payload size. It published no overwrite+fsync at 4 KiB or 64 KiB, and only
+# the two unsynced arms at 64 KiB.
+LAB_PUBLISH = {
+    ("overwrite", 64): 16377, ("replace", 64): 13698,
+    ("overwrite_fsync", 64): 4929, ("replace_fsync", 64): 3377,
+    ("overwrite", 4096): 16566, ("replace", 4096): 13580,
+    ("replace_fsync", 4096): 3376, ("replace_fsync_dirfsync", 4096): 2240,
+    ("overwrite", 65536): 5234, ("replace", 65536): 7558,
+}
+PUBLISH_ARMS = ["overwrite", "overwrite_fsync", "replace", "replace_fsync",
+                "replace_fsync_dirfsync", "library_nofsync", "library", "export"]
+# What each library arm is compared with: the same steps without the library.
+PUBLISH_BASELINE = {"library_nofsync": "replace", "library": "replace_fsync_dirfsync",
+                    "export": "library"}
+
+
+def publish_table(m):
+    sizes = sorted({int(k[2]) for k in m if k[0] == "publish"})
+    if not sizes:
+        return ""
+    lines = ["", "Publishing a whole file (the atomic-replace labs, seeds/000 and 001): one "
+             "publish per iteration, medians. library = ReplaceFileAtomically (durable: temp, "
+             "write, fsync, rename, directory fsync; nofsync: without the fsyncs); export = "
+             "Store::Load of a region of that size + library, what `regionctl export` does after "
+             "starting. The lab column is seeds/000's Python ops/s (another machine); seeds/001 "
+             "(PHP, a small JSON file, another machine) had overwrite 4,127 and temp + rename "
+             "5,928 ops/s.", "",
+             "| size | arm | µs per publish | publishes/s | vs | ratio (time) | lab (Python) "
+             "publishes/s |",
+             "| ---: | --- | ---: | ---: | --- | ---: | ---: |"]
+    for size in sizes:
+        for arm in PUBLISH_ARMS:
+            t = m.get(("publish", arm, str(size)))
+            if t is None:
+                continue
+            base = PUBLISH_BASELINE.get(arm)
+            bt = m.get(("publish", base, str(size))) if base else None
+            lines.append(f"| {label_of(size) if size >= 1024 else f'{size} B'} | {arm} "
+                         f"| {fmt(t * 1e6, 1)} | {fmt(1 / t)} | {base or '–'} "
+                         f"| {fmt(t / bt, 2) if bt else '–'} "
+                         f"| {fmt(LAB_PUBLISH.get((arm, size)))} |")
+    return "\n".join(lines)
 
 
 def commits_table(doc):
@@ -348,6 +397,7 @@ def main(argv):
         print(f"report.py: no lab median rows in {' '.join(args)}", file=sys.stderr)
         return 1
     print(text)
+    print(publish_table(m))
     commits = {}
     if options["--commits"]:
         with open(options["--commits"], encoding="utf-8") as f:
