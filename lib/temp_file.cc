@@ -28,7 +28,14 @@ Result<TempFile> CreateTempBeside(Io& io, const std::string& path, const std::st
   TempFile temp;
   temp.path = (std::filesystem::path(DirectoryOf(path)) / name).string();
   auto file = io.CreateExclusive(temp.path);
-  if (!file.ok()) return file.status().WithOperation(operation + ": create temp file", path);
+  if (!file.ok()) {
+    if (file.status().code() == StatusCode::kNotFound) {
+      return Status::Error(StatusCode::kNotFound, operation + ": create temp file", path,
+                           "the directory '" + DirectoryOf(path) + "' does not exist",
+                           file.status().sys_errno());
+    }
+    return file.status().WithOperation(operation + ": create temp file", path);
+  }
   temp.file = std::move(*file);
   return temp;
 }

@@ -1273,6 +1273,17 @@ TEST_CASE("regionctl dump prints hex and ASCII lines like xxd", "[regionctl][dum
   CHECK(result.stdout_bytes ==
         "000ffff0: 0000 0000 0000 0000 0000 0000 0000 0000  ................\n");
 
+  // A reader that stops early (| head) ends the dump quietly; a 16 MiB data
+  // area is 4 MiB of lines, far more than a pipe holds.
+  const std::string big = CreateStore(dir, "big.rs", "16MiB");
+  result = testing::RunProcess(
+      "/bin/bash",
+      {"-c", "set -o pipefail; '" + std::string(REGIONCTL_PATH) + "' dump '" + big +
+                 "' | head -c 100 >/dev/null"},
+      {});
+  CHECK(result.exit_code == 0);
+  CHECK(result.stderr_bytes.empty());
+
   RequireFailure(Regionctl({"dump", path, "--offset", "1MiB", "--length", "1"}), kExitUsage);
   RequireFailure(Regionctl({"dump", path, "--region", "state", "--offset", "3"}), kExitUsage);
   RequireFailure(Regionctl({"dump", path, "--region", "nosuch"}), kExitUsage);

@@ -1,6 +1,7 @@
 #include "cmd_dump.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -49,20 +50,37 @@ void PrintLine(uint64_t address, std::span<const std::byte> bytes, std::string& 
   out += '\n';
 }
 
+// Writes `text` to standard output. A reader that closed the pipe (`dump |
+// head`) has seen enough: that ends the dump quietly (*closed = true).
+Status WriteText(const std::string& text, bool* closed) {
+  std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
+  std::cout.flush();
+  if (std::cout) return Status::Ok();
+  const int error = errno != 0 ? errno : EIO;
+  if (error == EPIPE) {
+    *closed = true;
+    SetStdoutClosedByReader();
+    return Status::Ok();
+  }
+  return Status::FromErrno(error, "write output", std::string(kStdoutName));
+}
+
 // Prints `bytes` in lines of 16, the first one labelled `first_address`.
 Status PrintDump(uint64_t first_address, std::span<const std::byte> bytes) {
   std::string out;
-  for (size_t at = 0; at < bytes.size(); at += kBytesPerLine) {
+  bool closed = false;
+  for (size_t at = 0; at < bytes.size() && !closed; at += kBytesPerLine) {
     PrintLine(first_address + at, bytes.subspan(at, std::min(kBytesPerLine, bytes.size() - at)),
               out);
     if (out.size() >= (64 << 10)) {
-      std::cout << out;
+      errno = 0;
+      if (Status s = WriteText(out, &closed); !s.ok()) return s;
       out.clear();
-      if (!std::cout) break;  // a closed pipe: main() reports it
     }
   }
-  std::cout << out;
-  return Status::Ok();
+  if (closed) return Status::Ok();
+  errno = 0;
+  return WriteText(out, &closed);
 }
 
 Status RunDump(const DumpArgs& args) {
@@ -97,7 +115,8 @@ void SetupDump(CLI::App& app, Status& outcome) {
       "  regionctl dump state.rs --region state | less\n"
       "Lines as xxd prints them: offset (in the data area, or in the payload), 16 bytes\n"
       "in hex, then as ASCII ('.' for anything else). Without --length, to the end of\n"
-      "the data area. Takes no lock. A range outside the data area is a usage error (2).");
+      "the data area. Takes no lock. A range outside the data area is a usage error (2).\n"
+      "A reader that closes the pipe early (| head) ends the dump quietly, exit 0.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
   CLI::Option* offset =
       command->add_option("--offset", args->offset, "Start at this data-area offset (default 0)")

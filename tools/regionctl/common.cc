@@ -148,6 +148,13 @@ ExitCode ExitCodeFor(StatusCode code) {
   return ExitCode::kFailure;
 }
 
+namespace {
+bool g_stdout_closed_by_reader = false;
+}  // namespace
+
+void SetStdoutClosedByReader() { g_stdout_closed_by_reader = true; }
+bool StdoutClosedByReader() { return g_stdout_closed_by_reader; }
+
 Result<uint64_t> ParseSize(std::string_view text) {
   const std::string quoted = "'" + std::string(text) + "'";
   size_t digit_count = 0;

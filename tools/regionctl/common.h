@@ -80,6 +80,12 @@ std::string QuoteName(std::string_view name);
 Result<RegionEntry> FindRegionEntry(const StoreInfo& info, std::string_view name,
                                     const std::string& path, const char* operation);
 
+// For viewers (dump): the reader of standard output closed the pipe (EPIPE)
+// after taking what it wanted (`| head`). main() then ends with exit 0 and no
+// message instead of reporting the failed flush.
+void SetStdoutClosedByReader();
+bool StdoutClosedByReader();
+
 // The name used in messages for the standard streams.
 inline constexpr std::string_view kStdinName = "<stdin>";
 inline constexpr std::string_view kStdoutName = "<stdout>";

@@ -66,6 +66,7 @@ int ToInt(ExitCode code) { return static_cast<int>(code); }
 // Text written to std::cout sits in a buffer until exit: flush it now so a
 // full disk or a closed pipe is an error, not a silently truncated output.
 int FinishStandardOutput() {
+  if (StdoutClosedByReader()) return ToInt(ExitCode::kSuccess);
   errno = 0;
   std::cout.flush();
   if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout) {
