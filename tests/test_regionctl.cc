@@ -148,6 +148,10 @@ void RequireAllCommandsRefuse(const TempDir& dir, const std::string& path, int e
       {"commit", path, "state", "--durability", "none"},  // from stdin
       {"export", path, "state", "--output", dir.File("refused-output.bin")},
       {"import", path, "state", "--input", input},
+      {"stat", path},
+      {"stat", path, "--json"},
+      {"dump", path, "--length", "16"},
+      {"dump", path, "--region", "state"},
   };
   for (const auto& args : commands) {
     INFO(Describe(args));
