@@ -218,7 +218,9 @@ class PosixFile final : public File {
       const int error = errno;
       if (error == EWOULDBLOCK) {
         return Status::Error(StatusCode::kBusy, "lock", path_,
-                             "another writer holds this store's lock", error);
+                             "another writer holds this store's lock (readers need no lock: "
+                             "open read-only, or retry once the writer closes it)",
+                             error);
       }
       return Status::FromErrno(error, "lock", path_);
     }
