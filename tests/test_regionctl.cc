@@ -434,7 +434,9 @@ TEST_CASE("regionctl --help, --version and each command's --help exit with 0", "
     RequireSuccess(result);
     CHECK_THAT(result.stdout_bytes, Catch::Contains("Usage: regionctl " + command) &&
                                         Catch::Contains("Example:\n  ") &&
-                                        Catch::Contains("regionctl " + command + " "));
+                                        Catch::Contains("regionctl " + command + " ") &&
+                                        Catch::Contains("Exit codes: 0 success, 1 failure, 2 "
+                                                        "usage error, 3 not a valid store"));
   }
 }
 

@@ -35,6 +35,11 @@
 namespace regionstore::regionctl {
 namespace {
 
+// Every --help ends with these: the same codes for every command.
+constexpr const char* kExitCodes =
+    "Exit codes: 0 success, 1 failure, 2 usage error, 3 not a valid store or damaged,\n"
+    "4 busy (another writer holds the store).";
+
 // The commands, for messages about a missing or unknown one.
 constexpr const char* kCommandList =
     "create, inspect, stat, verify, dump, commit, load, export, import, write, read or bench";
@@ -108,8 +113,7 @@ int Run(int argc, char** argv) {
       "  regionctl stat state.rs\n"
       "  regionctl dump state.rs --region state | head\n"
       "  regionctl bench --dir /var/lib/myapp\n"
-      "Exit codes: 0 success, 1 failure, 2 usage error, 3 not a valid store or damaged,\n"
-      "4 busy (another writer holds the store).");
+      + std::string(kExitCodes));
   app.set_version_flag("--version", std::string("regionctl ") + REGIONCTL_VERSION);
   app.require_subcommand(1);
   SetupCreate(app, outcome);
@@ -124,6 +128,9 @@ int Run(int argc, char** argv) {
   SetupWrite(app, outcome);
   SetupRead(app, outcome);
   SetupBench(app, outcome);
+  for (CLI::App* command : app.get_subcommands({})) {
+    command->footer(command->get_footer() + "\n" + kExitCodes);
+  }
 
   if (argc <= 1) {
     std::cout << app.help();
