@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <functional>
 
 #include "format.h"
 #include "regionstore/store.h"
@@ -204,6 +205,27 @@ TEST_CASE("Open refuses damaged or foreign files with specific errors", "[store]
   }
 }
 
+// Runs `body` in a forked child that, when root, first drops every
+// capability but stays uid 0 (so root-owned folders stay reachable and file
+// modes and ownership decide), and returns the exit code `body` chose.
+// 77 means "nothing to prove here"; 100, the capabilities could not be dropped.
+int ExitCodeWithoutCapabilities(const std::function<int()>& body) {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (::geteuid() == 0) {
+      __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+      __user_cap_data_struct no_caps[2] = {};
+      if (::syscall(SYS_capset, &header, no_caps) != 0) ::_exit(100);
+    }
+    ::_exit(body());
+  }
+  int wait_status = 0;
+  REQUIRE(::waitpid(child, &wait_status, 0) == child);
+  REQUIRE(WIFEXITED(wait_status));
+  return WEXITSTATUS(wait_status);
+}
+
 TEST_CASE("Open refuses a directory and a missing path", "[store][open]") {
   TempDir dir;
   ExpectRefused(dir.path().string(), StatusCode::kCorruption, "directory");
@@ -219,35 +241,23 @@ TEST_CASE("Open without permission fails with kPermissionDenied", "[store][open]
   REQUIRE(::chmod(path.c_str(), 0) == 0);
   REQUIRE(::chmod(control.c_str(), 0644) == 0);
   REQUIRE(::chmod(dir.path().c_str(), 0755) == 0);
-  // Checked from a child, which may drop its capabilities.
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    // Root ignores file modes through CAP_DAC_OVERRIDE: drop every
-    // capability but stay uid 0, so the folders (owned by root) stay
-    // reachable wherever the build tree is, and the file's mode decides.
-    if (::geteuid() == 0) {
-      __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-      __user_cap_data_struct no_caps[2] = {};
-      if (::syscall(SYS_capset, &header, no_caps) != 0) ::_exit(100);
-    }
+  // Root ignores file modes through CAP_DAC_OVERRIDE: checked from a child
+  // without capabilities, so the file's mode decides.
+  const int code = ExitCodeWithoutCapabilities([&] {
     // If even the world-readable control fails, this account cannot reach
     // the folder and the check would prove nothing.
-    if (!Store::Open(control, OpenMode::kReadOnly).ok()) ::_exit(77);
+    if (!Store::Open(control, OpenMode::kReadOnly).ok()) return 77;
     auto ro = Store::Open(path, OpenMode::kReadOnly);
     auto rw = Store::Open(path, OpenMode::kReadWrite);
     const bool both_denied = !ro.ok() && ro.status().code() == StatusCode::kPermissionDenied &&
                              !rw.ok() && rw.status().code() == StatusCode::kPermissionDenied;
-    ::_exit(both_denied ? 0 : 1);
-  }
-  int wait_status = 0;
-  REQUIRE(::waitpid(child, &wait_status, 0) == child);
-  REQUIRE(WIFEXITED(wait_status));
-  if (WEXITSTATUS(wait_status) == 77) {
+    return both_denied ? 0 : 1;
+  });
+  if (code == 77) {
     WARN("skipped: even a world-readable store cannot be opened without privileges here");
     return;
   }
-  CHECK(WEXITSTATUS(wait_status) == 0);
+  CHECK(code == 0);
 }
 
 // The store is opened with O_NOATIME (a journalled atime update per mmap cost
@@ -282,27 +292,19 @@ TEST_CASE("Open leaves the access time alone, and works without O_NOATIME rights
   REQUIRE(::chown(path.c_str(), 12345, 12345) == 0);
   REQUIRE(::chmod(path.c_str(), 0666) == 0);
   REQUIRE(::chmod(dir.path().c_str(), 0755) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    // Without CAP_FOWNER, O_NOATIME on someone else's file is EPERM.
-    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct no_caps[2] = {};
-    if (::syscall(SYS_capset, &header, no_caps) != 0) ::_exit(100);
+  // Without CAP_FOWNER, O_NOATIME on someone else's file is EPERM.
+  const int code = ExitCodeWithoutCapabilities([&] {
     const int probe = ::open(path.c_str(), O_RDONLY | O_NOATIME);
-    if (probe >= 0 || errno != EPERM) ::_exit(77);  // nothing to prove here
+    if (probe >= 0 || errno != EPERM) return 77;  // nothing to prove here
     auto rw = Store::Open(path, OpenMode::kReadWrite);
     auto ro = Store::Open(path, OpenMode::kReadOnly);
-    ::_exit(rw.ok() && ro.ok() ? 0 : 1);
-  }
-  int wait_status = 0;
-  REQUIRE(::waitpid(child, &wait_status, 0) == child);
-  REQUIRE(WIFEXITED(wait_status));
-  if (WEXITSTATUS(wait_status) == 77) {
+    return rw.ok() && ro.ok() ? 0 : 1;
+  });
+  if (code == 77) {
     WARN("skipped: O_NOATIME was not refused to a non-owner here");
     return;
   }
-  CHECK(WEXITSTATUS(wait_status) == 0);
+  CHECK(code == 0);
 }
 
 TEST_CASE("A second writer in the same process gets kBusy naming the path", "[store][lock]") {

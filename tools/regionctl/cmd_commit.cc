@@ -73,6 +73,11 @@ void SetupCommit(CLI::App& app, Status& outcome) {
       "kill -9; sync (pwritev2 RWF_DSYNC, the default) and pwrite-fdatasync also survive\n"
       "power loss. A payload longer than the region's capacity is refused (exit 2).\n"
       "Prints the new generation; a region no store has is a usage error (exit 2).");
+  AddCommitOptions(command, args, /*input_required=*/false, outcome);
+}
+
+void AddCommitOptions(CLI::App* command, const std::shared_ptr<CommitArgs>& args,
+                      bool input_required, Status& outcome) {
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
   command->add_option("NAME", args->name, "Name of the checkpoint region")
       ->required()
@@ -83,8 +88,12 @@ void SetupCommit(CLI::App& app, Status& outcome) {
       ->type_name("MODE")
       ->capture_default_str()
       ->check(DurabilityCheck());
-  command->add_option("--input", args->input_path, "Read the payload from FILE, not standard input")
-      ->type_name("FILE");
+  command
+      ->add_option("--input", args->input_path,
+                   input_required ? "The file to commit"
+                                  : "Read the payload from FILE, not standard input")
+      ->type_name("FILE")
+      ->required(input_required);
   command->add_flag("--json", args->json, "Print one JSON object instead of a sentence");
   command->callback([args, &outcome] { outcome = RunCommit(*args); });
 }

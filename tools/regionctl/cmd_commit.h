@@ -4,6 +4,7 @@
 #define REGIONSTORE_TOOLS_REGIONCTL_CMD_COMMIT_H_
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 #include "regionstore/status.h"
@@ -21,6 +22,11 @@ struct CommitArgs {
 // Commits the input to the region and prints the new generation (a sentence,
 // or one JSON object). Also what "import" runs.
 Status RunCommit(const CommitArgs& args);
+
+// The options commit and import share: PATH, NAME, --durability, --input
+// (required for import), --json; and the callback that runs RunCommit.
+void AddCommitOptions(CLI::App* command, const std::shared_ptr<CommitArgs>& args,
+                      bool input_required, Status& outcome);
 
 // Registers the "commit" subcommand on `app`. When it runs, its callback
 // stores the command's outcome in `outcome`, which must outlive `app`'s
