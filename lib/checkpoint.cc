@@ -123,6 +123,7 @@ Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region
   for (uint32_t i = 0; i < region.slot_count; ++i) {
     SlotReport slot_report;
     slot_report.index = i;
+    slot_report.payload_checked = check_payloads;
     slot::HeaderBytes bytes;
     if (Status s = read(slot::HeaderFileOffset(region, i), bytes); !s.ok()) return s;
     const slot::DecodedHeader decoded = slot::DecodeHeader(bytes, region_index, i, region.capacity);
@@ -135,7 +136,6 @@ Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region
       slot_report.generation = decoded.header.generation;
       slot_report.length = decoded.header.length;
       slot_report.commit_unix_ns = decoded.header.commit_unix_ns;
-      slot_report.payload_checked = check_payloads;
       Result<bool> matches = true;
       if (check_payloads) {
         matches = PayloadMatches(read, slot::PayloadFileOffset(region, i), decoded.header);

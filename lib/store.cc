@@ -269,7 +269,8 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
       const bool sync = durability == Durability::kSync;
       Status synced = r.Timed(durability, [&] {
         return r.SyncPages(file_offset, data.size(), sync ? SyncKind::kSync : SyncKind::kAsync,
-                           sync ? "write: msync(MS_SYNC)" : "write: msync(MS_ASYNC)");
+                           sync ? "write: msync(MS_SYNC)" : "write: msync(MS_ASYNC)",
+                           /*reset_page_tables=*/sync);
       });
       return synced.ok() ? r.CountWrite(durability, data.size()) : synced;
     }

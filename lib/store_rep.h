@@ -144,14 +144,19 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
 
   // msync needs a page-aligned start: round the start down and the end up to
   // the runtime page size. The extra bytes are flushed early, which is
-  // harmless. After an MS_SYNC the range's page-table entries are dropped, so
+  // harmless. With `reset_page_tables` (Write in kSync: the range it just
+  // copied), the range's page-table entries are dropped after an MS_SYNC, so
   // the next write through the mapping does not take a write-protect fault
-  // per page (Mapping::ResetPageTables).
-  Status SyncPages(uint64_t file_offset, uint64_t length, SyncKind kind, const char* operation) {
+  // per page (Mapping::ResetPageTables). Not for Flush: its range can be the
+  // whole store, and every later read of it would fault again.
+  Status SyncPages(uint64_t file_offset, uint64_t length, SyncKind kind, const char* operation,
+                   bool reset_page_tables = false) {
     const uint64_t start = file_offset & ~(page_size - 1);
     const uint64_t end = format::AlignUp(file_offset + length, page_size);
     if (Status s = mapping->Sync(start, end - start, kind); !s.ok()) return Poison(s, operation);
-    if (kind == SyncKind::kSync) mapping->ResetPageTables(start, end - start);
+    if (reset_page_tables && kind == SyncKind::kSync) {
+      mapping->ResetPageTables(start, end - start);
+    }
     return Status::Ok();
   }
 };

@@ -17,8 +17,12 @@ Result<TempFile> CreateTempBeside(Io& io, const std::string& path, const std::st
   std::array<std::byte, 8> suffix{};
   if (Status s = io.FillRandom(suffix); !s.ok()) return s.WithOperation(operation + ": random", path);
   // Built by appending: GCC 12 warns falsely (-Wrestrict) on "." + std::string at -O2.
+  // At most 255 bytes (NAME_MAX): a long destination name is cut short here.
+  std::string base = std::filesystem::path(path).filename().string();
+  constexpr size_t kAdded = 1 + 5 + 16;  // ".", ".tmp-", 16 hex digits
+  if (base.size() > 255 - kAdded) base.resize(255 - kAdded);
   std::string name = ".";
-  name += std::filesystem::path(path).filename().string();
+  name += base;
   name += ".tmp-";
   char two[3];
   for (std::byte b : suffix) {

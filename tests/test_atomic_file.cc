@@ -27,14 +27,16 @@ TEST_CASE("ReplaceFileAtomically creates and replaces whole files, leaving no te
   TempDir dir;
   const std::string path = dir.File("out.bin");
   TestIo io;
+  std::vector<Op> calls;
+  io.OnEnter([&calls](Op op) { calls.push_back(op); });
   const auto first = PatternBytes(3 * kMiB + 5, 1);  // several write chunks
   REQUIRE(ReplaceFileAtomically(path, first, {.io = &io}).ok());
   CHECK(ReadWholeFile(path) == first);
   CHECK(dir.List() == std::vector<std::string>{"out.bin"});
-  CHECK(io.Count(Op::kWriteAt) == 4);
-  CHECK(io.Count(Op::kSync) == 1);
-  CHECK(io.Count(Op::kRename) == 1);
-  CHECK(io.Count(Op::kSyncDirectory) == 1);
+  // The cookbook's order: every write, fsync, rename, then the directory.
+  CHECK(calls == std::vector<Op>{Op::kCreateExclusive, Op::kWriteAt, Op::kWriteAt, Op::kWriteAt,
+                                 Op::kWriteAt, Op::kSync, Op::kRename, Op::kSyncDirectory});
+  io.OnEnter(nullptr);
   struct stat st {};
   REQUIRE(::stat(path.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
@@ -102,6 +104,16 @@ TEST_CASE("ReplaceFileAtomically reports a failed directory fsync with the new f
   CHECK_THAT(status.ToString(), Catch::Contains("the new file is in place"));
   CHECK(ReadWholeFile(path) == content);
   CHECK(dir.List() == std::vector<std::string>{"out.bin"});
+}
+
+TEST_CASE("ReplaceFileAtomically takes a 255-byte file name (the temp's is cut short)",
+          "[atomic_file]") {
+  TempDir dir;
+  const std::string name(255, 'n');
+  const auto content = PatternBytes(10, 4);
+  REQUIRE(ReplaceFileAtomically(dir.File(name), content).ok());
+  CHECK(ReadWholeFile(dir.File(name)) == content);
+  CHECK(dir.List() == std::vector<std::string>{name});
 }
 
 TEST_CASE("ReplaceFileAtomically refuses a missing directory and a directory", "[atomic_file]") {

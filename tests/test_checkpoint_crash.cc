@@ -1087,14 +1087,26 @@ ExportCounts RunExportKills(uint64_t kills, uint64_t seed) {
       placement.PinChild();
       ExportUntilKilled(path, &*shared, first);
     }
-    // Spin, no sleep: the child stores where it is as it moves.
-    while (shared->done.load(std::memory_order_acquire) < current + exports_awaited) {
+    // Spin, no sleep: the child stores where it is as it moves. Every so
+    // often, make sure it is still there to move (a failed export _exits).
+    uint64_t polls = 0;
+    const auto child_ended = [&]() -> bool {
+      if (++polls % 4096 != 0) return false;
+      int status = 0;
+      const pid_t reaped = ::waitpid(child.pid(), &status, WNOHANG);
+      if (reaped != child.pid()) return false;
+      child.Release();
+      FAIL("the exporting child ended before the kill: " << DescribeWait(status));
+      return true;
+    };
+    while (shared->done.load(std::memory_order_acquire) < current + exports_awaited &&
+           !child_ended()) {
     }
     if (wanted != kExportIdle) {
       // At most 3 more exports: then kill wherever the child is.
       const uint64_t give_up = shared->done.load(std::memory_order_acquire) + 3;
       while (shared->phase.load(std::memory_order_acquire) != wanted &&
-             shared->done.load(std::memory_order_acquire) < give_up) {
+             shared->done.load(std::memory_order_acquire) < give_up && !child_ended()) {
       }
     }
     for (uint64_t spin = 0; spin < linger; ++spin) {
@@ -1145,7 +1157,9 @@ TEST_CASE("An export killed at random moments leaves the old file or the new, by
                         << counts.renamed_unreported << ", temp files left by kills "
                         << counts.temps_left);
   CHECK(counts.kills == 200);
-  // Enough kills land mid-write that the check means something.
+  // Enough kills land mid-write that the check means something: half the
+  // kills aim there (102 of 200 on this 2-CPU VM); a loaded machine may miss
+  // more, hence the margin.
   CHECK(counts.in_write >= 20);
   CHECK(counts.temps_left <= counts.kills);
 }

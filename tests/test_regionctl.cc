@@ -415,7 +415,7 @@ TEST_CASE("regionctl with no arguments prints help and exits with 2", "[regionct
 TEST_CASE("regionctl --help, --version and each command's --help exit with 0", "[regionctl]") {
   ProcessResult result = Regionctl({"--version"});
   RequireSuccess(result);
-  CHECK(result.stdout_bytes == "regionctl 0.1.0\n");
+  CHECK(result.stdout_bytes == "regionctl 0.2.0\n");
 
   result = Regionctl({"--help"});
   RequireSuccess(result);
@@ -1378,6 +1378,7 @@ TEST_CASE("regionctl export and import failures: exit codes, one line, nothing c
            {{"export", path, "state"}, kExitUsage, "--output"},
            {{"export", path, "state", "--output", dir.File("o.bin"), "--bogus"}, kExitUsage,
             "--bogus"},
+           {{"export", path, "state", "--output", path}, kExitUsage, "the store itself"},
            {{"import", path, "state"}, kExitUsage, "--input"},
            {{"import", path, "other", "--input", input}, kExitUsage, "capacity"},
            {{"import", path, "state", "--input", dir.File("none.bin")}, kExitFailure, "none.bin"},

@@ -32,11 +32,13 @@ struct ReplaceOptions {
 //   2. write all of `data`; 3. fsync; 4. rename over `path`;
 //   5. fsync of the directory, so the rename itself is durable.
 // A reader that opens `path` at any moment, even while a crash or a SIGKILL
-// interrupts this, finds the old file or the new one, complete. On every
-// failure the temp file is removed and `path` is untouched (a SIGKILL can
-// leave the temp behind; it is never reused). The new file has mode 0600
-// whatever the old one had. If `path` is a symbolic link, the link itself is
-// replaced, not its target.
+// interrupts this, finds the old file or the new one, complete. On a failure
+// before the rename the temp file is removed and `path` is untouched (a
+// SIGKILL can leave the temp behind; it is never reused). One failure comes
+// after it: if the directory fsync fails, the new file is in place but its
+// name may not survive a power loss (the message says so). The new file has
+// mode 0600 whatever the old one had. If `path` is a symbolic link, the link
+// itself is replaced, not its target; a link to a directory is refused.
 // Errors, naming `path` and the step: kNotFound (no such directory),
 // kPermissionDenied, kNoSpace, kIOError (also, with EISDIR, when `path` is
 // a directory).

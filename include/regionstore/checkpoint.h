@@ -66,9 +66,9 @@ struct SlotReport {
   uint64_t commit_unix_ns = 0;
   // Why an invalid slot is invalid ("payload checksum mismatch", ...).
   std::string reason;
-  // false when only the header was read (VerifyOptions::check_payloads off):
-  // kValid then means "the header checks out", and a damaged payload would
-  // go unseen.
+  // false when only headers were read (VerifyOptions::check_payloads off),
+  // for every slot: kValid then means "the header checks out", and a damaged
+  // payload would go unseen.
   bool payload_checked = true;
 };
 

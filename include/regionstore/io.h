@@ -60,8 +60,8 @@ class REGIONSTORE_EXPORT Mapping {
     static_cast<void>(length);
   }
 
-  // A hint, after Sync(kSync) of [offset, offset + length) succeeded, that
-  // the range will be written again through the mapping. Writeback left its
+  // A hint, after a Store::Write in kSync synced [offset, offset + length),
+  // that the range will be written again through the mapping. Writeback left its
   // page-table entries write-protected, so the next copy would take one fault
   // per 4 KiB page, each running the filesystem's page_mkwrite over the whole
   // page-cache folio (with 1 MiB folios, 4-6x slower than a fresh mapping:

@@ -257,7 +257,21 @@ class PosixFile final : public File {
                                       const char* operation, const std::string& path) {
     struct statx st {};
     if (::statx(dir_fd, name, flags, STATX_TYPE | STATX_SIZE | STATX_INO, &st) != 0) {
-      return Status::FromErrno(SavedErrno(), operation, path);
+      const int error = errno;
+      // A kernel without statx (ENOSYS), or a seccomp filter that refuses it
+      // (EPERM): fall back to fstatat, timestamps and all.
+      if (error != ENOSYS && error != EPERM) return Status::FromErrno(error, operation, path);
+      struct stat old {};
+      if (::fstatat(dir_fd, name, &old, flags) != 0) {
+        return Status::FromErrno(SavedErrno(), operation, path);
+      }
+      FileStat out;
+      out.size = static_cast<uint64_t>(old.st_size);
+      out.is_regular = S_ISREG(old.st_mode);
+      out.is_directory = S_ISDIR(old.st_mode);
+      out.device = static_cast<uint64_t>(old.st_dev);
+      out.inode = static_cast<uint64_t>(old.st_ino);
+      return out;
     }
     FileStat out;
     out.size = st.stx_size;

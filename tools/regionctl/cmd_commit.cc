@@ -50,8 +50,7 @@ Status RunCommit(const CommitArgs& args) {
         {"durability", std::string(DurabilityName(*durability))},
     };
     // Paths need not be UTF-8: replace bad bytes rather than let dump() throw.
-    std::cout << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-              << '\n';
+    PrintJsonDocument(document);
   } else {
     std::cout << "committed generation " << *generation << " (" << HumanBytes(input->bytes.size())
               << ") to " << QuoteName(region->name) << ", durability "

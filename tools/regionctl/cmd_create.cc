@@ -18,6 +18,7 @@ struct CreateArgs {
   std::string path;
   uint64_t data_size = 0;
   bool force = false;
+  bool json = false;
   std::vector<std::string> checkpoints;  // NAME:CAPACITY, as typed
 };
 
@@ -76,6 +77,20 @@ Status RunCreate(const CreateArgs& args) {
   // holds the metadata and the checkpoint slots.
   Result<StoreInfo> info = ReadStoreInfo(args.path);
   if (!info.ok()) return info.status();
+  if (args.json) {
+    nlohmann::ordered_json regions = nlohmann::ordered_json::array();
+    for (const RegionEntry& region : info->regions) {
+      regions.push_back({{"name", region.name},
+                         {"capacity", region.capacity},
+                         {"slot_count", region.slot_count},
+                         {"slot_stride", region.slot_stride}});
+    }
+    PrintJsonDocument({{"path", args.path},
+               {"data_size", info->data_size},
+               {"file_size", info->file_size},
+               {"regions", std::move(regions)}});
+    return Status::Ok();
+  }
   std::cout << "created " << args.path << ": data area " << HumanBytes(info->data_size) << ", file "
             << HumanBytes(info->file_size) << '\n';
   for (const RegionEntry& region : info->regions) {
@@ -118,6 +133,7 @@ void SetupCreate(CLI::App& app, Status& outcome) {
       ->allow_extra_args(false);
   command->add_flag("--force", args->force,
                     "Replace an existing file at PATH (refused while a writer holds it)");
+  command->add_flag("--json", args->json, "Print one JSON object instead of sentences");
   command->callback([args, &outcome] { outcome = RunCreate(*args); });
 }
 

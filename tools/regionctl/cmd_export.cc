@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "regionstore/atomic_file.h"
+#include "regionstore/io.h"
 #include "regionstore/store.h"
 
 namespace regionstore::regionctl {
@@ -28,6 +29,15 @@ Status RunExport(const ExportArgs& args) {
   if (!store.ok()) return store.status();
   Result<RegionEntry> region = FindRegionEntry(store->info(), args.name, args.path, "export");
   if (!region.ok()) return region.status();
+  // Renaming over the store would replace it (and a live writer would go on
+  // committing into an unlinked file): refuse.
+  Result<FileStat> output = Io::Default()->StatPath(args.output_path);
+  Result<FileStat> self = Io::Default()->StatPath(args.path);
+  if (output.ok() && self.ok() && output->device == self->device &&
+      output->inode == self->inode) {
+    return Status::Error(StatusCode::kInvalidArgument, "export", args.output_path,
+                         "--output is the store itself; export to another file");
+  }
   // Load first: a region with no (valid) commit leaves FILE as it was.
   std::vector<std::byte> payload;
   Result<CheckpointMeta> loaded = store->Load(args.name, payload);
@@ -46,8 +56,7 @@ Status RunExport(const ExportArgs& args) {
         {"durable", !args.no_fsync},
     };
     // Paths need not be UTF-8: replace bad bytes rather than let dump() throw.
-    std::cout << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-              << '\n';
+    PrintJsonDocument(document);
   } else {
     std::cout << "exported generation " << loaded->generation << " (" << HumanBytes(payload.size())
               << ") of " << QuoteName(region->name) << " to " << QuoteName(args.output_path)
@@ -67,7 +76,8 @@ void SetupExport(CLI::App& app, Status& outcome) {
       "  regionctl export state.rs state --output /backup/state.bin\n"
       "FILE is replaced the safe way: a temp file in FILE's directory, write, fsync,\n"
       "rename over FILE, fsync of the directory. Readers of FILE see the old content or\n"
-      "the new, never a part; on failure FILE is untouched and the temp removed. The new\n"
+      "the new, never a part; on failure FILE is untouched and the temp removed (except a\n"
+      "failed directory fsync, which leaves the new FILE in place and says so). The new\n"
       "FILE has mode 0600. --no-fsync skips both fsyncs (after a power loss FILE may be\n"
       "old, new or empty). Takes no lock. Exit 1 if the region has no commit yet or\n"
       "FILE's directory is missing, 3 if the region's slots hold data but none is valid.");

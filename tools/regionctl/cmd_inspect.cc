@@ -111,8 +111,7 @@ void PrintJson(const std::string& path, const StoreInfo& info,
   };
   // A path or region name need not be UTF-8: replace bad bytes rather than
   // let dump() throw.
-  std::cout << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-            << '\n';
+  PrintJsonDocument(document);
 }
 
 Status RunInspect(const InspectArgs& args) {

@@ -106,8 +106,7 @@ Status RunStat(const StatArgs& args) {
          newest != 0 ? nlohmann::ordered_json(newest) : nlohmann::ordered_json(nullptr)},
         {"regions", std::move(regions)},
     };
-    std::cout << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-              << '\n';
+    PrintJsonDocument(document);
     return Status::Ok();
   }
   PrintColumns({

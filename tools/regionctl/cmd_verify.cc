@@ -132,8 +132,7 @@ void PrintJson(const std::string& path, const StoreRegions& store, const Verdict
   };
   // Names and paths need not be UTF-8 in a damaged file: replace bad bytes
   // rather than let dump() throw.
-  std::cout << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-            << '\n';
+  PrintJsonDocument(document);
 }
 
 Status RunVerify(const VerifyArgs& args) {
@@ -144,14 +143,15 @@ Status RunVerify(const VerifyArgs& args) {
   // area, which has none, so that an unreadable block shows up here.
   std::error_code size_error;
   const uint64_t file_size = std::filesystem::file_size(args.path, size_error);
-  Result<StoreRegions> store = Result<StoreRegions>(Status());
-  {
+  // The bar is erased (its destructor) before the report is printed.
+  const auto read_everything = [&]() -> Result<StoreRegions> {
     ProgressBar bar(::isatty(STDERR_FILENO) == 1 && !size_error && file_size > kProgressBarAbove);
     VerifyOptions options;
     options.read_data_area = true;
     options.progress = [&bar](uint64_t done, uint64_t total) { bar.Update(done, total); };
-    store = ReadStoreRegions(args.path, options);
-  }
+    return ReadStoreRegions(args.path, options);
+  };
+  Result<StoreRegions> store = read_everything();
   if (!store.ok()) return store.status();
   const Verdict verdict = Judge(store->regions);
   // The report goes out even for a damaged store: it says which slots and why.
@@ -184,7 +184,8 @@ void SetupVerify(CLI::App& app, Status& outcome) {
       "commit is intact, even beside an incomplete slot (an interrupted commit, expected\n"
       "after a crash; reported as a note). Exit 3 if the superblock or region table is\n"
       "damaged, or a region's slots hold data but none is valid. The data area has no\n"
-      "checksums; it is read whole, so an unreadable block fails (exit 1). A commit running\n"
+      "checksums; it is read whole, so an unreadable block fails (exit 1); pages already in\n"
+      "the page cache are not read from the disk again. A commit running\n"
       "meanwhile may show as incomplete. A progress bar goes to stderr when it is a\n"
       "terminal and the store is larger than 64 MiB.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");

@@ -18,6 +18,7 @@ struct WriteArgs {
   uint64_t offset = 0;
   std::string durability_name = "sync";
   std::string input_path;  // empty: standard input
+  bool json = false;
 };
 
 Status RunWrite(const WriteArgs& args) {
@@ -52,6 +53,14 @@ Status RunWrite(const WriteArgs& args) {
   }
   Status written = store->Write(args.offset, input->bytes, *durability);
   if (!written.ok()) return written;
+  if (args.json) {
+    PrintJsonDocument({{"path", args.path},
+               {"offset", args.offset},
+               {"file_offset", store->info().data_offset + args.offset},
+               {"length", input->bytes.size()},
+               {"durability", std::string(DurabilityName(*durability))}});
+    return Status::Ok();
+  }
   std::cout << "wrote " << input->bytes.size() << " bytes at data offset " << args.offset
             << " (file offset " << store->info().data_offset + args.offset << "), durability "
             << DurabilityName(*durability) << '\n';
@@ -83,6 +92,7 @@ void SetupWrite(CLI::App& app, Status& outcome) {
       ->check(DurabilityCheck());
   command->add_option("--input", args->input_path, "Read the bytes from FILE, not standard input")
       ->type_name("FILE");
+  command->add_flag("--json", args->json, "Print one JSON object instead of a sentence");
   command->callback([args, &outcome] { outcome = RunWrite(*args); });
 }
 

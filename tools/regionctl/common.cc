@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <ctime>
+#include <iostream>
 #include <limits>
 #include <new>
 #include <optional>
@@ -153,6 +154,11 @@ bool g_stdout_closed_by_reader = false;
 }  // namespace
 
 void SetStdoutClosedByReader() { g_stdout_closed_by_reader = true; }
+
+void PrintJsonDocument(const nlohmann::ordered_json& document) {
+  std::cout << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+            << '\n';
+}
 bool StdoutClosedByReader() { return g_stdout_closed_by_reader; }
 
 Result<uint64_t> ParseSize(std::string_view text) {

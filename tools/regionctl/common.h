@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -85,6 +86,11 @@ Result<RegionEntry> FindRegionEntry(const StoreInfo& info, std::string_view name
 // message instead of reporting the failed flush.
 void SetStdoutClosedByReader();
 bool StdoutClosedByReader();
+
+// Prints `document` on standard output, indented, with a newline. Strings
+// need not be UTF-8 (paths, names from a damaged file): bad bytes become
+// U+FFFD instead of making dump() throw.
+void PrintJsonDocument(const nlohmann::ordered_json& document);
 
 // The name used in messages for the standard streams.
 inline constexpr std::string_view kStdinName = "<stdin>";
