@@ -338,6 +338,32 @@ TEST_CASE("regionctl write uses sync durability by default", "[regionctl]") {
   CHECK(PreadFile(path, MustReadInfo(path).data_offset + 64 * kKiB, bytes.size()) == bytes);
 }
 
+TEST_CASE("regionctl create and write print one JSON object with --json", "[regionctl]") {
+  TempDir dir;
+  const std::string path = dir.File("store.rs");
+  ProcessResult result =
+      Regionctl({"create", path, "--size", "1MiB", "--checkpoint", "state:4KiB", "--json"});
+  RequireSuccess(result);
+  const StoreInfo info = MustReadInfo(path);
+  nlohmann::json document = ParseJson(result);
+  CHECK(document == nlohmann::json{{"path", path},
+                                   {"data_size", 1048576},
+                                   {"file_size", info.file_size},
+                                   {"regions", {{{"name", "state"},
+                                                 {"capacity", 4096},
+                                                 {"slot_count", 3},
+                                                 {"slot_stride", info.regions[0].slot_stride}}}}});
+  result = Regionctl({"write", path, "--offset", "100", "--durability", "none", "--json"},
+                     PatternBytes(10, 1));
+  RequireSuccess(result);
+  document = ParseJson(result);
+  CHECK(document == nlohmann::json{{"path", path},
+                                   {"offset", 100},
+                                   {"file_offset", info.data_offset + 100},
+                                   {"length", 10},
+                                   {"durability", "none"}});
+}
+
 TEST_CASE("regionctl write and read handle empty ranges and the last byte of the data area",
           "[regionctl]") {
   TempDir dir;
