@@ -345,7 +345,7 @@ TEST_CASE("regionctl create and write print one JSON object with --json", "[regi
       Regionctl({"create", path, "--size", "1MiB", "--checkpoint", "state:4KiB", "--json"});
   RequireSuccess(result);
   const StoreInfo info = MustReadInfo(path);
-  nlohmann::json document = ParseJson(result);
+  nlohmann::json document = nlohmann::json::parse(result.stdout_bytes);
   CHECK(document == nlohmann::json{{"path", path},
                                    {"data_size", 1048576},
                                    {"file_size", info.file_size},
@@ -356,7 +356,7 @@ TEST_CASE("regionctl create and write print one JSON object with --json", "[regi
   result = Regionctl({"write", path, "--offset", "100", "--durability", "none", "--json"},
                      PatternBytes(10, 1));
   RequireSuccess(result);
-  document = ParseJson(result);
+  document = nlohmann::json::parse(result.stdout_bytes);
   CHECK(document == nlohmann::json{{"path", path},
                                    {"offset", 100},
                                    {"file_offset", info.data_offset + 100},
