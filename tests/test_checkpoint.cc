@@ -360,7 +360,7 @@ TEST_CASE("Hand-damaged slots are reported and skipped, never returned", "[check
   CHECK(store.Load("a", out).status().code() == StatusCode::kCorruption);
 }
 
-TEST_CASE("Every single-byte flip of a small store's metadata opens without a crash",
+TEST_CASE("Every single-byte flip of a small store's metadata is read, opened or refused",
           "[checkpoint][damage]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
@@ -394,6 +394,30 @@ TEST_CASE("Every single-byte flip of a small store's metadata opens without a cr
     std::vector<std::byte> bytes = pristine;
     bytes[offset] ^= std::byte{0xff};
     WriteWholeFile(path, bytes);
+    // What inspect and stat read (headers only), read-only: each works or
+    // gives a specific error, before a writer's recovery touches anything.
+    VerifyOptions headers_only;
+    headers_only.check_payloads = false;
+    for (auto result : {VerifyRegions(path, headers_only), VerifyRegions(path)}) {
+      if (!result.ok()) {
+        CHECK((result.status().code() == StatusCode::kCorruption ||
+               result.status().code() == StatusCode::kUnsupportedVersion));
+      }
+    }
+    {
+      auto reader = Store::Open(path, OpenMode::kReadOnly);
+      if (reader.ok()) {
+        std::vector<std::byte> out;
+        for (const char* name : {"a", "b"}) {
+          auto loaded = reader->Load(name, out);
+          CHECK((loaded.ok() || loaded.status().code() == StatusCode::kCorruption ||
+                 loaded.status().code() == StatusCode::kNotFound));
+        }
+      } else {
+        CHECK((reader.status().code() == StatusCode::kCorruption ||
+               reader.status().code() == StatusCode::kUnsupportedVersion));
+      }
+    }
     auto store = Store::Open(path, OpenMode::kReadWrite);
     if (!store.ok()) {
       ++refused;
