@@ -270,9 +270,20 @@ struct RawFile {
   ~RawFile() { (void)Close(); }
 };
 
-void Finish(benchmark::State& state, int updates_per_iteration) {
+// A long-lived arm's target: `size` bytes at data-area `offset` of the store
+// at `path`, whose pages are put in `regime` before the run. The lab's arms
+// use the 1 MiB slice at 2 MiB of their regime's store; the sweeps vary size,
+// offset and store.
+struct Kept {
+  std::string path;
+  Regime regime;
+  uint64_t size;
+  uint64_t offset;
+};
+
+void Finish(benchmark::State& state, int updates_per_iteration, uint64_t size = kSliceSize) {
   const auto bytes = static_cast<int64_t>(state.iterations()) * updates_per_iteration *
-                     static_cast<int64_t>(kSliceSize);
+                     static_cast<int64_t>(size);
   state.SetBytesProcessed(bytes);
   state.counters["updates_per_iter"] = updates_per_iteration;
 }
@@ -296,26 +307,31 @@ void RawOneShot(benchmark::State& state, Arm arm, Regime regime) {
   Finish(state, 1);
 }
 
-void RawLongLived(benchmark::State& state, Arm arm, Regime regime, KeptFix fix) {
-  if (std::string e = PrepareRegime(regime); !e.empty()) return state.SkipWithError(e.c_str());
-  RawFile file;
-  if (std::string e = file.Open(TheLab().Path(regime), UsesMapping(arm)); !e.empty()) {
+void RawLongLived(benchmark::State& state, Arm arm, const Kept& kept, KeptFix fix) {
+  if (std::string e = PrepareRegimeAt(kept.path, kept.regime); !e.empty()) {
     return state.SkipWithError(e.c_str());
   }
-  std::vector<std::byte> slice(kSliceSize);
+  auto info = regionstore::ReadStoreInfo(kept.path);
+  if (!info.ok()) return state.SkipWithError(info.status().ToString().c_str());
+  RawFile file;
+  if (std::string e = file.Open(kept.path, UsesMapping(arm)); !e.empty()) {
+    return state.SkipWithError(e.c_str());
+  }
+  std::vector<std::byte> data(kept.size);
+  const uint64_t file_offset = info->data_offset + kept.offset;
   uint64_t round = 0;
   for (auto _ : state) {
     std::string error;
     for (int i = 0; i < kLongLivedUpdates && error.empty(); ++i) {
-      Stamp(slice, ++round);
-      error = RawUpdate(arm, file.fd, file.map, slice, TheLab().slice_file_offset, fix);
+      Stamp(data, ++round);
+      error = RawUpdate(arm, file.fd, file.map, data, file_offset, fix);
     }
     if (!error.empty()) {
       state.SkipWithError(error.c_str());
       break;
     }
   }
-  Finish(state, kLongLivedUpdates);
+  Finish(state, kLongLivedUpdates, kept.size);
 }
 
 void LibraryOneShot(benchmark::State& state, Durability mode, Regime regime) {
@@ -338,24 +354,26 @@ void LibraryOneShot(benchmark::State& state, Durability mode, Regime regime) {
   Finish(state, 1);
 }
 
-void LibraryLongLived(benchmark::State& state, Durability mode, Regime regime) {
-  if (std::string e = PrepareRegime(regime); !e.empty()) return state.SkipWithError(e.c_str());
-  auto store = Store::Open(TheLab().Path(regime), OpenMode::kReadWrite);
+void LibraryLongLived(benchmark::State& state, Durability mode, const Kept& kept) {
+  if (std::string e = PrepareRegimeAt(kept.path, kept.regime); !e.empty()) {
+    return state.SkipWithError(e.c_str());
+  }
+  auto store = Store::Open(kept.path, OpenMode::kReadWrite);
   if (!store.ok()) return state.SkipWithError(store.status().ToString().c_str());
-  std::vector<std::byte> slice(kSliceSize);
+  std::vector<std::byte> data(kept.size);
   uint64_t round = 0;
   for (auto _ : state) {
     regionstore::Status written;
     for (int i = 0; i < kLongLivedUpdates && written.ok(); ++i) {
-      Stamp(slice, ++round);
-      written = store->Write(kSliceOffset, slice, mode);
+      Stamp(data, ++round);
+      written = store->Write(kept.offset, data, mode);
     }
     if (!written.ok()) {
       state.SkipWithError(written.ToString().c_str());
       break;
     }
   }
-  Finish(state, kLongLivedUpdates);
+  Finish(state, kLongLivedUpdates, kept.size);
   // From the handle's counters: time inside barriers per update.
   const regionstore::ModeStats counters = store->Stats().of(mode);
   if (counters.writes > 0) {
@@ -364,66 +382,10 @@ void LibraryLongLived(benchmark::State& state, Durability mode, Regime regime) {
   }
 }
 
-// Issue 5 item 3, write-size sweep (only with REGIONSTORE_LAB_SWEEPS=1): a
-// long-lived store in the large-folio regime, 8 updates of `size` bytes per
+// Issue 5 item 3, write-size sweep (only with REGIONSTORE_LAB_SWEEPS=1): the
+// long-lived arms in the large-folio regime, 8 updates of `size` bytes per
 // iteration at data offset 2 MiB, or 2 MiB + 100 bytes (unaligned).
 constexpr uint64_t kUnalignedBy = 100;
-
-void SweepLibrary(benchmark::State& state, Durability mode, uint64_t size, bool unaligned,
-                  const std::string& path) {
-  if (std::string e = PrepareRegimeAt(path, Regime::kLargeFolios); !e.empty()) {
-    return state.SkipWithError(e.c_str());
-  }
-  auto store = Store::Open(path, OpenMode::kReadWrite);
-  if (!store.ok()) return state.SkipWithError(store.status().ToString().c_str());
-  std::vector<std::byte> data(size);
-  const uint64_t offset = kSliceOffset + (unaligned ? kUnalignedBy : 0);
-  uint64_t round = 0;
-  for (auto _ : state) {
-    regionstore::Status written;
-    for (int i = 0; i < kLongLivedUpdates && written.ok(); ++i) {
-      Stamp(data, ++round);
-      written = store->Write(offset, data, mode);
-    }
-    if (!written.ok()) {
-      state.SkipWithError(written.ToString().c_str());
-      break;
-    }
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kLongLivedUpdates *
-                          static_cast<int64_t>(size));
-  state.counters["updates_per_iter"] = kLongLivedUpdates;
-}
-
-void SweepRaw(benchmark::State& state, Arm arm, uint64_t size, bool unaligned,
-              const std::string& path) {
-  if (std::string e = PrepareRegimeAt(path, Regime::kLargeFolios); !e.empty()) {
-    return state.SkipWithError(e.c_str());
-  }
-  RawFile file;
-  if (std::string e = file.Open(path, UsesMapping(arm)); !e.empty()) {
-    return state.SkipWithError(e.c_str());
-  }
-  std::vector<std::byte> data(size);
-  auto info = regionstore::ReadStoreInfo(path);
-  if (!info.ok()) return state.SkipWithError(info.status().ToString().c_str());
-  const uint64_t offset = info->data_offset + kSliceOffset + (unaligned ? kUnalignedBy : 0);
-  uint64_t round = 0;
-  for (auto _ : state) {
-    std::string error;
-    for (int i = 0; i < kLongLivedUpdates && error.empty(); ++i) {
-      Stamp(data, ++round);
-      error = RawUpdate(arm, file.fd, file.map, data, offset);
-    }
-    if (!error.empty()) {
-      state.SkipWithError(error.c_str());
-      break;
-    }
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kLongLivedUpdates *
-                          static_cast<int64_t>(size));
-  state.counters["updates_per_iter"] = kLongLivedUpdates;
-}
 
 // The one-shot arms' fixed cost alone (issue 5 item 2): open, map the whole
 // file, unmap, close, with no update. Library: Store::Open (open, flock, fstat
@@ -573,12 +535,25 @@ bool SetUpLab() {
   return true;
 }
 
+// <prefix>library and <prefix>raw, long-lived on `kept`, the lab's plain syscalls for raw.
+void RegisterKeptPair(const std::string& prefix, Arm arm, const Kept& kept) {
+  benchmark::RegisterBenchmark((prefix + "library").c_str(), LibraryLongLived, *LibraryMode(arm),
+                               kept)
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark((prefix + "raw").c_str(), RawLongLived, arm, kept,
+                               KeptFix::kNothing)
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+}
+
 void RegisterLab() {
   for (Regime regime : {Regime::kLargeFolios, Regime::kSmallFolios}) {
     for (Arm arm :
          {Arm::kPwrite, Arm::kPwriteFdatasync, Arm::kMsyncSync, Arm::kMsyncAsync, Arm::kNone}) {
       const std::string arm_name = ArmName(arm);
       const std::string regime_name = RegimeName(regime);
+      const Kept slice{TheLab().Path(regime), regime, kSliceSize, kSliceOffset};
       auto name = [&](const char* variant, const char* impl) {
         return "lab/" + arm_name + "/" + variant + "/" + impl + "/" + regime_name;
       };
@@ -588,25 +563,25 @@ void RegisterLab() {
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark(name("longlived", "library").c_str(), LibraryLongLived, *mode,
-                                     regime)
+                                     slice)
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
       }
       benchmark::RegisterBenchmark(name("oneshot", "raw").c_str(), RawOneShot, arm, regime)
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
-      benchmark::RegisterBenchmark(name("longlived", "raw").c_str(), RawLongLived, arm, regime,
+      benchmark::RegisterBenchmark(name("longlived", "raw").c_str(), RawLongLived, arm, slice,
                                    KeptFix::kNothing)
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
       if (arm == Arm::kMsyncSync) {
         // Issue 5 item 4: what removes a kept mapping's fault cost?
         benchmark::RegisterBenchmark(name("longlived", "raw_populate").c_str(), RawLongLived, arm,
-                                     regime, KeptFix::kPopulate)
+                                     slice, KeptFix::kPopulate)
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark(name("longlived", "raw_populate_reset").c_str(),
-                                     RawLongLived, arm, regime, KeptFix::kPopulateAndReset)
+                                     RawLongLived, arm, slice, KeptFix::kPopulateAndReset)
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
       }
@@ -620,14 +595,9 @@ void RegisterLab() {
           const std::string prefix = "sweep/" + std::string(ArmName(arm)) + "/" +
                                      std::to_string(size) + "/" +
                                      (unaligned ? "unaligned" : "aligned") + "/";
-          benchmark::RegisterBenchmark((prefix + "library").c_str(), SweepLibrary,
-                                       *LibraryMode(arm), size, unaligned, large)
-              ->UseRealTime()
-              ->Unit(benchmark::kMicrosecond);
-          benchmark::RegisterBenchmark((prefix + "raw").c_str(), SweepRaw, arm, size, unaligned,
-                                       large)
-              ->UseRealTime()
-              ->Unit(benchmark::kMicrosecond);
+          RegisterKeptPair(prefix, arm,
+                           {large, Regime::kLargeFolios, size,
+                            kSliceOffset + (unaligned ? kUnalignedBy : 0)});
         }
       }
     }
@@ -639,13 +609,7 @@ void RegisterLab() {
     for (Arm arm : {Arm::kPwriteFdatasync, Arm::kMsyncSync, Arm::kMsyncAsync, Arm::kNone}) {
       const std::string prefix =
           "storesize/" + std::string(ArmName(arm)) + "/" + std::to_string(store_size) + "/aligned/";
-      benchmark::RegisterBenchmark((prefix + "library").c_str(), SweepLibrary, *LibraryMode(arm),
-                                   kSliceSize, false, path)
-          ->UseRealTime()
-          ->Unit(benchmark::kMicrosecond);
-      benchmark::RegisterBenchmark((prefix + "raw").c_str(), SweepRaw, arm, kSliceSize, false, path)
-          ->UseRealTime()
-          ->Unit(benchmark::kMicrosecond);
+      RegisterKeptPair(prefix, arm, {path, Regime::kLargeFolios, kSliceSize, kSliceOffset});
     }
   }
   benchmark::RegisterBenchmark("lab/open_close/oneshot/library/no_update", OpenCloseLibrary)
