@@ -22,33 +22,6 @@ struct CreateArgs {
   std::vector<std::string> checkpoints;  // NAME:CAPACITY, as typed
 };
 
-Status BadCheckpoint(const std::string& path, const std::string& text, const std::string& why) {
-  std::string message = "--checkpoint ";
-  message += QuoteName(text);
-  message += ": ";
-  message += why;
-  return Status::Error(StatusCode::kInvalidArgument, "create", path, std::move(message));
-}
-
-// "state:64KiB" -> {"state", 65536}. The name may itself hold ':', so the
-// capacity starts after the last one.
-Result<CheckpointSpec> ParseCheckpoint(const std::string& path, const std::string& text) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos) {
-    return BadCheckpoint(path, text, "expected NAME:CAPACITY, e.g. state:64KiB");
-  }
-  CheckpointSpec spec;
-  spec.name = text.substr(0, colon);
-  if (Status name_ok = ValidateRegionName(spec.name); !name_ok.ok()) {
-    return BadCheckpoint(path, text, name_ok.message());
-  }
-  Result<uint64_t> capacity = ParseSize(text.substr(colon + 1));
-  if (!capacity.ok()) return BadCheckpoint(path, text, capacity.status().message());
-  if (*capacity == 0) return BadCheckpoint(path, text, "the capacity must be at least 1 byte");
-  spec.capacity = *capacity;
-  return spec;
-}
-
 Status RunCreate(const CreateArgs& args) {
   CreateOptions options;
   options.replace_existing = args.force;
@@ -57,14 +30,16 @@ Status RunCreate(const CreateArgs& args) {
   // Every checkpoint is checked before anything touches the disk, so a bad
   // one leaves no file behind.
   for (const std::string& text : args.checkpoints) {
-    Result<CheckpointSpec> spec = ParseCheckpoint(args.path, text);
+    Result<CheckpointSpec> spec = ParseCheckpointSpec(args.path, text);
     if (!spec.ok()) return spec.status();
     for (const CheckpointSpec& earlier : options.checkpoints) {
       if (earlier.name == spec->name) {
-        std::string message = "region name ";
-        message += QuoteName(spec->name);
-        message += " is given twice";
-        return BadCheckpoint(args.path, text, message);
+        std::string full = "--checkpoint ";
+        full += QuoteName(text);
+        full += ": region name ";
+        full += QuoteName(spec->name);
+        full += " is given twice";
+        return Status::Error(StatusCode::kInvalidArgument, "create", args.path, std::move(full));
       }
     }
     options.checkpoints.push_back(std::move(*spec));

@@ -201,6 +201,35 @@ Result<uint64_t> ParseSize(std::string_view text) {
   return bytes;
 }
 
+namespace {
+Status BadCheckpoint(const std::string& path, const std::string& text, const std::string& why) {
+  std::string message = "--checkpoint ";
+  message += QuoteName(text);
+  message += ": ";
+  message += why;
+  return Status::Error(StatusCode::kInvalidArgument, "create", path, std::move(message));
+}
+}  // namespace
+
+// "state:64KiB" -> {"state", 65536}. The name may itself hold ':', so the
+// capacity starts after the last one.
+Result<CheckpointSpec> ParseCheckpointSpec(const std::string& path, const std::string& text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    return BadCheckpoint(path, text, "expected NAME:CAPACITY, e.g. state:64KiB");
+  }
+  CheckpointSpec spec;
+  spec.name = text.substr(0, colon);
+  if (Status name_ok = ValidateRegionName(spec.name); !name_ok.ok()) {
+    return BadCheckpoint(path, text, name_ok.message());
+  }
+  Result<uint64_t> capacity = ParseSize(text.substr(colon + 1));
+  if (!capacity.ok()) return BadCheckpoint(path, text, capacity.status().message());
+  if (*capacity == 0) return BadCheckpoint(path, text, "the capacity must be at least 1 byte");
+  spec.capacity = *capacity;
+  return spec;
+}
+
 CLI::Validator SizeTransform() {
   return {[](std::string& text) -> std::string {
             Result<uint64_t> size = ParseSize(text);

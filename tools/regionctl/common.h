@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "regionstore/checkpoint.h"
 #include "regionstore/status.h"
 #include "regionstore/store_info.h"
 
@@ -52,6 +53,12 @@ ExitCode ExitCodeFor(StatusCode code);
 // refused as ambiguous. Errors: kInvalidArgument, with a message saying what
 // is wrong (malformed, ambiguous unit, more than 64 bits).
 Result<uint64_t> ParseSize(std::string_view text);
+
+// Parses a --checkpoint value, NAME:CAPACITY ("state:64KiB"). The name may
+// itself hold ':', so the capacity starts after the last one; the name must
+// pass ValidateRegionName and the capacity ParseSize, and be at least 1 byte.
+// `path` is the store's, for the message. Errors: kInvalidArgument.
+Result<CheckpointSpec> ParseCheckpointSpec(const std::string& path, const std::string& text);
 
 // A CLI11 transform for an option bound to an integer: accepts the ParseSize
 // syntax and hands CLI11 the plain byte count. A bad value is a usage error.
