@@ -1,0 +1,185 @@
+// regionstore_make_corpus OUTPUT_DIR
+//
+// Writes the fuzzers' seed corpus into OUTPUT_DIR/{store,slot_header,cli_parse}
+// (tests/fuzz/corpus/ in the repository): valid stores made by the library
+// and damaged copies of them as store images (store_image.h), slot headers
+// taken from those stores, and regionctl arguments. Rerun it when the format
+// changes; the files are checked in so that CI starts from them.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "format.h"
+#include "regionstore/store.h"
+#include "slot.h"
+#include "store_image.h"
+
+namespace fs = std::filesystem;
+using regionstore::CheckpointSpec;
+using regionstore::CreateOptions;
+using regionstore::Durability;
+using regionstore::OpenMode;
+using regionstore::Store;
+
+namespace {
+
+std::vector<std::byte> ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(chars.size());
+  for (size_t i = 0; i < chars.size(); ++i) bytes[i] = static_cast<std::byte>(chars[i]);
+  return bytes;
+}
+
+bool WriteFile(const fs::path& path, const void* data, size_t size) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  return static_cast<bool>(out);
+}
+
+std::vector<std::byte> Pattern(size_t size, unsigned seed) {
+  std::vector<std::byte> bytes(size);
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::byte>((i * 31 + seed * 17) & 0xff);
+  return bytes;
+}
+
+bool Check(const regionstore::Status& status, const char* what) {
+  if (!status.ok()) std::cerr << what << ": " << status.ToString() << "\n";
+  return status.ok();
+}
+
+// A store made by the library: `regions` with a commit in each region
+// listed in `commits` (name, length).
+bool MakeStore(const fs::path& path, uint64_t data_size, const std::vector<CheckpointSpec>& regions,
+               const std::vector<std::pair<std::string, size_t>>& commits) {
+  fs::remove(path);
+  CreateOptions options;
+  options.checkpoints = regions;
+  if (!Check(Store::Create(path.string(), data_size, options), "create")) return false;
+  auto store = Store::Open(path.string(), OpenMode::kReadWrite);
+  if (!Check(store.status(), "open")) return false;
+  unsigned seed = 1;
+  for (const auto& [name, length] : commits) {
+    if (!Check(store->Commit(name, Pattern(length, seed++), Durability::kNone).status(), "commit")) {
+      return false;
+    }
+  }
+  if (data_size > 0 && !Check(store->Write(0, Pattern(4096, 9), Durability::kNone), "write")) {
+    return false;
+  }
+  return true;
+}
+
+struct Seed {
+  std::string name;
+  std::vector<std::byte> file;
+  uint8_t flags = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace regionstore;
+  using fuzz::kOpenWriter;
+  using fuzz::kReadDataArea;
+  if (argc != 2) {
+    std::cerr << "usage: regionstore_make_corpus OUTPUT_DIR\n";
+    return 2;
+  }
+  const fs::path out = argv[1];
+  for (const char* sub : {"store", "slot_header", "cli_parse"}) {
+    std::error_code error;
+    fs::create_directories(out / sub, error);
+    for (const auto& entry : fs::directory_iterator(out / sub, error)) fs::remove(entry.path());
+  }
+  const fs::path scratch = fs::temp_directory_path() / "regionstore-make-corpus.rgn";
+
+  std::vector<Seed> seeds;
+  if (!MakeStore(scratch, 0, {}, {})) return 1;
+  seeds.push_back({"empty-no-regions", ReadFile(scratch), 0});
+  if (!MakeStore(scratch, 64 * 1024, {{"a", 100}, {"state", 5000}},
+                 {{"a", 100}, {"a", 40}, {"state", 4999}})) {
+    return 1;
+  }
+  const std::vector<std::byte> two = ReadFile(scratch);
+  auto info = ReadStoreInfo(scratch.string());
+  if (!Check(info.status(), "read info")) return 1;
+  seeds.push_back({"two-regions", two, 0});
+  seeds.push_back({"two-regions-writer", two, kOpenWriter | kReadDataArea});
+  if (!MakeStore(scratch, 0, {{"x", 1}, {"y", 70000}, {"z", 3}}, {{"y", 3000}, {"z", 0}})) return 1;
+  seeds.push_back({"three-regions-writer", ReadFile(scratch), kOpenWriter});
+
+  // Damaged copies of the two-region store.
+  const RegionEntry& a = info->regions[0];
+  auto damaged = [&](const std::string& name, uint64_t offset, uint8_t mask, uint8_t flags) {
+    std::vector<std::byte> file = two;
+    file[offset] ^= std::byte{mask};
+    seeds.push_back({name, std::move(file), flags});
+  };
+  damaged("superblock-checksum", format::kSuperblockChecksumOffset, 0x01, 0);
+  damaged("superblock-version", format::sb::kVersion, 0x02, 0);
+  damaged("region-table-entry", format::kRegionTableOffset + 3, 0x10, 0);
+  damaged("slot-header-generation", slot::HeaderFileOffset(a, 1) + slot::hdr::kGeneration, 0x04,
+          kOpenWriter);
+  damaged("slot-payload", slot::PayloadFileOffset(a, 1) + 5, 0x80, kOpenWriter);
+  {
+    std::vector<std::byte> file = two;
+    file.resize(file.size() - 4096);
+    seeds.push_back({"truncated", std::move(file), 0});
+  }
+  {
+    std::vector<std::byte> file = two;
+    file.resize(format::kDataOffset + 100);
+    seeds.push_back({"truncated-in-data", std::move(file), 0});
+  }
+
+  for (const Seed& seed : seeds) {
+    const std::vector<uint8_t> image = fuzz::EncodeImage(seed.file, seed.flags);
+    if (!WriteFile(out / "store" / seed.name, image.data(), image.size())) return 1;
+    std::cout << "store/" << seed.name << ": " << image.size() << " bytes for a "
+              << seed.file.size() << "-byte file\n";
+  }
+
+  // Slot headers as they are on disk, each behind the region, slot and
+  // capacity it belongs to; and the same with a flipped bit.
+  int headers = 0;
+  for (uint32_t s = 0; s < a.slot_count; ++s) {
+    const uint64_t at = slot::HeaderFileOffset(a, s);
+    for (int flip = 0; flip < 2; ++flip) {
+      std::vector<uint8_t> input(16 + slot::kHeaderSize);
+      for (int i = 0; i < 4; ++i) input[4 + i] = static_cast<uint8_t>(s >> (8 * i));
+      for (int i = 0; i < 8; ++i) input[8 + i] = static_cast<uint8_t>(a.capacity >> (8 * i));
+      for (size_t i = 0; i < slot::kHeaderSize; ++i) {
+        input[16 + i] = std::to_integer<uint8_t>(two[at + i]);
+      }
+      if (flip == 1) input[16 + slot::hdr::kLength] ^= 0x01;
+      const std::string name = "region0-slot" + std::to_string(s) + (flip == 1 ? "-flipped" : "");
+      if (!WriteFile(out / "slot_header" / name, input.data(), input.size())) return 1;
+      ++headers;
+    }
+  }
+  std::cout << "slot_header: " << headers << " seeds\n";
+
+  // regionctl arguments: the selector byte (see CliParse), then the text.
+  const std::vector<std::pair<char, std::string>> texts = {
+      {0, "4096"}, {0, "64KiB"}, {0, "16M"}, {0, "1.5GiB"}, {0, "2KB"}, {0, "18446744073709551616"},
+      {1, "state:64KiB"}, {1, "a:b:1K"}, {1, ":1"}, {1, "x:0"},
+      {2, "plain"}, {2, "tab\there"}, {2, "\xe2\x80\xae" "rtl"}, {2, "\xff\xfe"},
+      {3, "sync"}, {3, "pwrite-fdatasync"}, {3, "SYNC"},
+      {4, "\x01\x02\x03\x04\x05\x06\x07\x08"}};
+  int index = 0;
+  for (const auto& [selector, text] : texts) {
+    std::string input(1, selector);
+    input += text;
+    if (!WriteFile(out / "cli_parse" / ("arg" + std::to_string(index++)), input.data(),
+                   input.size())) {
+      return 1;
+    }
+  }
+  std::cout << "cli_parse: " << texts.size() << " seeds\n";
+  fs::remove(scratch);
+  return 0;
+}

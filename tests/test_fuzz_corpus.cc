@@ -1,0 +1,95 @@
+// The fuzz targets in the ordinary suite: every seed of tests/fuzz/corpus and
+// every input that once crashed a fuzzer (tests/fuzz/regressions) runs
+// through its target under this build's compiler and sanitizers. A target
+// aborts on a broken invariant, so a regression fails here.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "fuzz/fuzz_targets.h"
+#include "fuzz/store_image.h"
+#include "regionstore/store_info.h"
+#include "support/store_fixtures.h"
+#include "support/temp_dir.h"
+
+namespace regionstore {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+const fs::path kFuzzDir = REGIONSTORE_FUZZ_DIR;
+
+std::vector<uint8_t> ReadInput(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Runs every file of corpus/<name> and regressions/<name> through `target`;
+// returns how many ran.
+template <typename Target>
+int Replay(const std::string& name, Target target) {
+  int count = 0;
+  for (const char* kind : {"corpus", "regressions"}) {
+    const fs::path dir = kFuzzDir / kind / name;
+    if (!fs::is_directory(dir)) continue;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      const std::vector<uint8_t> input = ReadInput(entry.path());
+      INFO(entry.path().string());
+      CHECK(target(std::span<const uint8_t>(input)) == 0);
+      ++count;
+    }
+  }
+  return count;
+}
+
+TEST_CASE("Every fuzz seed and regression input runs clean through its target", "[fuzz]") {
+  CHECK(Replay("store", fuzz::StoreFile) >= 11);
+  CHECK(Replay("slot_header", fuzz::SlotHeader) >= 6);
+  CHECK(Replay("cli_parse", fuzz::CliParse) >= 18);
+}
+
+TEST_CASE("A store image materialises the file it was made from, byte for byte", "[fuzz]") {
+  std::vector<std::byte> file(200000);
+  for (size_t i = 0; i < file.size(); ++i) {
+    // Runs of data, short and long gaps, and a run longer than one record.
+    const bool data = (i % 1000) < 37 || (i >= 100000 && i < 170000) || i == file.size() - 1;
+    file[i] = data ? static_cast<std::byte>((i * 13 + 1) | 1) : std::byte{0};
+  }
+  const std::vector<uint8_t> encoded = fuzz::EncodeImage(file, fuzz::kOpenWriter);
+  CHECK(encoded.size() < file.size() / 2);
+  const fuzz::Image image = fuzz::DecodeImage(encoded);
+  CHECK(image.flags == fuzz::kOpenWriter);
+  CHECK(image.file_size == file.size());
+  TempDir dir;
+  const std::string path = dir.File("image");
+  REQUIRE(fuzz::WriteImage(image, path));
+  CHECK(testing::ReadWholeFile(path) == file);
+}
+
+TEST_CASE("The store seeds are the valid and damaged stores they are named after", "[fuzz]") {
+  TempDir dir;
+  const std::string path = dir.File("seed.rgn");
+  auto status_of = [&](const char* seed) {
+    const std::vector<uint8_t> input = ReadInput(kFuzzDir / "corpus" / "store" / seed);
+    REQUIRE(!input.empty());
+    REQUIRE(fuzz::WriteImage(fuzz::DecodeImage(input), path));
+    auto info = ReadStoreInfo(path);
+    return info.ok() ? StatusCode::kOk : info.status().code();
+  };
+  CHECK(status_of("two-regions") == StatusCode::kOk);
+  CHECK(status_of("three-regions-writer") == StatusCode::kOk);
+  CHECK(status_of("superblock-checksum") == StatusCode::kCorruption);
+  CHECK(status_of("truncated") == StatusCode::kCorruption);
+  auto info = ReadStoreInfo(path);  // "truncated" is still there
+  CHECK(!info.ok());
+  REQUIRE(status_of("two-regions") == StatusCode::kOk);
+  CHECK(ReadStoreInfo(path)->regions.size() == 2);
+}
+
+}  // namespace
+}  // namespace regionstore
