@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "fuzz_targets.h"
+#include "format.h"
 #include "slot.h"
 
 namespace regionstore::fuzz {
@@ -25,13 +26,21 @@ uint64_t LoadLE(std::span<const uint8_t> bytes, size_t offset, size_t width) {
 }  // namespace
 
 int SlotHeader(std::span<const uint8_t> input) {
-  const auto region = static_cast<uint32_t>(LoadLE(input, 0, 4));
+  // The region index's top bit asks for the header checksum to be made
+  // right first, so mutations reach the checks behind it.
+  const auto raw_region = static_cast<uint32_t>(LoadLE(input, 0, 4));
+  const bool fix_checksum = (raw_region & 0x80000000u) != 0;
+  const uint32_t region = raw_region & 0x7fffffffu;
   const auto slot_index = static_cast<uint32_t>(LoadLE(input, 4, 4));
   const uint64_t capacity = LoadLE(input, 8, 8);
   slot::HeaderBytes bytes{};
   const std::span<const uint8_t> rest = input.size() > 16 ? input.subspan(16) : std::span<const uint8_t>{};
   if (!rest.empty()) std::memcpy(bytes.data(), rest.data(), std::min(rest.size(), bytes.size()));
 
+  if (fix_checksum) {
+    format::Store64(bytes, slot::hdr::kHeaderChecksum,
+                    format::Checksum(std::span<const std::byte>(bytes).first(slot::hdr::kHeaderChecksum)));
+  }
   const slot::DecodedHeader decoded = slot::DecodeHeader(bytes, region, slot_index, capacity);
   switch (decoded.kind) {
     case slot::DecodedHeader::Kind::kEmpty:

@@ -1,4 +1,8 @@
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <array>
 
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +13,7 @@
 #include "regionstore/checkpoint.h"
 #include "regionstore/store.h"
 #include "regionstore/store_info.h"
+#include "format.h"
 #include "slot.h"
 #include "store_image.h"
 
@@ -53,6 +58,80 @@ class ScratchFile {
   std::string dir_;
   std::string path_;
 };
+
+// pread/pwrite of a whole buffer; short or failed calls end the input's run.
+bool ReadAt(int fd, uint64_t offset, std::span<std::byte> out) {
+  return ::pread(fd, out.data(), out.size(), static_cast<off_t>(offset)) ==
+         static_cast<ssize_t>(out.size());
+}
+void WriteAt(int fd, uint64_t offset, std::span<const std::byte> data) {
+  if (::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset)) !=
+      static_cast<ssize_t>(data.size())) {
+    Broken("cannot write the scratch file");
+  }
+}
+
+// Slot headers first (their payload and header checksums), then the region
+// table's and the superblock's, as the fields found in the file say. Fields
+// pointing outside the file are skipped: the readers must refuse those.
+void FixChecksums(const std::string& path, uint64_t file_size) {
+  using format::Load32;
+  using format::Load64;
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) Broken("cannot reopen the scratch file");
+  std::vector<std::byte> superblock(format::kSuperblockSize);
+  if (file_size < format::kSuperblockSize || !ReadAt(fd, 0, superblock)) {
+    ::close(fd);
+    return;
+  }
+  const uint64_t table_offset = Load64(superblock, format::sb::kRegionTableOffset);
+  const uint32_t region_count = Load32(superblock, format::sb::kRegionCount);
+  std::vector<std::byte> table;
+  if (region_count <= format::kMaxRegions && table_offset <= file_size &&
+      format::RegionTableBytes(region_count) <= file_size - table_offset) {
+    table.resize(format::RegionTableBytes(region_count));
+    if (!ReadAt(fd, table_offset, table)) table.clear();
+  }
+  for (uint32_t r = 0; r < table.size() / format::kRegionEntrySize; ++r) {
+    const std::span<const std::byte> entry =
+        std::span<const std::byte>(table).subspan(r * format::kRegionEntrySize);
+    const uint32_t slot_count = std::min(Load32(entry, 68), slot::kMaxSlotsPerRegion);
+    const uint64_t capacity = Load64(entry, 72);
+    const uint64_t slots_offset = Load64(entry, 80);
+    const uint64_t stride = Load64(entry, 88);
+    for (uint32_t s = 0; s < slot_count; ++s) {
+      uint64_t at = 0;
+      if (__builtin_mul_overflow(uint64_t{s}, stride, &at) ||
+          __builtin_add_overflow(at, slots_offset, &at) ||
+          __builtin_add_overflow(at, slot::kHeaderOffset, &at) || at > file_size ||
+          file_size - at < slot::kHeaderSize) {
+        break;
+      }
+      slot::HeaderBytes header;
+      if (!ReadAt(fd, at, header)) break;
+      if (std::all_of(header.begin(), header.end(), [](std::byte b) { return b == std::byte{0}; })) {
+        continue;
+      }
+      const uint64_t length = Load64(header, slot::hdr::kLength);
+      const uint64_t payload_at = at + slot::kHeaderUnitSize;
+      if (length <= capacity && length <= file_size && payload_at <= file_size - length &&
+          length <= kMaxImageFileSize) {
+        std::vector<std::byte> payload(length);
+        if (ReadAt(fd, payload_at, payload)) {
+          format::Store64(header, slot::hdr::kPayloadChecksum, format::Checksum(payload));
+        }
+      }
+      format::Store64(header, slot::hdr::kHeaderChecksum,
+                      format::Checksum(std::span<const std::byte>(header).first(slot::hdr::kHeaderChecksum)));
+      WriteAt(fd, at, header);
+    }
+  }
+  if (!table.empty()) format::Store64(superblock, format::sb::kRegionTableChecksum, format::Checksum(table));
+  format::Store64(superblock, format::kSuperblockChecksumOffset,
+                  format::Checksum(std::span<const std::byte>(superblock).first(format::kSuperblockChecksumOffset)));
+  WriteAt(fd, 0, superblock);
+  ::close(fd);
+}
 
 // What ReadStoreInfo accepted must lie inside the file, whatever it says.
 void CheckLayout(const StoreInfo& info, uint64_t file_size) {
@@ -164,6 +243,7 @@ int StoreFile(std::span<const uint8_t> input) {
   const Image image = DecodeImage(input);
   if (!WriteImage(image, scratch.path())) Broken("cannot write the scratch file");
   const std::string& path = scratch.path();
+  if ((image.flags & kFixChecksums) != 0) FixChecksums(path, image.file_size);
 
   auto info = ReadStoreInfo(path);
   if (!info.ok()) {

@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
   using namespace regionstore;
   using fuzz::kOpenWriter;
   using fuzz::kReadDataArea;
+  using fuzz::kFixChecksums;
   if (argc != 2) {
     std::cerr << "usage: regionstore_make_corpus OUTPUT_DIR\n";
     return 2;
@@ -109,6 +110,7 @@ int main(int argc, char** argv) {
   if (!Check(info.status(), "read info")) return 1;
   seeds.push_back({"two-regions", two, 0});
   seeds.push_back({"two-regions-writer", two, kOpenWriter | kReadDataArea});
+  seeds.push_back({"two-regions-fix-checksums", two, kFixChecksums | kOpenWriter});
   if (!MakeStore(scratch, 0, {{"x", 1}, {"y", 70000}, {"z", 3}}, {{"y", 3000}, {"z", 0}})) return 1;
   seeds.push_back({"three-regions-writer", ReadFile(scratch), kOpenWriter});
 
@@ -125,6 +127,10 @@ int main(int argc, char** argv) {
   damaged("slot-header-generation", slot::HeaderFileOffset(a, 1) + slot::hdr::kGeneration, 0x04,
           kOpenWriter);
   damaged("slot-payload", slot::PayloadFileOffset(a, 1) + 5, 0x80, kOpenWriter);
+  // Fields changed behind checksums made right again.
+  damaged("data-size-fixed", format::sb::kDataSize + 2, 0x01, kFixChecksums);
+  damaged("slot-length-fixed", slot::HeaderFileOffset(a, 1) + slot::hdr::kLength, 0x40,
+          kFixChecksums | kOpenWriter);
   {
     std::vector<std::byte> file = two;
     file.resize(file.size() - 4096);
@@ -155,7 +161,10 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < slot::kHeaderSize; ++i) {
         input[16 + i] = std::to_integer<uint8_t>(two[at + i]);
       }
-      if (flip == 1) input[16 + slot::hdr::kLength] ^= 0x01;
+      if (flip == 1) {
+        input[16 + slot::hdr::kLength] ^= 0x01;
+        input[3] = 0x80;  // and the checksum made right
+      }
       const std::string name = "region0-slot" + std::to_string(s) + (flip == 1 ? "-flipped" : "");
       if (!WriteFile(out / "slot_header" / name, input.data(), input.size())) return 1;
       ++headers;

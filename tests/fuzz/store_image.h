@@ -31,6 +31,11 @@ inline constexpr uint64_t kMaxImageFileSize = 8 * 1024 * 1024;
 enum ImageFlags : uint8_t {
   kReadDataArea = 1 << 0,  // VerifyRegions also reads the data area
   kOpenWriter = 1 << 1,    // open read-write: lock, recovery, then a commit
+  // Before the readers run, the target recomputes every checksum the file's
+  // own fields locate (superblock, region table, slot headers and the
+  // payloads they describe), so that mutated fields get past the checksums
+  // to the checks behind them.
+  kFixChecksums = 1 << 2,
 };
 
 struct Record {
