@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages regionstore needs to build, test and
 # benchmark, and only those that are missing. Needs root or sudo when it has
 # something to install; does nothing otherwise.
-# --bench also installs what only the benchmark report needs (its chart).
+# --bench also installs what only the benchmark report needs (its chart);
+# --fuzz what only the fuzzers need (clang and libFuzzer).
 set -euo pipefail
 
 packages=(
@@ -18,9 +19,13 @@ packages=(
   liblmdb-dev           # the commit benchmark's peers: LMDB
   libsqlite3-dev        #   and SQLite
 )
-if [[ ${1:-} == --bench ]]; then
-  packages+=(python3-matplotlib)  # bench/report.py's chart
-fi
+for arg in "$@"; do
+  case ${arg} in
+    --bench) packages+=(python3-matplotlib) ;;             # bench/report.py's chart
+    --fuzz) packages+=(clang-14 libfuzzer-14-dev) ;;       # the fuzz preset
+    *) echo "deps: unknown option ${arg}" >&2; exit 2 ;;
+  esac
+done
 names=()
 for entry in "${packages[@]}"; do names+=("${entry%% *}"); done
 

@@ -1,24 +1,36 @@
 #!/usr/bin/env bash
-# Installs what is missing, then builds and runs the whole test suite twice:
-# plain (Release) and under AddressSanitizer + UndefinedBehaviorSanitizer.
-# The Release pass also installs into a scratch prefix and builds and runs the
-# consumer example against it (CMake package and pkg-config).
-# Exits non-zero if either pass fails; both passes always run.
+# Installs what is missing, then builds and runs the tests in four passes:
+#  - release:    the whole suite (Release); then installs into a scratch
+#                prefix and builds and runs the consumer example against it;
+#  - asan-ubsan: the whole suite under AddressSanitizer + UBSan;
+#  - tsan:       the whole suite under ThreadSanitizer;
+#  - fuzz:       each libFuzzer target (clang-14, ASan+UBSan) for
+#                FUZZ_SECONDS (default 60) from the checked-in seed corpus.
+# Exits non-zero if any pass fails; every pass always runs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/deps.sh
+scripts/deps.sh --fuzz
 
 jobs=$(nproc)
+fuzz_seconds=${FUZZ_SECONDS:-60}
 failed=()
-for preset in release asan-ubsan; do
+for preset in release asan-ubsan tsan fuzz; do
   echo "=== ${preset}: configure, build, test"
-  if cmake --preset "${preset}" >/dev/null &&
+  configure=(cmake --preset "${preset}")
+  test_jobs=${jobs}
+  if [[ ${preset} == fuzz ]]; then
+    configure+=(-DREGIONSTORE_FUZZ_SECONDS="${fuzz_seconds}")
+    test_jobs=3  # the three fuzzers side by side: one minute, not three
+  fi
+  start=${SECONDS}
+  if "${configure[@]}" >/dev/null &&
      cmake --build --preset "${preset}" -j "${jobs}" &&
-     ctest --preset "${preset}" -j "${jobs}" &&
+     ctest --preset "${preset}" -j "${test_jobs}" &&
      { [[ ${preset} != release ]] || scripts/check-install.sh "build/${preset}"; }; then
-    echo "=== ${preset}: passed"
+    if [[ ${preset} == fuzz ]]; then cat build/fuzz/tests/fuzz/work/*/summary.txt; fi
+    echo "=== ${preset}: passed in $((SECONDS - start)) s"
   else
-    echo "=== ${preset}: FAILED"
+    echo "=== ${preset}: FAILED after $((SECONDS - start)) s"
     failed+=("${preset}")
   fi
 done
@@ -26,4 +38,4 @@ if ((${#failed[@]})); then
   echo "test passes that failed: ${failed[*]}"
   exit 1
 fi
-echo "both test passes (release, asan-ubsan) passed"
+echo "all four test passes (release, asan-ubsan, tsan, fuzz) passed"

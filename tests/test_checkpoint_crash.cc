@@ -1150,17 +1150,18 @@ ExportCounts RunExportKills(uint64_t kills, uint64_t seed) {
 TEST_CASE("An export killed at random moments leaves the old file or the new, byte-exact",
           "[crash][export]") {
   const uint64_t seed = SeedOr(0x6578706f7274);
-  const ExportCounts counts = RunExportKills(200, seed);
+  const uint64_t kills = testing::ScaledCount(200);  // a tenth under TSan
+  const ExportCounts counts = RunExportKills(kills, seed);
   INFO("seed " << seed);
   WARN("export kills: " << counts.kills << ", in the temp's writes " << counts.in_write
                         << ", in its fsync " << counts.in_sync << ", renamed but unreported "
                         << counts.renamed_unreported << ", temp files left by kills "
                         << counts.temps_left);
-  CHECK(counts.kills == 200);
+  CHECK(counts.kills == kills);
   // Enough kills land mid-write that the check means something: half the
   // kills aim there (102 of 200 on this 2-CPU VM); a loaded machine may miss
   // more, hence the margin.
-  CHECK(counts.in_write >= 20);
+  CHECK(counts.in_write >= kills / 10);
   CHECK(counts.temps_left <= counts.kills);
 }
 

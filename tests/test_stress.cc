@@ -42,7 +42,7 @@ using testing::MustOpen;
 using testing::TempDir;
 
 constexpr int kReaders = 4;
-constexpr uint64_t kRounds = 1500;
+constexpr uint64_t kRounds = 4000;
 constexpr uint64_t kBlocks = 16;
 constexpr uint64_t kBlockSize = 16 * kKiB;
 constexpr uint64_t kWordsPerBlock = kBlockSize / 8;

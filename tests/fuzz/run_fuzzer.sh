@@ -3,7 +3,7 @@
 #
 # Runs one libFuzzer binary for SECONDS from the checked-in seeds in SEED_DIR
 # (read only), keeping what it finds in WORK_DIR/corpus and any crashing input
-# in WORK_DIR/crash-*. Fails on a crash, a leak, a sanitizer report or a
+# in WORK_DIR/crash-*; WORK_DIR/summary.txt gets the one-line summary. Fails on a crash, a leak, a sanitizer report or a
 # timeout; prints executions and coverage either way.
 set -euo pipefail
 fuzzer=$1 seeds=$2 work=$3 seconds=$4 max_len=$5
@@ -21,7 +21,7 @@ status=0
 # The last status line ("#N DONE cov: C ft: F corp: ...") and the final stats.
 last=$(grep -E '^#[0-9]+' "${log}" | tail -n 1 || true)
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "${log}")
-echo "${name}: ${runs:-?} executions in ${seconds} s; ${last}"
+echo "${name}: ${runs:-?} executions in ${seconds} s; ${last}" | tee "${work}/summary.txt"
 if ((status != 0)); then
   echo "${name}: FAILED (exit ${status}); the end of its log:"
   tail -n 60 "${log}"
