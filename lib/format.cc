@@ -15,17 +15,6 @@
 namespace regionstore::format {
 namespace {
 
-// Region entry field offsets.
-namespace re {
-constexpr size_t kName = 0;
-constexpr size_t kNameLength = 64;
-constexpr size_t kSlotCount = 68;
-constexpr size_t kCapacity = 72;
-constexpr size_t kSlotsOffset = 80;
-constexpr size_t kSlotStride = 88;
-constexpr size_t kReservedStart = 96;
-}  // namespace re
-
 bool AllZero(std::span<const std::byte> bytes) {
   return std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; });
 }

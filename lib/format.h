@@ -63,6 +63,17 @@ inline constexpr size_t kCreatedPageSize = 96;
 inline constexpr size_t kReservedStart = 100;
 }  // namespace sb
 
+// Field offsets inside a region table entry.
+namespace re {
+inline constexpr size_t kName = 0;
+inline constexpr size_t kNameLength = 64;
+inline constexpr size_t kSlotCount = 68;
+inline constexpr size_t kCapacity = 72;
+inline constexpr size_t kSlotsOffset = 80;
+inline constexpr size_t kSlotStride = 88;
+inline constexpr size_t kReservedStart = 96;
+}  // namespace re
+
 // Rounds `value` up to a multiple of `alignment` (a power of two); the caller
 // makes sure it cannot overflow.
 constexpr uint64_t AlignUp(uint64_t value, uint64_t alignment) {

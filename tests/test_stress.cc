@@ -15,6 +15,7 @@
 //    never shows bytes from elsewhere);
 // and once the writer is done, every block and both regions hold exactly
 // the writer's last version: nothing lost.
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,7 +26,6 @@
 #include <cstring>
 #include <new>
 #include <optional>
-#include <sched.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,7 +82,8 @@ bool PayloadMatches(size_t r, uint64_t generation, const std::vector<std::byte>&
   if (bytes.size() != PayloadLength(r, generation)) return false;
   for (uint64_t i = 0; i * 8 < bytes.size(); ++i) {
     const uint64_t word = PayloadWord(r, generation, i);
-    if (std::memcmp(bytes.data() + i * 8, &word, std::min<uint64_t>(8, bytes.size() - i * 8)) != 0) {
+    if (std::memcmp(bytes.data() + i * 8, &word, std::min<uint64_t>(8, bytes.size() - i * 8)) !=
+        0) {
       return false;
     }
   }
@@ -141,8 +142,8 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 class SharedPage {
  public:
   SharedPage() {
-    void* memory = ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE,
-                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void* memory =
+        ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     REQUIRE(memory != MAP_FAILED);
     shared_ = new (memory) Shared();
   }
@@ -264,7 +265,8 @@ WriterResult WriteRounds(Store& store, Shared& shared) {
 // reader ever gets kNotFound.
 Store CreateStressStore(const std::string& path) {
   CreateOptions options;
-  for (const Region& region : kRegions) options.checkpoints.push_back({region.name, region.capacity});
+  for (const Region& region : kRegions)
+    options.checkpoints.push_back({region.name, region.capacity});
   Status created = Store::Create(path, kBlocks * kBlockSize, options);
   INFO(created.ToString());
   REQUIRE(created.ok());

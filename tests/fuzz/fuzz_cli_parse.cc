@@ -26,13 +26,15 @@ void CheckSize(std::string_view text) {
   // The plain byte count of what was accepted parses back to the same value.
   Result<uint64_t> again = regionctl::ParseSize(std::to_string(*size));
   if (!again.ok() || *again != *size) Broken("ParseSize: a byte count does not round-trip", text);
-  if (text.empty() || text[0] < '0' || text[0] > '9') Broken("ParseSize: accepted a non-number", text);
+  if (text.empty() || text[0] < '0' || text[0] > '9')
+    Broken("ParseSize: accepted a non-number", text);
 }
 
 void CheckCheckpoint(std::string_view text) {
   Result<CheckpointSpec> spec = regionctl::ParseCheckpointSpec("s.rgn", std::string(text));
   if (!spec.ok()) {
-    if (spec.status().code() != StatusCode::kInvalidArgument) Broken("checkpoint: wrong code", text);
+    if (spec.status().code() != StatusCode::kInvalidArgument)
+      Broken("checkpoint: wrong code", text);
     return;
   }
   if (!ValidateRegionName(spec->name).ok()) Broken("checkpoint: accepted a bad name", text);
@@ -59,7 +61,8 @@ void CheckQuote(std::string_view text) {
   for (size_t i = 0; i + 1 < quoted.size(); ++i) {
     const auto lead = static_cast<unsigned char>(quoted[i]);
     const auto next = static_cast<unsigned char>(quoted[i + 1]);
-    if (lead == 0xc2 && next >= 0x80 && next <= 0x9f) Broken("QuoteName: a C1 control got through", text);
+    if (lead == 0xc2 && next >= 0x80 && next <= 0x9f)
+      Broken("QuoteName: a C1 control got through", text);
   }
   if (quoted.find("\xe2\x80\xae") != std::string::npos ||
       quoted.find("\xe2\x81\xa6") != std::string::npos) {
@@ -80,10 +83,18 @@ int CliParse(std::span<const uint8_t> input) {
   if (input.empty()) return 0;
   const std::string_view text(reinterpret_cast<const char*>(input.data()) + 1, input.size() - 1);
   switch (input[0] % 5) {
-    case 0: CheckSize(text); break;
-    case 1: CheckCheckpoint(text); break;
-    case 2: CheckQuote(text); break;
-    case 3: CheckDurability(text); break;
+    case 0:
+      CheckSize(text);
+      break;
+    case 1:
+      CheckCheckpoint(text);
+      break;
+    case 2:
+      CheckQuote(text);
+      break;
+    case 3:
+      CheckDurability(text);
+      break;
     default: {
       uint64_t bytes = 0;
       for (size_t i = 0; i < text.size() && i < 8; ++i) {

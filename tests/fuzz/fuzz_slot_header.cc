@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "fuzz_targets.h"
 #include "format.h"
+#include "fuzz_targets.h"
 #include "slot.h"
 
 namespace regionstore::fuzz {
@@ -34,12 +34,14 @@ int SlotHeader(std::span<const uint8_t> input) {
   const auto slot_index = static_cast<uint32_t>(LoadLE(input, 4, 4));
   const uint64_t capacity = LoadLE(input, 8, 8);
   slot::HeaderBytes bytes{};
-  const std::span<const uint8_t> rest = input.size() > 16 ? input.subspan(16) : std::span<const uint8_t>{};
+  const std::span<const uint8_t> rest =
+      input.size() > 16 ? input.subspan(16) : std::span<const uint8_t>{};
   if (!rest.empty()) std::memcpy(bytes.data(), rest.data(), std::min(rest.size(), bytes.size()));
 
   if (fix_checksum) {
-    format::Store64(bytes, slot::hdr::kHeaderChecksum,
-                    format::Checksum(std::span<const std::byte>(bytes).first(slot::hdr::kHeaderChecksum)));
+    format::Store64(
+        bytes, slot::hdr::kHeaderChecksum,
+        format::Checksum(std::span<const std::byte>(bytes).first(slot::hdr::kHeaderChecksum)));
   }
   const slot::DecodedHeader decoded = slot::DecodeHeader(bytes, region, slot_index, capacity);
   switch (decoded.kind) {

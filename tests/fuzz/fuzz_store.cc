@@ -3,17 +3,16 @@
 
 #include <algorithm>
 #include <array>
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "format.h"
 #include "fuzz_targets.h"
 #include "regionstore/checkpoint.h"
 #include "regionstore/store.h"
 #include "regionstore/store_info.h"
-#include "format.h"
 #include "slot.h"
 #include "store_image.h"
 
@@ -95,10 +94,11 @@ void FixChecksums(const std::string& path, uint64_t file_size) {
   for (uint32_t r = 0; r < table.size() / format::kRegionEntrySize; ++r) {
     const std::span<const std::byte> entry =
         std::span<const std::byte>(table).subspan(r * format::kRegionEntrySize);
-    const uint32_t slot_count = std::min(Load32(entry, 68), slot::kMaxSlotsPerRegion);
-    const uint64_t capacity = Load64(entry, 72);
-    const uint64_t slots_offset = Load64(entry, 80);
-    const uint64_t stride = Load64(entry, 88);
+    const uint32_t slot_count =
+        std::min(Load32(entry, format::re::kSlotCount), slot::kMaxSlotsPerRegion);
+    const uint64_t capacity = Load64(entry, format::re::kCapacity);
+    const uint64_t slots_offset = Load64(entry, format::re::kSlotsOffset);
+    const uint64_t stride = Load64(entry, format::re::kSlotStride);
     for (uint32_t s = 0; s < slot_count; ++s) {
       uint64_t at = 0;
       if (__builtin_mul_overflow(uint64_t{s}, stride, &at) ||
@@ -109,7 +109,8 @@ void FixChecksums(const std::string& path, uint64_t file_size) {
       }
       slot::HeaderBytes header;
       if (!ReadAt(fd, at, header)) break;
-      if (std::all_of(header.begin(), header.end(), [](std::byte b) { return b == std::byte{0}; })) {
+      if (std::all_of(header.begin(), header.end(),
+                      [](std::byte b) { return b == std::byte{0}; })) {
         continue;
       }
       const uint64_t length = Load64(header, slot::hdr::kLength);
@@ -121,14 +122,18 @@ void FixChecksums(const std::string& path, uint64_t file_size) {
           format::Store64(header, slot::hdr::kPayloadChecksum, format::Checksum(payload));
         }
       }
-      format::Store64(header, slot::hdr::kHeaderChecksum,
-                      format::Checksum(std::span<const std::byte>(header).first(slot::hdr::kHeaderChecksum)));
+      format::Store64(
+          header, slot::hdr::kHeaderChecksum,
+          format::Checksum(std::span<const std::byte>(header).first(slot::hdr::kHeaderChecksum)));
       WriteAt(fd, at, header);
     }
   }
-  if (!table.empty()) format::Store64(superblock, format::sb::kRegionTableChecksum, format::Checksum(table));
-  format::Store64(superblock, format::kSuperblockChecksumOffset,
-                  format::Checksum(std::span<const std::byte>(superblock).first(format::kSuperblockChecksumOffset)));
+  if (!table.empty())
+    format::Store64(superblock, format::sb::kRegionTableChecksum, format::Checksum(table));
+  format::Store64(
+      superblock, format::kSuperblockChecksumOffset,
+      format::Checksum(
+          std::span<const std::byte>(superblock).first(format::kSuperblockChecksumOffset)));
   WriteAt(fd, 0, superblock);
   ::close(fd);
 }
@@ -161,7 +166,8 @@ void CheckReports(const std::vector<RegionReport>& reports, const StoreInfo& inf
     const RegionReport& report = reports[i];
     if (report.name != info.regions[i].name) Broken("verify names a region differently");
     if (report.slots.size() != info.regions[i].slot_count) Broken("verify: wrong slot count");
-    if (report.has_commit && report.length > report.capacity) Broken("verify: commit over capacity");
+    if (report.has_commit && report.length > report.capacity)
+      Broken("verify: commit over capacity");
     if (report.has_commit && report.damaged) Broken("verify: a region both committed and damaged");
   }
 }
@@ -187,8 +193,7 @@ void CheckReader(const std::string& path, const StoreInfo& info,
       if (out.size() != loaded->length || loaded->length > info.regions[i].capacity) {
         Broken("Load returned a length it should not");
       }
-      if (report != nullptr &&
-          (!report->has_commit || report->generation != loaded->generation)) {
+      if (report != nullptr && (!report->has_commit || report->generation != loaded->generation)) {
         Broken("Load returned a commit verify does not call the newest valid one");
       }
     } else {

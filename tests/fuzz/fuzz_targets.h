@@ -24,8 +24,8 @@ int StoreFile(std::span<const uint8_t> input);
 
 // slot::DecodeHeader on 64 header bytes, for the region, slot and capacity
 // in the input's first 16 bytes (the region index's top bit: recompute the
-// header checksum first, so mutated fields reach the checks behind it). A header it accepts must re-encode to the
-// same bytes.
+// header checksum first, so mutated fields reach the checks behind it). A
+// header it accepts must re-encode to the same bytes.
 int SlotHeader(std::span<const uint8_t> input);
 
 // regionctl's argument parsing: ParseSize, ParseCheckpointSpec, QuoteName,

@@ -63,7 +63,8 @@ bool MakeStore(const fs::path& path, uint64_t data_size, const std::vector<Check
   if (!Check(store.status(), "open")) return false;
   unsigned seed = 1;
   for (const auto& [name, length] : commits) {
-    if (!Check(store->Commit(name, Pattern(length, seed++), Durability::kNone).status(), "commit")) {
+    if (!Check(store->Commit(name, Pattern(length, seed++), Durability::kNone).status(),
+               "commit")) {
       return false;
     }
   }
@@ -83,9 +84,9 @@ struct Seed {
 
 int main(int argc, char** argv) {
   using namespace regionstore;
+  using fuzz::kFixChecksums;
   using fuzz::kOpenWriter;
   using fuzz::kReadDataArea;
-  using fuzz::kFixChecksums;
   if (argc != 2) {
     std::cerr << "usage: regionstore_make_corpus OUTPUT_DIR\n";
     return 2;
@@ -173,12 +174,26 @@ int main(int argc, char** argv) {
   std::cout << "slot_header: " << headers << " seeds\n";
 
   // regionctl arguments: the selector byte (see CliParse), then the text.
-  const std::vector<std::pair<char, std::string>> texts = {
-      {0, "4096"}, {0, "64KiB"}, {0, "16M"}, {0, "1.5GiB"}, {0, "2KB"}, {0, "18446744073709551616"},
-      {1, "state:64KiB"}, {1, "a:b:1K"}, {1, ":1"}, {1, "x:0"},
-      {2, "plain"}, {2, "tab\there"}, {2, "\xe2\x80\xae" "rtl"}, {2, "\xff\xfe"},
-      {3, "sync"}, {3, "pwrite-fdatasync"}, {3, "SYNC"},
-      {4, "\x01\x02\x03\x04\x05\x06\x07\x08"}};
+  const std::vector<std::pair<char, std::string>> texts = {{0, "4096"},
+                                                           {0, "64KiB"},
+                                                           {0, "16M"},
+                                                           {0, "1.5GiB"},
+                                                           {0, "2KB"},
+                                                           {0, "18446744073709551616"},
+                                                           {1, "state:64KiB"},
+                                                           {1, "a:b:1K"},
+                                                           {1, ":1"},
+                                                           {1, "x:0"},
+                                                           {2, "plain"},
+                                                           {2, "tab\there"},
+                                                           {2,
+                                                            "\xe2\x80\xae"
+                                                            "rtl"},
+                                                           {2, "\xff\xfe"},
+                                                           {3, "sync"},
+                                                           {3, "pwrite-fdatasync"},
+                                                           {3, "SYNC"},
+                                                           {4, "\x01\x02\x03\x04\x05\x06\x07\x08"}};
   int index = 0;
   for (const auto& [selector, text] : texts) {
     std::string input(1, selector);

@@ -72,8 +72,8 @@ bool WriteImage(const Image& image, const std::string& path) {
   bool ok = ::ftruncate(fd, static_cast<off_t>(image.file_size)) == 0;
   for (const Record& record : image.records) {
     if (!ok || record.offset >= image.file_size) continue;
-    const size_t length =
-        static_cast<size_t>(std::min<uint64_t>(record.bytes.size(), image.file_size - record.offset));
+    const size_t length = static_cast<size_t>(
+        std::min<uint64_t>(record.bytes.size(), image.file_size - record.offset));
     ok = ::pwrite(fd, record.bytes.data(), length, static_cast<off_t>(record.offset)) ==
          static_cast<ssize_t>(length);
   }
