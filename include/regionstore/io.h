@@ -158,7 +158,7 @@ class REGIONSTORE_EXPORT Io {
   // also O_NOFOLLOW. Errors: kInvalidArgument (kRefuse, and the last
   // component of `path` is a symbolic link, dangling or not; no errno: the
   // message says so), kNotFound, kPermissionDenied, kIOError (errno kept;
-  // ELOOP there means too many levels of symbolic links, a loop in the path).
+  // ELOOP: a loop, or more than 40 links, while resolving `path`).
   virtual Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
                                              SymlinkPolicy symlinks) = 0;
   // open(O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600). Never follows a

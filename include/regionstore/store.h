@@ -144,7 +144,7 @@ class REGIONSTORE_EXPORT Store {
   // follow_symlinks is false; the message says how to allow it), kNotFound,
   // kPermissionDenied, kCorruption, kUnsupportedVersion, kBusy (another
   // writer, in this process or another, holds the lock), kIOError (ELOOP:
-  // a symbolic link loop in the path).
+  // a symbolic link loop, or more than 40 links, in the path).
   static Result<Store> Open(const std::string& path, OpenMode mode,
                             const OpenOptions& options = {});
 
