@@ -566,7 +566,8 @@ Result<std::vector<RegionReport>> VerifyRegions(const std::string& path, Io* io)
 Result<std::vector<RegionReport>> VerifyRegions(const std::string& path,
                                                 const VerifyOptions& options) {
   Io& os = options.io != nullptr ? *options.io : *Io::Default();
-  auto file = OpenStoreFile(os, path, /*writable=*/false);
+  auto file =
+      OpenStoreFile(os, path, /*writable=*/false, SymlinkPolicyFor(options.follow_symlinks));
   if (!file.ok()) return file.status();
   auto info = ReadValidatedInfo(**file, path);
   if (!info.ok()) return info.status();

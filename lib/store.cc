@@ -42,11 +42,19 @@ std::string HexBytes(std::span<const std::byte> bytes) {
 }  // namespace
 
 // Opens `path` and rejects what cannot be a store before reading from it.
-Result<std::unique_ptr<File>> OpenStoreFile(Io& io, const std::string& path, bool writable) {
-  auto file = io.Open(path, writable);
+Result<std::unique_ptr<File>> OpenStoreFile(Io& io, const std::string& path, bool writable,
+                                            SymlinkPolicy symlinks) {
+  auto file = io.Open(path, writable, symlinks);
   if (!file.ok()) {
     if (file.status().sys_errno() == EISDIR) {
       return Corrupt(path, "is a directory, not a store");
+    }
+    // Io::Open's only kInvalidArgument: the path is a symbolic link and
+    // `symlinks` refused it. Say how to allow it, at the level callers set.
+    if (file.status().code() == StatusCode::kInvalidArgument) {
+      return Status::Error(StatusCode::kInvalidArgument, "open", path,
+                           "is a symbolic link; refused unless asked to follow it "
+                           "(OpenOptions::follow_symlinks, regionctl --follow-symlinks)");
     }
     return file.status().WithOperation("open", path);
   }
@@ -82,9 +90,9 @@ std::string FormatUuid(const std::array<uint8_t, 16>& uuid) {
          hex.substr(16, 4) + "-" + hex.substr(20);
 }
 
-Result<StoreInfo> ReadStoreInfo(const std::string& path, Io* io) {
+Result<StoreInfo> ReadStoreInfo(const std::string& path, Io* io, SymlinkPolicy symlinks) {
   Io& os = io != nullptr ? *io : *Io::Default();
-  auto file = OpenStoreFile(os, path, /*writable=*/false);
+  auto file = OpenStoreFile(os, path, /*writable=*/false, symlinks);
   if (!file.ok()) return file.status();
   return ReadValidatedInfo(**file, path);
 }
@@ -112,7 +120,15 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
     // rename. flock works on a read-only descriptor, so this needs no write
     // permission on the old file. Open() re-checks the inode after locking,
     // so a writer that opened the old file just before us notices the swap.
-    auto existing = io.Open(path, /*writable=*/false);
+    // Never through a symbolic link: the rename below would replace the
+    // link itself, leaving the store it points to (and its writer) as they
+    // were, while the lock taken here would be the target's.
+    auto existing = io.Open(path, /*writable=*/false, SymlinkPolicy::kRefuse);
+    if (!existing.ok() && existing.status().code() == StatusCode::kInvalidArgument) {
+      return Status::Error(StatusCode::kInvalidArgument, "create", path,
+                           "is a symbolic link; replacing it would replace the link, not the "
+                           "store it points to (remove the link, or create at its target)");
+    }
     if (existing.ok()) {
       if (Status locked = (*existing)->LockExclusive(); !locked.ok()) {
         return locked.WithOperation("create: lock the store being replaced", path);
@@ -210,7 +226,8 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   rep->page_size = rep->io->PageSize();
 
   for (int attempt = 1;; ++attempt) {
-    auto file = OpenStoreFile(*rep->io, path, rep->writable);
+    auto file =
+        OpenStoreFile(*rep->io, path, rep->writable, SymlinkPolicyFor(options.follow_symlinks));
     if (!file.ok()) return file.status();
     if (!rep->writable) {
       rep->file = std::move(*file);

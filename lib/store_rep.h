@@ -48,8 +48,15 @@ Mutation CurrentMutation();
 
 }  // namespace internal
 
-// Opens `path` (a directory is kCorruption) for reading or writing.
-Result<std::unique_ptr<File>> OpenStoreFile(Io& io, const std::string& path, bool writable);
+// Opens `path` (a directory is kCorruption) for reading or writing. A
+// symbolic link refused by `symlinks` is kInvalidArgument, with a message
+// saying how to allow it.
+Result<std::unique_ptr<File>> OpenStoreFile(Io& io, const std::string& path, bool writable,
+                                            SymlinkPolicy symlinks);
+
+inline SymlinkPolicy SymlinkPolicyFor(bool follow_symlinks) {
+  return follow_symlinks ? SymlinkPolicy::kFollow : SymlinkPolicy::kRefuse;
+}
 // Reads and validates superblock and region table with pread only.
 Result<StoreInfo> ReadValidatedInfo(File& file, const std::string& path);
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "regionstore/atomic_file.h"
+#include "regionstore/io.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
 
@@ -128,6 +129,30 @@ TEST_CASE("ReplaceFileAtomically refuses a missing directory and a directory", "
   CHECK_THAT(directory.ToString(), Catch::Contains("directory"));
   CHECK(std::filesystem::is_directory(dir.File("sub")));
   CHECK(dir.List() == std::vector<std::string>{"sub"});
+}
+
+TEST_CASE("CreateExclusive never follows a symbolic link planted at its path", "[atomic_file]") {
+  // O_CREAT | O_EXCL fails on any existing name, a symbolic link included,
+  // dangling or not: this is why a link planted at the temp path of export
+  // (or of create) cannot redirect the write to another file.
+  TempDir dir;
+  const std::string victim = dir.File("victim.bin");
+  WriteWholeFile(victim, PatternBytes(1000, 4));
+  const std::string to_victim = dir.File(".planted-1");
+  const std::string dangling = dir.File(".planted-2");
+  std::filesystem::create_symlink("victim.bin", to_victim);
+  std::filesystem::create_symlink("would-be-created.bin", dangling);
+  for (const std::string& path : {to_victim, dangling}) {
+    INFO(path);
+    auto created = Io::Default()->CreateExclusive(path);
+    REQUIRE_FALSE(created.ok());
+    CHECK(created.status().code() == StatusCode::kAlreadyExists);
+    CHECK(created.status().sys_errno() == EEXIST);
+    CHECK(std::filesystem::is_symlink(path));
+  }
+  CHECK(ReadWholeFile(victim) == PatternBytes(1000, 4));
+  CHECK_FALSE(std::filesystem::exists(dir.File("would-be-created.bin")));
+  CHECK(dir.List() == std::vector<std::string>{".planted-1", ".planted-2", "victim.bin"});
 }
 
 }  // namespace

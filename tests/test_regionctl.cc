@@ -1651,6 +1651,85 @@ TEST_CASE("regionctl bench --help documents the quick option and the JSON keys",
   CHECK_THAT(top.stdout_bytes, Catch::Contains("bench"));
 }
 
+TEST_CASE("regionctl refuses a store PATH that is a symbolic link unless --follow-symlinks",
+          "[regionctl][symlink]") {
+  TempDir dir;
+  const std::string path = dir.File("store.rs");
+  RequireSuccess(Regionctl({"create", path, "--size", "1MiB", "--checkpoint", "state:4KiB"}));
+  const std::string link = dir.File("link.rs");
+  std::filesystem::create_symlink("store.rs", link);
+  const StoreInfo info = MustReadInfo(path);
+
+  // Every command that opens an existing store: exit 2, one line, and the
+  // store the link points to unchanged (write and commit included).
+  RequireAllCommandsRefuse(dir, link, kExitUsage);
+  const std::vector<std::byte> before = FileBytes(path);
+  ProcessResult refused = Regionctl({"inspect", link});
+  RequireFailure(refused, kExitUsage);
+  std::string expected = "regionctl: invalid argument: open '";
+  expected += link;
+  expected +=
+      "': is a symbolic link; refused unless asked to follow it "
+      "(OpenOptions::follow_symlinks, regionctl --follow-symlinks)\n";
+  CHECK(refused.stderr_bytes == expected);
+  const std::vector<std::byte> payload = PatternBytes(100, 5);
+  RequireFailure(Regionctl({"write", link, "--offset", "0", "--durability", "none"}, payload),
+                 kExitUsage);
+  CHECK(FileBytes(path) == before);
+
+  // create --force onto the link would replace the link, not the store.
+  ProcessResult forced = Regionctl({"create", link, "--size", "2MiB", "--force"});
+  RequireFailure(forced, kExitUsage);
+  CHECK_THAT(forced.stderr_bytes, Catch::Contains("is a symbolic link"));
+  CHECK(std::filesystem::read_symlink(link) == "store.rs");
+  CHECK(FileBytes(path) == before);
+
+  // With --follow-symlinks every command works on the store the link points to.
+  ProcessResult inspected = Regionctl({"inspect", "--follow-symlinks", link});
+  RequireSuccess(inspected);
+  CHECK_THAT(inspected.stdout_bytes, Catch::Contains(FormatUuid(info.uuid)));
+  RequireSuccess(Regionctl({"stat", link, "--follow-symlinks"}));
+  RequireSuccess(Regionctl({"verify", link, "--follow-symlinks"}));
+  RequireSuccess(Regionctl(
+      {"write", link, "--follow-symlinks", "--offset", "0", "--durability", "sync"}, payload));
+  CHECK(PreadFile(path, info.data_offset, payload.size()) == payload);
+  ProcessResult read =
+      Regionctl({"read", link, "--follow-symlinks", "--offset", "0", "--length", "100"});
+  RequireSuccess(read);
+  CHECK(read.stdout_bytes ==
+        std::string(reinterpret_cast<const char*>(payload.data()), payload.size()));
+  RequireSuccess(Regionctl({"dump", link, "--follow-symlinks", "--length", "16"}));
+  RequireSuccess(Regionctl({"commit", link, "state", "--follow-symlinks"}, payload));
+  ProcessResult loaded = Regionctl({"load", link, "state", "--follow-symlinks"});
+  RequireSuccess(loaded);
+  CHECK(loaded.stdout_bytes ==
+        std::string(reinterpret_cast<const char*>(payload.data()), payload.size()));
+  const std::string exported = dir.File("exported.bin");
+  RequireSuccess(Regionctl({"export", link, "state", "--follow-symlinks", "--output", exported}));
+  CHECK(FileBytes(exported) == payload);
+  RequireSuccess(Regionctl({"import", link, "state", "--follow-symlinks", "--input", exported}));
+  Result<std::vector<RegionReport>> reports = VerifyRegions(path);
+  REQUIRE(reports.ok());
+  CHECK((*reports)[0].generation == 2);
+  CHECK(std::filesystem::is_symlink(link));
+
+  // Each of those commands documents the flag; create and bench open no
+  // existing store and have none.
+  for (const std::string command : {"inspect", "stat", "verify", "write", "read", "dump", "commit",
+                                    "load", "export", "import"}) {
+    INFO(command);
+    ProcessResult help = Regionctl({command, "--help"});
+    RequireSuccess(help);
+    CHECK_THAT(help.stdout_bytes, Catch::Contains("--follow-symlinks"));
+  }
+  for (const std::string command : {"create", "bench"}) {
+    INFO(command);
+    ProcessResult help = Regionctl({command, "--help"});
+    RequireSuccess(help);
+    CHECK_THAT(help.stdout_bytes, !Catch::Contains("--follow-symlinks"));
+  }
+}
+
 }  // namespace
 }  // namespace regionstore
 

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <filesystem>
 #include <functional>
 
 #include "format.h"
+#include "regionstore/checkpoint.h"
 #include "regionstore/store.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
@@ -336,6 +338,177 @@ TEST_CASE("A second writer in the same process gets kBusy naming the path", "[st
   CHECK(Store::Open(path, OpenMode::kReadWrite).status().code() == StatusCode::kBusy);
   { Store gone = std::move(moved); }
   CHECK(Store::Open(path, OpenMode::kReadWrite).ok());
+}
+
+// --- Symbolic links: refused unless asked for (O_NOFOLLOW)
+
+// The status of a refused link: kInvalidArgument naming the path, saying
+// what it is and how to allow it, with no errno (ELOOP would read as a loop).
+void CheckRefusedAsSymlink(const Status& status, const std::string& link) {
+  INFO(status.ToString());
+  CHECK(status.code() == StatusCode::kInvalidArgument);
+  CHECK(status.sys_errno() == 0);
+  CHECK(status.path() == link);
+  CHECK_THAT(status.message(), Catch::Contains("is a symbolic link; refused"));
+  CHECK_THAT(status.message(), Catch::Contains("OpenOptions::follow_symlinks"));
+  CHECK_THAT(status.message(), Catch::Contains("--follow-symlinks"));
+}
+
+TEST_CASE("Open, ReadStoreInfo and VerifyRegions refuse a symbolic link to a store unless asked",
+          "[store][open][symlink]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  const std::string link = dir.File("link.rgn");
+  CreateOptions create;
+  create.checkpoints = {{"state", 4 * kKiB}};
+  REQUIRE(Store::Create(path, 64 * kKiB, create).ok());
+  {
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    REQUIRE(store.Commit("state", testing::PatternBytes(100, 3), Durability::kSync).ok());
+  }
+  std::filesystem::create_symlink("s.rgn", link);
+  const std::vector<std::byte> before = ReadWholeFile(path);
+
+  for (OpenMode mode : {OpenMode::kReadOnly, OpenMode::kReadWrite}) {
+    auto store = Store::Open(link, mode);
+    REQUIRE_FALSE(store.ok());
+    CheckRefusedAsSymlink(store.status(), link);
+  }
+  auto info = ReadStoreInfo(link);
+  REQUIRE_FALSE(info.ok());
+  CheckRefusedAsSymlink(info.status(), link);
+  auto reports = VerifyRegions(link);
+  REQUIRE_FALSE(reports.ok());
+  CheckRefusedAsSymlink(reports.status(), link);
+  VerifyOptions headers_only;
+  headers_only.check_payloads = false;
+  reports = VerifyRegions(link, headers_only);
+  REQUIRE_FALSE(reports.ok());
+  CheckRefusedAsSymlink(reports.status(), link);
+  // A refused writer ran no recovery: not one byte of the target changed.
+  CHECK(ReadWholeFile(path) == before);
+  CHECK(std::filesystem::is_symlink(link));
+
+  // Asked for, each opens the store the link points to.
+  const Result<StoreInfo> direct = ReadStoreInfo(path);
+  REQUIRE(direct.ok());
+  info = ReadStoreInfo(link, nullptr, SymlinkPolicy::kFollow);
+  INFO(info.status().ToString());
+  REQUIRE(info.ok());
+  CHECK(info->uuid == direct->uuid);
+  VerifyOptions follow;
+  follow.follow_symlinks = true;
+  reports = VerifyRegions(link, follow);
+  INFO(reports.status().ToString());
+  REQUIRE(reports.ok());
+  REQUIRE(reports->size() == 1);
+  CHECK((*reports)[0].generation == 1);
+  OpenOptions follow_open;
+  follow_open.follow_symlinks = true;
+  auto reader = Store::Open(link, OpenMode::kReadOnly, follow_open);
+  INFO(reader.status().ToString());
+  REQUIRE(reader.ok());
+  CHECK(reader->info().uuid == direct->uuid);
+  auto writer = Store::Open(link, OpenMode::kReadWrite, follow_open);
+  INFO(writer.status().ToString());
+  REQUIRE(writer.ok());
+  // The lock is the target's: a writer by the real path is kept out.
+  CHECK(Store::Open(path, OpenMode::kReadWrite).status().code() == StatusCode::kBusy);
+  const std::vector<std::byte> written = testing::PatternBytes(64, 9);
+  REQUIRE(writer->Write(0, written, Durability::kSync).ok());
+  CHECK(testing::PreadFile(path, direct->data_offset, written.size()) == written);
+  CHECK(std::filesystem::is_symlink(link));
+}
+
+TEST_CASE("A dangling symbolic link and a symbolic link loop give errors saying which",
+          "[store][open][symlink]") {
+  TempDir dir;
+  OpenOptions follow;
+  follow.follow_symlinks = true;
+
+  // Dangling: refused as a link; followed, the target is missing (and open
+  // never creates it).
+  const std::string dangling = dir.File("dangling.rgn");
+  std::filesystem::create_symlink("missing.rgn", dangling);
+  for (OpenMode mode : {OpenMode::kReadOnly, OpenMode::kReadWrite}) {
+    auto refused = Store::Open(dangling, mode);
+    REQUIRE_FALSE(refused.ok());
+    CheckRefusedAsSymlink(refused.status(), dangling);
+    auto followed = Store::Open(dangling, mode, follow);
+    REQUIRE_FALSE(followed.ok());
+    CHECK(followed.status().code() == StatusCode::kNotFound);
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.File("missing.rgn")));
+
+  // A loop at the last component: it is a symbolic link, so refused as one;
+  // followed, the loop itself is reported (ELOOP).
+  const std::string loop_a = dir.File("loop-a.rgn");
+  std::filesystem::create_symlink("loop-b.rgn", loop_a);
+  std::filesystem::create_symlink("loop-a.rgn", dir.File("loop-b.rgn"));
+  auto refused = Store::Open(loop_a, OpenMode::kReadOnly);
+  REQUIRE_FALSE(refused.ok());
+  CheckRefusedAsSymlink(refused.status(), loop_a);
+  auto followed = Store::Open(loop_a, OpenMode::kReadOnly, follow);
+  REQUIRE_FALSE(followed.ok());
+  CHECK(followed.status().code() == StatusCode::kIOError);
+  CHECK(followed.status().sys_errno() == ELOOP);
+
+  // A loop among the directories: O_NOFOLLOW does not apply there, and the
+  // error is the loop, not "is a symbolic link".
+  std::filesystem::create_directory_symlink("loop-dir", dir.File("loop-dir"));
+  const std::string inside_loop = dir.File("loop-dir") + "/s.rgn";
+  for (const OpenOptions& options : {OpenOptions{}, follow}) {
+    auto looped = Store::Open(inside_loop, OpenMode::kReadOnly, options);
+    REQUIRE_FALSE(looped.ok());
+    INFO(looped.status().ToString());
+    CHECK(looped.status().code() == StatusCode::kIOError);
+    CHECK(looped.status().sys_errno() == ELOOP);
+    CHECK_THAT(looped.status().ToString(), !Catch::Contains("is a symbolic link"));
+  }
+  auto info = ReadStoreInfo(inside_loop);
+  REQUIRE_FALSE(info.ok());
+  CHECK(info.status().sys_errno() == ELOOP);
+}
+
+TEST_CASE("A symbolic link among the directories of the path is followed by default",
+          "[store][open][symlink]") {
+  TempDir dir;
+  std::filesystem::create_directory(dir.File("real"));
+  MustCreate(dir.File("real") + "/s.rgn", 64 * kKiB);
+  std::filesystem::create_directory_symlink("real", dir.File("via"));
+  CHECK(MustOpen(dir.File("via") + "/s.rgn", OpenMode::kReadWrite).data_size() == 64 * kKiB);
+  CHECK(ReadStoreInfo(dir.File("via") + "/s.rgn").ok());
+}
+
+TEST_CASE("Create with replace_existing refuses a symbolic link, leaving the link and its target",
+          "[store][create][symlink]") {
+  TempDir dir;
+  const std::string target = dir.File("s.rgn");
+  const std::string link = dir.File("link.rgn");
+  const std::string dangling = dir.File("dangling.rgn");
+  MustCreate(target, 64 * kKiB);
+  const std::vector<std::byte> before = ReadWholeFile(target);
+  std::filesystem::create_symlink("s.rgn", link);
+  std::filesystem::create_symlink("missing.rgn", dangling);
+
+  CreateOptions replace;
+  replace.replace_existing = true;
+  for (const std::string& path : {link, dangling}) {
+    INFO(path);
+    Status refused = Store::Create(path, 128 * kKiB, replace);
+    INFO(refused.ToString());
+    CHECK(refused.code() == StatusCode::kInvalidArgument);
+    CHECK(refused.path() == path);
+    CHECK_THAT(refused.message(), Catch::Contains("is a symbolic link"));
+    CHECK_THAT(refused.message(), Catch::Contains("would replace the link, not the store"));
+    // Without replace_existing a link is an existing file, like any other.
+    CHECK(Store::Create(path, 128 * kKiB).code() == StatusCode::kAlreadyExists);
+  }
+  CHECK(std::filesystem::read_symlink(link) == "s.rgn");
+  CHECK(std::filesystem::read_symlink(dangling) == "missing.rgn");
+  CHECK(ReadWholeFile(target) == before);
+  // No temp file left, and the dangling link's target was not created.
+  CHECK(dir.List() == std::vector<std::string>{"dangling.rgn", "link.rgn", "s.rgn"});
 }
 
 }  // namespace

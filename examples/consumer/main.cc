@@ -16,10 +16,10 @@ class CountingIo final : public regionstore::Io {
  public:
   using Io::StatFs;
   int opens = 0;
-  regionstore::Result<std::unique_ptr<regionstore::File>> Open(const std::string& path,
-                                                               bool writable) override {
+  regionstore::Result<std::unique_ptr<regionstore::File>> Open(
+      const std::string& path, bool writable, regionstore::SymlinkPolicy symlinks) override {
     ++opens;
-    return base_->Open(path, writable);
+    return base_->Open(path, writable, symlinks);
   }
   regionstore::Result<std::unique_ptr<regionstore::File>> CreateExclusive(
       const std::string& path) override {

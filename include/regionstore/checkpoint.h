@@ -98,6 +98,9 @@ struct CheckpointMeta {
 struct VerifyOptions {
   // nullptr: Io::Default().
   Io* io = nullptr;
+  // false: a path that is a symbolic link is refused, as in
+  // OpenOptions::follow_symlinks; true: read the store it points to.
+  bool follow_symlinks = false;
   // false: read only the slot headers, a few KiB however large the regions
   // (`regionctl inspect`); slots report payload_checked = false.
   bool check_payloads = true;
@@ -112,11 +115,12 @@ struct VerifyOptions {
 // Reads every region of the store at `path` with pread only (no mapping, no
 // lock): each slot header and, by default, payload checksum. For `regionctl
 // verify` and `inspect`; a bad disk gives an error, not SIGBUS. Errors: those
-// of ReadStoreInfo, kIOError, kCorruption (the file ends inside a slot or the
-// data area: truncated while open).
+// of ReadStoreInfo (kInvalidArgument: `path` is a symbolic link and
+// options.follow_symlinks is false), kIOError, kCorruption (the file ends
+// inside a slot or the data area: truncated while open).
 REGIONSTORE_EXPORT Result<std::vector<RegionReport>> VerifyRegions(const std::string& path,
                                                                    const VerifyOptions& options);
-// VerifyRegions(path, {.io = io}).
+// VerifyRegions(path, {.io = io}): refuses a symbolic link.
 REGIONSTORE_EXPORT Result<std::vector<RegionReport>> VerifyRegions(const std::string& path,
                                                                    Io* io = nullptr);
 

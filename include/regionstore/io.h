@@ -79,6 +79,14 @@ class REGIONSTORE_EXPORT Mapping {
   Mapping() = default;
 };
 
+// Whether Io::Open goes through a symbolic link at the last component of
+// the path. Only the last component: a symbolic link among the directories
+// of the path is followed either way (that is what O_NOFOLLOW does).
+enum class SymlinkPolicy : uint8_t {
+  kRefuse,  // O_NOFOLLOW: a path that is itself a symbolic link is refused
+  kFollow,  // open whatever the link points to
+};
+
 // What fstat reports that the store needs.
 struct FileStat {
   uint64_t size = 0;
@@ -146,10 +154,16 @@ class REGIONSTORE_EXPORT Io {
   // The POSIX implementation. Lives for the whole process; never delete it.
   static Io* Default();
 
-  // open(O_CLOEXEC), read-only or read-write. Errors: kNotFound,
-  // kPermissionDenied, kIOError.
-  virtual Result<std::unique_ptr<File>> Open(const std::string& path, bool writable) = 0;
-  // open(O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600).
+  // open(O_CLOEXEC), read-only or read-write; with SymlinkPolicy::kRefuse
+  // also O_NOFOLLOW. Errors: kInvalidArgument (kRefuse, and the last
+  // component of `path` is a symbolic link, dangling or not; no errno: the
+  // message says so), kNotFound, kPermissionDenied, kIOError (errno kept;
+  // ELOOP: a loop, or more than 40 links, while resolving `path`).
+  virtual Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+                                             SymlinkPolicy symlinks) = 0;
+  // open(O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600). Never follows a
+  // symbolic link at `path`: with O_EXCL, a link there (dangling or not)
+  // fails with kAlreadyExists and its target is not touched.
   // Errors: kAlreadyExists, kNotFound (no such directory), kPermissionDenied.
   virtual Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) = 0;
   // rename(from, to); without `replace`, fails with kAlreadyExists rather than

@@ -81,7 +81,9 @@ struct StoreStats {
 struct CreateOptions {
   // Replace an existing file at the path. A store whose writer is alive is
   // never replaced: Create takes that store's lock first (kBusy if held) and
-  // keeps it across the rename.
+  // keeps it across the rename. A symbolic link at the path is refused
+  // (kInvalidArgument), dangling or not: the rename would replace the link,
+  // not the store it points to.
   bool replace_existing = false;
   // The OS seam; nullptr means Io::Default(). Not owned; must outlive the call.
   Io* io = nullptr;
@@ -97,6 +99,12 @@ struct CreateOptions {
 struct OpenOptions {
   // The OS seam; nullptr means Io::Default(). Not owned; must outlive the Store.
   Io* io = nullptr;
+  // false: a path whose last component is a symbolic link is refused with
+  // kInvalidArgument (O_NOFOLLOW), so a link planted where a store is
+  // expected cannot redirect writes (or a writer's recovery) to another
+  // file. true: open the store the link points to. Symbolic links among the
+  // directories of the path are followed either way.
+  bool follow_symlinks = false;
 };
 
 class REGIONSTORE_EXPORT Store {
@@ -111,8 +119,9 @@ class REGIONSTORE_EXPORT Store {
   // final directory fsync fails, the complete store is already at `path`
   // (its name may not survive a power loss) and a retry gets kAlreadyExists.
   // Errors: kInvalidArgument (size too large; a bad, duplicate or
-  // zero-capacity checkpoint region), kAlreadyExists, kNotFound (no such
-  // directory), kPermissionDenied, kNoSpace, kIOError.
+  // zero-capacity checkpoint region; replace_existing and `path` is a
+  // symbolic link), kAlreadyExists, kNotFound (no such directory),
+  // kPermissionDenied, kNoSpace, kIOError.
   static Status Create(const std::string& path, uint64_t data_size,
                        const CreateOptions& options = {});
 
@@ -130,9 +139,12 @@ class REGIONSTORE_EXPORT Store {
   // read and one write of each region's current commit, and one barrier). A
   // region with data but no valid slot is left as it is, for Load and verify
   // to report. Damaged slots are never returned.
-  // Errors: kNotFound, kPermissionDenied, kCorruption, kUnsupportedVersion,
-  // kBusy (another writer, in this process or another, holds the lock),
-  // kIOError.
+  // A symbolic link at `path` is refused unless options.follow_symlinks.
+  // Errors: kInvalidArgument (`path` is a symbolic link and
+  // follow_symlinks is false; the message says how to allow it), kNotFound,
+  // kPermissionDenied, kCorruption, kUnsupportedVersion, kBusy (another
+  // writer, in this process or another, holds the lock), kIOError (ELOOP:
+  // a symbolic link loop, or more than 40 links, in the path).
   static Result<Store> Open(const std::string& path, OpenMode mode,
                             const OpenOptions& options = {});
 

@@ -46,11 +46,15 @@ REGIONSTORE_EXPORT std::string FormatUuid(const std::array<uint8_t, 16>& uuid);
 
 // Reads and validates the superblock and region table of the store at `path`
 // with pread only: no mapping, no lock, so a bad disk gives an error and not
-// a SIGBUS. This is what `regionctl inspect` shows.
-// Errors: kNotFound, kPermissionDenied, kCorruption (not a store: a
+// a SIGBUS. This is what `regionctl inspect` shows. `io` nullptr means
+// Io::Default(). A symbolic link at `path` is refused unless `symlinks` is
+// SymlinkPolicy::kFollow, as Store::Open does (OpenOptions::follow_symlinks).
+// Errors: kInvalidArgument (`path` is a symbolic link and `symlinks` is
+// kRefuse), kNotFound, kPermissionDenied, kCorruption (not a store: a
 // directory, empty, bad magic, bad checksum, size disagreeing with the
-// file), kUnsupportedVersion, kIOError. `io` nullptr means Io::Default().
-REGIONSTORE_EXPORT Result<StoreInfo> ReadStoreInfo(const std::string& path, Io* io = nullptr);
+// file), kUnsupportedVersion, kIOError.
+REGIONSTORE_EXPORT Result<StoreInfo> ReadStoreInfo(const std::string& path, Io* io = nullptr,
+                                                   SymlinkPolicy symlinks = SymlinkPolicy::kRefuse);
 
 }  // namespace regionstore
 

@@ -297,17 +297,28 @@ class PosixFile final : public File {
 
 class PosixIo final : public Io {
  public:
-  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable) override {
+  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+                                     SymlinkPolicy symlinks) override {
     // O_NONBLOCK: opening a FIFO must not hang; it changes nothing for the
     // regular files a store is, and fstat rejects anything else.
     // O_NOATIME: mmap and reads would update the access time, a journalled
     // inode change on ext4; in a one-shot open/map/pwrite/fdatasync/close it
     // measured about 50 us of a 290 us update (docs/BENCH-LAB.md). Only the
     // file's owner (or CAP_FOWNER) may ask for it: on EPERM, open without.
-    const int flags = (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK;
+    const bool refuse_symlink = symlinks == SymlinkPolicy::kRefuse;
+    const int flags =
+        (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK | (refuse_symlink ? O_NOFOLLOW : 0);
     auto opened = OpenWith(path, flags | O_NOATIME, 0, "open");
     if (!opened.ok() && opened.status().sys_errno() == EPERM) {
-      return OpenWith(path, flags, 0, "open");
+      opened = OpenWith(path, flags, 0, "open");
+    }
+    // O_NOFOLLOW reports a link at the last component as ELOOP, the errno of
+    // a loop ("too many levels of symbolic links") too. lstat tells them
+    // apart, so a refused link is not reported as a loop; the answer is only
+    // for the message (the path may change meanwhile), the refusal stands.
+    if (!opened.ok() && refuse_symlink && opened.status().sys_errno() == ELOOP && IsSymlink(path)) {
+      return Status::Error(StatusCode::kInvalidArgument, "open", path,
+                           "is a symbolic link; refused (SymlinkPolicy::kRefuse)");
     }
     return opened;
   }
@@ -404,6 +415,12 @@ class PosixIo final : public Io {
   }
 
  private:
+  // lstat: is the last component of `path` itself a symbolic link?
+  static bool IsSymlink(const std::string& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+  }
+
   static Result<std::unique_ptr<File>> OpenWith(const std::string& path, int flags, mode_t mode,
                                                 const char* operation) {
     int fd;

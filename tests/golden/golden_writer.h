@@ -99,8 +99,9 @@ class DeterministicIo final : public Io {
   explicit DeterministicIo(uint8_t random_base, Io* base = Io::Default())
       : random_base_(random_base), base_(base) {}
 
-  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable) override {
-    return base_->Open(path, writable);
+  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+                                     SymlinkPolicy symlinks) override {
+    return base_->Open(path, writable, symlinks);
   }
   Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override {
     return base_->CreateExclusive(path);

@@ -213,7 +213,7 @@ std::vector<std::byte> CrashSim::Image(std::mt19937_64& rng, ImageKind kind, uin
   return image;
 }
 
-Result<std::unique_ptr<File>> CrashSim::Open(const std::string&, bool) {
+Result<std::unique_ptr<File>> CrashSim::Open(const std::string&, bool, SymlinkPolicy) {
   return std::unique_ptr<File>(std::make_unique<SimFile>(*this));
 }
 Result<std::unique_ptr<File>> CrashSim::CreateExclusive(const std::string&) {

@@ -52,7 +52,9 @@ class CrashSim final : public Io {
   const std::vector<std::byte>& current() const { return current_; }
 
   // Io.
-  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable) override;
+  // The one simulated file, whatever the path: it has no links to refuse.
+  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+                                     SymlinkPolicy symlinks) override;
   Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to, bool replace) override;
   Status Remove(const std::string& path) override;

@@ -192,9 +192,10 @@ void TestIo::OnNextOpen(std::function<void()> hook) {
   open_hook_ = std::move(hook);
 }
 
-Result<std::unique_ptr<File>> TestIo::Open(const std::string& path, bool writable) {
+Result<std::unique_ptr<File>> TestIo::Open(const std::string& path, bool writable,
+                                           SymlinkPolicy symlinks) {
   if (Status s = Enter(Op::kOpen, path); !s.ok()) return s;
-  auto file = base_->Open(path, writable);
+  auto file = base_->Open(path, writable, symlinks);
   if (!file.ok()) return file.status();
   std::function<void()> hook;
   {

@@ -66,7 +66,8 @@ class TestIo final : public Io {
   // Forgets the calls recorded so far (fault rules stay).
   void ClearLog();
 
-  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable) override;
+  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+                                     SymlinkPolicy symlinks) override;
   Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to, bool replace) override;
   Status Remove(const std::string& path) override;

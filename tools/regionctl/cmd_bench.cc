@@ -202,15 +202,18 @@ class LabRunner {
 
  private:
   Result<Batch> RunRawPwrite(const Arm& arm, double budget_seconds, uint64_t max_updates) {
+    // The bench made the lab file itself: a symbolic link there was planted.
     Io* io = Io::Default();
     if (arm.oneshot) {
       return TimeBatch(budget_seconds, max_updates, [&]() -> Status {
-        Result<std::unique_ptr<File>> file = io->Open(lab_path_, /*writable=*/true);
+        Result<std::unique_ptr<File>> file =
+            io->Open(lab_path_, /*writable=*/true, SymlinkPolicy::kRefuse);
         if (!file.ok()) return file.status();
         return (*file)->WriteAt(lab_file_offset_, payload_.Next(arm.size));
       });
     }
-    Result<std::unique_ptr<File>> file = io->Open(lab_path_, /*writable=*/true);
+    Result<std::unique_ptr<File>> file =
+        io->Open(lab_path_, /*writable=*/true, SymlinkPolicy::kRefuse);
     if (!file.ok()) return file.status();
     return TimeBatch(budget_seconds, max_updates, [&]() -> Status {
       return (*file)->WriteAt(lab_file_offset_, payload_.Next(arm.size));

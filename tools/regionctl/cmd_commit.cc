@@ -23,7 +23,8 @@ Status RunCommit(const CommitArgs& args) {
   }
   // Open and find the region before reading the input, so a missing, damaged
   // or busy store, or a wrong name, fails without consuming standard input.
-  Result<Store> store = Store::Open(args.path, OpenMode::kReadWrite);
+  Result<Store> store =
+      Store::Open(args.path, OpenMode::kReadWrite, {.follow_symlinks = args.follow_symlinks});
   if (!store.ok()) return store.status();
   Result<RegionEntry> region = FindRegionEntry(store->info(), args.name, args.path, "commit");
   if (!region.ok()) return region.status();
@@ -78,6 +79,7 @@ void SetupCommit(CLI::App& app, Status& outcome) {
 void AddCommitOptions(CLI::App* command, const std::shared_ptr<CommitArgs>& args,
                       bool input_required, Status& outcome) {
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
+  AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_option("NAME", args->name, "Name of the checkpoint region")
       ->required()
       ->type_name("");

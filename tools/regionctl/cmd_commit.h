@@ -13,6 +13,7 @@ namespace regionstore::regionctl {
 
 struct CommitArgs {
   std::string path;
+  bool follow_symlinks = false;
   std::string name;
   std::string durability_name = "sync";
   std::string input_path;  // empty: standard input

@@ -107,7 +107,8 @@ void SetupCreate(CLI::App& app, Status& outcome) {
       ->type_name("NAME:CAPACITY")
       ->allow_extra_args(false);
   command->add_flag("--force", args->force,
-                    "Replace an existing file at PATH (refused while a writer holds it)");
+                    "Replace an existing file at PATH (refused while a writer holds it, and "
+                    "if PATH is a symbolic link: that would replace the link, not its target)");
   command->add_flag("--json", args->json, "Print one JSON object instead of sentences");
   command->callback([args, &outcome] { outcome = RunCreate(*args); });
 }

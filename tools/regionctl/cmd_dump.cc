@@ -19,6 +19,7 @@ namespace {
 
 struct DumpArgs {
   std::string path;
+  bool follow_symlinks = false;
   uint64_t offset = 0;
   uint64_t length = 0;
   bool length_given = false;
@@ -84,7 +85,8 @@ Status PrintDump(uint64_t first_address, std::span<const std::byte> bytes) {
 }
 
 Status RunDump(const DumpArgs& args) {
-  Result<Store> store = Store::Open(args.path, OpenMode::kReadOnly);
+  Result<Store> store =
+      Store::Open(args.path, OpenMode::kReadOnly, {.follow_symlinks = args.follow_symlinks});
   if (!store.ok()) return store.status();
   if (!args.region.empty()) {
     Result<RegionEntry> region = FindRegionEntry(store->info(), args.region, args.path, "dump");
@@ -118,6 +120,7 @@ void SetupDump(CLI::App& app, Status& outcome) {
       "the data area. Takes no lock. A range outside the data area is a usage error (2).\n"
       "A reader that closes the pipe early (| head) ends the dump quietly, exit 0.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
+  AddFollowSymlinksFlag(command, args->follow_symlinks);
   CLI::Option* offset =
       command->add_option("--offset", args->offset, "Start at this data-area offset (default 0)")
           ->type_name("N")

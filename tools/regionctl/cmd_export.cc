@@ -17,6 +17,7 @@ namespace {
 
 struct ExportArgs {
   std::string path;
+  bool follow_symlinks = false;
   std::string name;
   std::string output_path;
   bool no_fsync = false;
@@ -25,7 +26,8 @@ struct ExportArgs {
 
 Status RunExport(const ExportArgs& args) {
   // Read-only: no lock, so this works while a writer holds the store.
-  Result<Store> store = Store::Open(args.path, OpenMode::kReadOnly);
+  Result<Store> store =
+      Store::Open(args.path, OpenMode::kReadOnly, {.follow_symlinks = args.follow_symlinks});
   if (!store.ok()) return store.status();
   Result<RegionEntry> region = FindRegionEntry(store->info(), args.name, args.path, "export");
   if (!region.ok()) return region.status();
@@ -82,6 +84,7 @@ void SetupExport(CLI::App& app, Status& outcome) {
       "old, new or empty). Takes no lock. Exit 1 if the region has no commit yet or\n"
       "FILE's directory is missing, 3 if the region's slots hold data but none is valid.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
+  AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_option("NAME", args->name, "Name of the checkpoint region")
       ->required()
       ->type_name("");

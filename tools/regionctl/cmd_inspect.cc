@@ -21,6 +21,7 @@ namespace {
 
 struct InspectArgs {
   std::string path;
+  bool follow_symlinks = false;
   bool json = false;
 };
 
@@ -121,6 +122,7 @@ Status RunInspect(const InspectArgs& args) {
   // however large the store.
   VerifyOptions options;
   options.check_payloads = false;
+  options.follow_symlinks = args.follow_symlinks;
   Result<StoreRegions> store = ReadStoreRegions(args.path, options);
   if (!store.ok()) return store.status();
   const uint64_t page_size = Io::Default()->PageSize();
@@ -145,6 +147,7 @@ void SetupInspect(CLI::App& app, Status& outcome) {
       "(a slot being committed meanwhile may show as incomplete).\n"
       "page_size is this machine's page size; created_page_size is the creating machine's.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
+  AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_flag("--json", args->json, "Print one JSON object instead of a table");
   command->callback([args, &outcome] { outcome = RunInspect(*args); });
 }

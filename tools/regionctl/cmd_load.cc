@@ -13,13 +13,15 @@ namespace {
 
 struct LoadArgs {
   std::string path;
+  bool follow_symlinks = false;
   std::string name;
   std::string output_path;  // empty: standard output
 };
 
 Status RunLoad(const LoadArgs& args) {
   // Read-only: no lock, so this works while a writer holds the store.
-  Result<Store> store = Store::Open(args.path, OpenMode::kReadOnly);
+  Result<Store> store =
+      Store::Open(args.path, OpenMode::kReadOnly, {.follow_symlinks = args.follow_symlinks});
   if (!store.ok()) return store.status();
   // A name the store lacks is a usage error (exit 2); Load would call it
   // kNotFound, which is also what "no commit yet" is (exit 1).
@@ -46,6 +48,7 @@ void SetupLoad(CLI::App& app, Status& outcome) {
       "holds the store. Exit 1 if the region has no commit yet, 3 if its slots hold\n"
       "data but none is valid, 4 if a writer kept replacing the slot being read.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
+  AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_option("NAME", args->name, "Name of the checkpoint region")
       ->required()
       ->type_name("");

@@ -14,13 +14,15 @@ namespace {
 
 struct ReadArgs {
   std::string path;
+  bool follow_symlinks = false;
   uint64_t offset = 0;
   uint64_t length = 0;
   std::string output_path;  // empty: standard output
 };
 
 Status RunRead(const ReadArgs& args) {
-  Result<Store> store = Store::Open(args.path, OpenMode::kReadOnly);
+  Result<Store> store =
+      Store::Open(args.path, OpenMode::kReadOnly, {.follow_symlinks = args.follow_symlinks});
   if (!store.ok()) return store.status();
   // A view of the mapping instead of a copy: any length within the data area
   // streams out without a buffer of that size. The store validates the range.
@@ -40,6 +42,7 @@ void SetupRead(CLI::App& app, Status& outcome) {
       "  regionctl read state.rs --offset 2MiB --length 1MiB --output region.bin\n"
       "The output is the raw bytes, nothing added. Reading takes no lock.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
+  AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_option("--offset", args->offset, "Data-area offset of the first byte")
       ->required()
       ->type_name("N")

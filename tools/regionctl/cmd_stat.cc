@@ -17,6 +17,7 @@ namespace {
 
 struct StatArgs {
   std::string path;
+  bool follow_symlinks = false;
   bool json = false;
 };
 
@@ -61,6 +62,7 @@ Status RunStat(const StatArgs& args) {
   // Metadata only (as inspect): slot headers, not payloads.
   VerifyOptions options;
   options.check_payloads = false;
+  options.follow_symlinks = args.follow_symlinks;
   Result<StoreRegions> store = ReadStoreRegions(args.path, options);
   if (!store.ok()) return store.status();
   const uint64_t now = Io::Default()->NowUnixNanos();
@@ -151,6 +153,7 @@ void SetupStat(CLI::App& app, Status& outcome) {
       "store's life. A region's last commit is read from its newest slot header; run\n"
       "verify to check the payloads.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
+  AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_flag("--json", args->json, "Print one JSON object instead of a table");
   command->callback([args, &outcome] { outcome = RunStat(*args); });
 }

@@ -15,6 +15,7 @@ namespace {
 
 struct WriteArgs {
   std::string path;
+  bool follow_symlinks = false;
   uint64_t offset = 0;
   std::string durability_name = "sync";
   std::string input_path;  // empty: standard input
@@ -30,7 +31,8 @@ Status RunWrite(const WriteArgs& args) {
   }
   // Open before reading the input, so a missing, damaged or busy store fails
   // without consuming standard input.
-  Result<Store> store = Store::Open(args.path, OpenMode::kReadWrite);
+  Result<Store> store =
+      Store::Open(args.path, OpenMode::kReadWrite, {.follow_symlinks = args.follow_symlinks});
   if (!store.ok()) return store.status();
   const uint64_t data_size = store->data_size();
   if (args.offset > data_size) {
@@ -80,6 +82,7 @@ void SetupWrite(CLI::App& app, Status& outcome) {
       "sync (+ msync MS_SYNC), pwrite-fdatasync (pwrite + fdatasync). A multi-page write\n"
       "is not atomic under a crash.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
+  AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_option("--offset", args->offset, "Data-area offset of the first byte")
       ->required()
       ->type_name("N")

@@ -240,6 +240,12 @@ CLI::Validator SizeTransform() {
           "", "size"};
 }
 
+void AddFollowSymlinksFlag(CLI::App* command, bool& follow_symlinks) {
+  command->add_flag("--follow-symlinks", follow_symlinks,
+                    "Open the store a symbolic link PATH points to (refused by default, so a "
+                    "planted link cannot redirect the command to another file)");
+}
+
 CLI::Validator DurabilityCheck() {
   return {[](std::string& text) -> std::string {
             if (ParseDurability(text).has_value()) return {};

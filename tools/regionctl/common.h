@@ -33,7 +33,8 @@ enum class ExitCode : int {
   // A bad command line (every CLI11 parse error), or an argument the store
   // rejects (an offset or length outside the data area, a size too large, a
   // bad or duplicate --checkpoint, a region name the store lacks, a payload
-  // longer than the region's capacity).
+  // longer than the region's capacity, a PATH that is a symbolic link without
+  // --follow-symlinks, or create --force onto a symbolic link).
   kUsage = 2,
   // The file is not a valid store or its data is damaged: a directory, bad
   // magic, bad checksum, wrong size, a newer incompatible format, a damaged
@@ -66,6 +67,12 @@ CLI::Validator SizeTransform();
 
 // A CLI11 check accepting exactly the spellings ParseDurability accepts.
 CLI::Validator DurabilityCheck();
+
+// Adds --follow-symlinks to `command`, a command that opens an existing store
+// at PATH, bound to `follow_symlinks`. Without the flag a PATH that is itself
+// a symbolic link is refused with kInvalidArgument (exit 2), as the library
+// does by default (OpenOptions::follow_symlinks).
+void AddFollowSymlinksFlag(CLI::App* command, bool& follow_symlinks);
 
 // "100 B", "64.0 KiB", "16.0 MiB", "1.5 GiB": one decimal, binary units.
 std::string HumanBytes(uint64_t bytes);

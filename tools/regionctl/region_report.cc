@@ -26,7 +26,8 @@ bool HeaderTrusted(const SlotReport& slot) { return slot.generation != 0; }
 }  // namespace
 
 Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptions& options) {
-  Result<StoreInfo> info = ReadStoreInfo(path, options.io);
+  Result<StoreInfo> info = ReadStoreInfo(
+      path, options.io, options.follow_symlinks ? SymlinkPolicy::kFollow : SymlinkPolicy::kRefuse);
   if (!info.ok()) return info.status();
   Result<std::vector<RegionReport>> reports = VerifyRegions(path, options);
   if (!reports.ok()) return reports.status();
