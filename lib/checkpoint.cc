@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <new>
@@ -67,10 +68,53 @@ ReadFn PreadReader(File& file, const std::string& path) {
   };
 }
 
+// Slot bytes in the mapping are copied while another handle (in this
+// process or another) may be rewriting them: a reader's copy is a seqlock
+// read, validated afterwards by the payload checksum and a second read of
+// the header. Both sides copy with relaxed atomic accesses, 8-byte words
+// where aligned, so the race is not a data race in the C++ memory model and
+// ThreadSanitizer has nothing to report; Load's acquire fence orders the
+// copy before the second header read, the writer's release store of the
+// header orders its copy before the header.
+std::byte LoadSharedByte(const std::byte* shared) {
+  return std::byte{__atomic_load_n(reinterpret_cast<const uint8_t*>(shared), __ATOMIC_RELAXED)};
+}
+
+void StoreSharedByte(std::byte* shared, std::byte value) {
+  __atomic_store_n(reinterpret_cast<uint8_t*>(shared), std::to_integer<uint8_t>(value),
+                   __ATOMIC_RELAXED);
+}
+
+void CopyFromShared(std::byte* out, const std::byte* shared, size_t size) {
+  size_t i = 0;
+  for (; i < size && reinterpret_cast<uintptr_t>(shared + i) % 8 != 0; ++i) {
+    out[i] = LoadSharedByte(shared + i);
+  }
+  for (; i + 8 <= size; i += 8) {
+    const uint64_t word =
+        __atomic_load_n(reinterpret_cast<const uint64_t*>(shared + i), __ATOMIC_RELAXED);
+    std::memcpy(out + i, &word, 8);
+  }
+  for (; i < size; ++i) out[i] = LoadSharedByte(shared + i);
+}
+
+void CopyToShared(std::byte* shared, const std::byte* in, size_t size) {
+  size_t i = 0;
+  for (; i < size && reinterpret_cast<uintptr_t>(shared + i) % 8 != 0; ++i) {
+    StoreSharedByte(shared + i, in[i]);
+  }
+  for (; i + 8 <= size; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, in + i, 8);
+    __atomic_store_n(reinterpret_cast<uint64_t*>(shared + i), word, __ATOMIC_RELAXED);
+  }
+  for (; i < size; ++i) StoreSharedByte(shared + i, in[i]);
+}
+
 ReadFn MappingReader(const Mapping& mapping) {
   const std::byte* base = const_cast<Mapping&>(mapping).data();
   return [base](uint64_t offset, std::span<std::byte> out) -> Status {
-    std::memcpy(out.data(), base + offset, out.size());
+    CopyFromShared(out.data(), base + offset, out.size());
     return Status::Ok();
   };
 }
@@ -382,7 +426,7 @@ Result<uint64_t> Store::Commit(std::string_view name, std::span<const std::byte>
       // old or invalid, never new-but-torn.
       MarkCommitPhase(internal::kCopy);
       std::byte* base = r.mapping->data();
-      if (!payload.empty()) std::memcpy(base + payload_offset, payload.data(), payload.size());
+      CopyToShared(base + payload_offset, payload.data(), payload.size());
       StoreHeaderWords(base + unit_offset, header_bytes);
       if (durability == Durability::kAsync) {
         MarkCommitPhase(internal::kFlush);
@@ -505,9 +549,7 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
                            "region '" + region.name + "': cannot allocate " +
                                std::to_string(newest.header.length) + " bytes for the copy");
     }
-    if (!out.empty()) {
-      std::memcpy(out.data(), base + slot::PayloadFileOffset(region, newest.slot), out.size());
-    }
+    CopyFromShared(out.data(), base + slot::PayloadFileOffset(region, newest.slot), out.size());
     std::atomic_thread_fence(std::memory_order_acquire);
     const uint64_t copy_checksum = format::Checksum(out);
     const bool payload_ok =

@@ -26,15 +26,17 @@ void CheckSize(std::string_view text) {
   // The plain byte count of what was accepted parses back to the same value.
   Result<uint64_t> again = regionctl::ParseSize(std::to_string(*size));
   if (!again.ok() || *again != *size) Broken("ParseSize: a byte count does not round-trip", text);
-  if (text.empty() || text[0] < '0' || text[0] > '9')
+  if (text.empty() || text[0] < '0' || text[0] > '9') {
     Broken("ParseSize: accepted a non-number", text);
+  }
 }
 
 void CheckCheckpoint(std::string_view text) {
   Result<CheckpointSpec> spec = regionctl::ParseCheckpointSpec("s.rgn", std::string(text));
   if (!spec.ok()) {
-    if (spec.status().code() != StatusCode::kInvalidArgument)
+    if (spec.status().code() != StatusCode::kInvalidArgument) {
       Broken("checkpoint: wrong code", text);
+    }
     return;
   }
   if (!ValidateRegionName(spec->name).ok()) Broken("checkpoint: accepted a bad name", text);
@@ -61,12 +63,20 @@ void CheckQuote(std::string_view text) {
   for (size_t i = 0; i + 1 < quoted.size(); ++i) {
     const auto lead = static_cast<unsigned char>(quoted[i]);
     const auto next = static_cast<unsigned char>(quoted[i + 1]);
-    if (lead == 0xc2 && next >= 0x80 && next <= 0x9f)
+    if (lead == 0xc2 && next >= 0x80 && next <= 0x9f) {
       Broken("QuoteName: a C1 control got through", text);
+    }
   }
-  if (quoted.find("\xe2\x80\xae") != std::string::npos ||
-      quoted.find("\xe2\x81\xa6") != std::string::npos) {
-    Broken("QuoteName: a bidi override got through", text);
+  // Nor a bidirectional formatting character: U+202A..U+202E (E2 80 AA..AE)
+  // and U+2066..U+2069 (E2 81 A6..A9).
+  for (size_t i = 0; i + 2 < quoted.size(); ++i) {
+    const auto b0 = static_cast<unsigned char>(quoted[i]);
+    const auto b1 = static_cast<unsigned char>(quoted[i + 1]);
+    const auto b2 = static_cast<unsigned char>(quoted[i + 2]);
+    if (b0 == 0xe2 &&
+        ((b1 == 0x80 && b2 >= 0xaa && b2 <= 0xae) || (b1 == 0x81 && b2 >= 0xa6 && b2 <= 0xa9))) {
+      Broken("QuoteName: a bidi formatting character got through", text);
+    }
   }
 }
 

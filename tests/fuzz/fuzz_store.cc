@@ -128,8 +128,9 @@ void FixChecksums(const std::string& path, uint64_t file_size) {
       WriteAt(fd, at, header);
     }
   }
-  if (!table.empty())
+  if (!table.empty()) {
     format::Store64(superblock, format::sb::kRegionTableChecksum, format::Checksum(table));
+  }
   format::Store64(
       superblock, format::kSuperblockChecksumOffset,
       format::Checksum(
@@ -144,6 +145,8 @@ void CheckLayout(const StoreInfo& info, uint64_t file_size) {
   if (info.data_offset > file_size || info.data_size > file_size - info.data_offset) {
     Broken("accepted a data area outside the file");
   }
+  // Regions follow the data area and each other without overlapping.
+  uint64_t next_free = info.data_offset + info.data_size;
   for (const RegionEntry& region : info.regions) {
     if (region.slot_count == 0 || region.slot_count > slot::kMaxSlotsPerRegion) {
       Broken("accepted a region with a bad slot count");
@@ -152,11 +155,15 @@ void CheckLayout(const StoreInfo& info, uint64_t file_size) {
         region.capacity > region.slot_stride - slot::kPayloadOffset) {
       Broken("accepted a slot stride that cannot hold the capacity");
     }
-    if (region.slots_offset < info.data_offset + info.data_size ||
-        region.slots_offset > file_size ||
+    if (region.slots_offset < next_free || region.slots_offset > file_size ||
         region.slot_stride > (file_size - region.slots_offset) / region.slot_count) {
-      Broken("accepted a region whose slots are not inside the file after the data area");
+      Broken("accepted a region whose slots are not inside the file, after what comes before");
     }
+    if (region.slots_offset % format::kAreaAlignment != 0 ||
+        region.slot_stride % format::kAreaAlignment != 0) {
+      Broken("accepted slots off the 64 KiB grid");
+    }
+    next_free = region.slots_offset + uint64_t{region.slot_count} * region.slot_stride;
   }
 }
 
@@ -166,19 +173,20 @@ void CheckReports(const std::vector<RegionReport>& reports, const StoreInfo& inf
     const RegionReport& report = reports[i];
     if (report.name != info.regions[i].name) Broken("verify names a region differently");
     if (report.slots.size() != info.regions[i].slot_count) Broken("verify: wrong slot count");
-    if (report.has_commit && report.length > report.capacity)
+    if (report.has_commit && report.length > report.capacity) {
       Broken("verify: commit over capacity");
+    }
     if (report.has_commit && report.damaged) Broken("verify: a region both committed and damaged");
   }
 }
 
 // The read-only handle: List, Load and View agree with the full verify.
 void CheckReader(const std::string& path, const StoreInfo& info,
-                 const std::vector<RegionReport>* verified) {
+                 const std::vector<RegionReport>& verified) {
+  // ReadStoreInfo accepted the file; Open validates the same bytes.
   auto reader = Store::Open(path, OpenMode::kReadOnly);
   if (!reader.ok()) {
-    ExpectRefusal(reader.status(), "Open(read-only)");
-    return;
+    Broken("Open(read-only) refused what ReadStoreInfo accepted: " + reader.status().ToString());
   }
   if (reader->info().file_size != info.file_size || reader->data_size() != info.data_size ||
       reader->info().regions.size() != info.regions.size()) {
@@ -188,22 +196,21 @@ void CheckReader(const std::string& path, const StoreInfo& info,
   std::vector<std::byte> out;
   for (size_t i = 0; i < info.regions.size(); ++i) {
     auto loaded = reader->Load(info.regions[i].name, out);
-    const RegionReport* report = verified != nullptr ? &(*verified)[i] : nullptr;
+    const RegionReport& report = verified[i];
     if (loaded.ok()) {
       if (out.size() != loaded->length || loaded->length > info.regions[i].capacity) {
         Broken("Load returned a length it should not");
       }
-      if (report != nullptr && (!report->has_commit || report->generation != loaded->generation)) {
+      if (!report.has_commit || report.generation != loaded->generation) {
         Broken("Load returned a commit verify does not call the newest valid one");
       }
     } else {
       const StatusCode code = loaded.status().code();
-      // kNotFound: no commit yet; two regions may share a (crafted) name, in
-      // which case Load finds the first.
+      // kNotFound: no commit yet; kCorruption: slots hold data, none valid.
       if (code != StatusCode::kNotFound && code != StatusCode::kCorruption) {
         Broken("Load: unexpected error " + loaded.status().ToString());
       }
-      if (report != nullptr && report->has_commit && code == StatusCode::kCorruption) {
+      if (report.has_commit && code == StatusCode::kCorruption) {
         Broken("Load found no valid slot where verify found one");
       }
     }
@@ -218,20 +225,25 @@ void CheckReader(const std::string& path, const StoreInfo& info,
 }
 
 // A writer: recovery on open, then a commit to each region reads back.
-void CheckWriter(const std::string& path, const StoreInfo& info) {
+void CheckWriter(const std::string& path, const StoreInfo& info,
+                 const std::vector<RegionReport>& verified) {
   auto writer = Store::Open(path, OpenMode::kReadWrite);
   if (!writer.ok()) {
-    ExpectRefusal(writer.status(), "Open(read-write)");
-    return;
+    Broken("Open(read-write) refused what the readers accepted: " + writer.status().ToString());
   }
   std::vector<std::byte> out;
-  for (const RegionEntry& region : info.regions) {
+  for (size_t r = 0; r < info.regions.size(); ++r) {
+    const RegionEntry& region = info.regions[r];
     std::vector<std::byte> payload(std::min<uint64_t>(region.capacity, 100));
     for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i * 7 + 1);
     auto generation = writer->Commit(region.name, payload, Durability::kNone);
     if (!generation.ok()) {
-      // A crafted table may repeat a name; Commit then goes to the first.
-      if (generation.status().code() == StatusCode::kCorruption) continue;
+      // The one refusal a valid table allows: a (crafted) newest generation
+      // of 2^63 - 1 leaves no next one.
+      const bool exhausted = generation.status().code() == StatusCode::kCorruption &&
+                             verified[r].has_commit &&
+                             verified[r].generation == slot::kMaxGeneration;
+      if (exhausted) continue;
       Broken("Commit: unexpected error " + generation.status().ToString());
     }
     auto loaded = writer->Load(region.name, out);
@@ -263,22 +275,18 @@ int StoreFile(std::span<const uint8_t> input) {
 
   VerifyOptions headers_only;
   headers_only.check_payloads = false;
+  // The file does not change under us, so once ReadStoreInfo has accepted
+  // it, every reader must: a refusal now is two readers disagreeing.
   auto headers = VerifyRegions(path, headers_only);
-  if (headers.ok()) {
-    CheckReports(*headers, *info);
-  } else {
-    ExpectRefusal(headers.status(), "VerifyRegions(headers)");
-  }
+  if (!headers.ok()) Broken("VerifyRegions(headers) refused: " + headers.status().ToString());
+  CheckReports(*headers, *info);
   VerifyOptions full;
   full.read_data_area = (image.flags & kReadDataArea) != 0;
   auto verified = VerifyRegions(path, full);
-  if (verified.ok()) {
-    CheckReports(*verified, *info);
-  } else {
-    ExpectRefusal(verified.status(), "VerifyRegions(full)");
-  }
-  CheckReader(path, *info, verified.ok() ? &*verified : nullptr);
-  if ((image.flags & kOpenWriter) != 0) CheckWriter(path, *info);
+  if (!verified.ok()) Broken("VerifyRegions(full) refused: " + verified.status().ToString());
+  CheckReports(*verified, *info);
+  CheckReader(path, *info, *verified);
+  if ((image.flags & kOpenWriter) != 0) CheckWriter(path, *info, *verified);
   return 0;
 }
 
