@@ -155,5 +155,37 @@ TEST_CASE("CreateExclusive never follows a symbolic link planted at its path", "
   CHECK(dir.List() == std::vector<std::string>{".planted-1", ".planted-2", "victim.bin"});
 }
 
+TEST_CASE("ReplaceFileAtomically fails rather than follow a link planted at its temp path",
+          "[atomic_file][symlink]") {
+  // With the random bytes fixed, the temp's name is known in advance:
+  // ".out.bin.tmp-" and 16 hex digits. Plant a link there, to a file and
+  // dangling; the replace must fail and write through neither.
+  TempDir dir;
+  const std::string victim = dir.File("victim.bin");
+  WriteWholeFile(victim, PatternBytes(1000, 4));
+  const std::string temp = dir.File(".out.bin.tmp-abababababababab");
+  TestIo io;
+  io.FixRandom(std::byte{0xab});
+  ReplaceOptions options;
+  options.io = &io;
+  const std::vector<std::byte> data = PatternBytes(5000, 5);
+  for (const char* target : {"victim.bin", "would-be-created.bin"}) {
+    INFO(target);
+    std::filesystem::create_symlink(target, temp);
+    const Status replaced = ReplaceFileAtomically(dir.File("out.bin"), data, options);
+    CHECK(replaced.code() == StatusCode::kAlreadyExists);
+    CHECK_THAT(replaced.ToString(), Catch::Contains("temp"));
+    CHECK(std::filesystem::is_symlink(temp));
+    CHECK(ReadWholeFile(victim) == PatternBytes(1000, 4));
+    CHECK_FALSE(std::filesystem::exists(dir.File("would-be-created.bin")));
+    CHECK_FALSE(std::filesystem::exists(dir.File("out.bin")));
+    std::filesystem::remove(temp);
+  }
+  // Without the planted link, the same fixed name works.
+  REQUIRE(ReplaceFileAtomically(dir.File("out.bin"), data, options).ok());
+  CHECK(ReadWholeFile(dir.File("out.bin")) == data);
+  CHECK(dir.List() == std::vector<std::string>{"out.bin", "victim.bin"});
+}
+
 }  // namespace
 }  // namespace regionstore

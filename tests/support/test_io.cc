@@ -1,5 +1,6 @@
 #include "support/test_io.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace regionstore::testing {
@@ -185,6 +186,12 @@ Result<FsInfo> TestIo::StatFs(const std::string& path) {
 void TestIo::FakeFilesystem(const FsInfo& info) {
   std::lock_guard lock(mutex_);
   fake_filesystem_ = info;
+}
+
+Status TestIo::FillRandom(std::span<std::byte> out) {
+  if (!fixed_random_) return base_->FillRandom(out);
+  std::fill(out.begin(), out.end(), *fixed_random_);
+  return Status::Ok();
 }
 
 void TestIo::OnNextOpen(std::function<void()> hook) {

@@ -73,7 +73,10 @@ class TestIo final : public Io {
   Status Remove(const std::string& path) override;
   Status SyncDirectory(const std::string& directory) override;
   Result<FileStat> StatPath(const std::string& path) override { return base_->StatPath(path); }
-  Status FillRandom(std::span<std::byte> out) override { return base_->FillRandom(out); }
+  // Random bytes from the base Io, or `value` repeated once FixRandom was
+  // called (so that a test knows a temp file's name in advance).
+  Status FillRandom(std::span<std::byte> out) override;
+  void FixRandom(std::byte value) { fixed_random_ = value; }
   uint64_t PageSize() override { return base_->PageSize(); }
   // The real statfs, unless FakeFilesystem() was called.
   Result<FsInfo> StatFs(const std::string& path) override;
@@ -106,6 +109,7 @@ class TestIo final : public Io {
   std::vector<WriteCall> writes_;
   std::vector<RangeCall> page_table_resets_;
   uint64_t bytes_read_ = 0;
+  std::optional<std::byte> fixed_random_;
   std::optional<FsInfo> fake_filesystem_;
   std::function<void()> open_hook_;
   std::function<void(Op)> enter_hook_;
