@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "regionstore/store.h"
+#include "support/forwarding_io.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 
@@ -475,32 +476,17 @@ class BorrowingFile final : public File {
   uint64_t size_;
 };
 
-class BorrowingIo final : public Io {
+class BorrowingIo final : public testing::ForwardingIo {
  public:
   BorrowingIo(std::byte* data, uint64_t size) : data_(data), size_(size) {}
   Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
                                      SymlinkPolicy symlinks) override {
-    auto file = os_->Open(path, writable, symlinks);
+    auto file = base()->Open(path, writable, symlinks);
     if (!file.ok()) return file.status();
     return std::unique_ptr<File>(std::make_unique<BorrowingFile>(std::move(*file), data_, size_));
   }
-  Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override {
-    return os_->CreateExclusive(path);
-  }
-  Status Rename(const std::string& from, const std::string& to, bool replace) override {
-    return os_->Rename(from, to, replace);
-  }
-  Status Remove(const std::string& path) override { return os_->Remove(path); }
-  Status SyncDirectory(const std::string& directory) override {
-    return os_->SyncDirectory(directory);
-  }
-  Result<FileStat> StatPath(const std::string& path) override { return os_->StatPath(path); }
-  Status FillRandom(std::span<std::byte> out) override { return os_->FillRandom(out); }
-  uint64_t PageSize() override { return os_->PageSize(); }
-  uint64_t NowUnixNanos() override { return os_->NowUnixNanos(); }
 
  private:
-  Io* os_ = Io::Default();
   std::byte* data_;
   uint64_t size_;
 };

@@ -23,6 +23,7 @@
 #include "regionstore/checkpoint.h"
 #include "regionstore/durability.h"
 #include "regionstore/io.h"
+#include "support/forwarding_io.h"
 #include "regionstore/status.h"
 #include "regionstore/store.h"
 
@@ -94,26 +95,11 @@ inline std::vector<GoldenStore> GoldenStores() {
 
 // An Io that forwards to `base` except for the three inputs Create takes from
 // the machine, which it fixes so the same code always writes the same bytes.
-class DeterministicIo final : public Io {
+class DeterministicIo final : public testing::ForwardingIo {
  public:
   explicit DeterministicIo(uint8_t random_base, Io* base = Io::Default())
-      : random_base_(random_base), base_(base) {}
+      : ForwardingIo(base), random_base_(random_base) {}
 
-  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
-                                     SymlinkPolicy symlinks) override {
-    return base_->Open(path, writable, symlinks);
-  }
-  Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override {
-    return base_->CreateExclusive(path);
-  }
-  Status Rename(const std::string& from, const std::string& to, bool replace) override {
-    return base_->Rename(from, to, replace);
-  }
-  Status Remove(const std::string& path) override { return base_->Remove(path); }
-  Status SyncDirectory(const std::string& directory) override {
-    return base_->SyncDirectory(directory);
-  }
-  Result<FileStat> StatPath(const std::string& path) override { return base_->StatPath(path); }
   // Every call restarts at random_base, so the UUID does not depend on how
   // many random bytes Create asked for before it.
   Status FillRandom(std::span<std::byte> out) override {
@@ -127,7 +113,6 @@ class DeterministicIo final : public Io {
 
  private:
   uint8_t random_base_;
-  Io* base_;
 };
 
 // Writes `store` to `directory`/`store.file_name`, replacing any file there:
