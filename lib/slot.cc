@@ -54,6 +54,7 @@ std::string_view SlotStateName(SlotState state) {
   switch (state) {
     case SlotState::kEmpty: return "empty";
     case SlotState::kValid: return "valid";
+    case SlotState::kTorn: return "torn";
     case SlotState::kIncomplete: return "incomplete";
     case SlotState::kDamaged: return "damaged";
   }

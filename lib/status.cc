@@ -54,6 +54,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "busy";
     case StatusCode::kPoisoned:
       return "poisoned";
+    case StatusCode::kTornCommit:
+      return "torn commit";
   }
   return "unknown";
 }

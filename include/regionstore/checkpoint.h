@@ -47,28 +47,43 @@ struct CheckpointSpec {
 REGIONSTORE_EXPORT Status ValidateRegionName(std::string_view name);
 
 enum class SlotState : uint8_t {
-  kEmpty,       // never written: the header unit is all zero
-  kValid,       // header and payload checksums match
-  kIncomplete,  // invalid, beside a valid slot: the trace of an interrupted
-                // commit, expected after a crash
-  kDamaged,     // invalid, and no slot of the region is valid
+  // No commit here: the header unit is zero (never written), or its magic is
+  // still zero because a commit was interrupted before its header was
+  // complete (writers clear the magic first and store it last, so a kill
+  // leaves this, never a half-written header; `reason` then says so).
+  kEmpty,
+  kValid,  // header and payload checksums match
+  // The region's newest header passes every check but its payload does not
+  // match it. A kill cannot leave this (the header is written only after the
+  // whole payload); a power loss during that commit can, and so can damage
+  // after the commit returned. Nothing in the file tells the two apart.
+  kTorn,
+  // Invalid, and not the region's newest header: a header that fails its
+  // checks, or an older header whose payload does not match. After a power
+  // loss, the trace of an interrupted commit; otherwise damage. Never what
+  // Load returns.
+  kIncomplete,
+  // Invalid, in a region where no header passes its checks: every commit is
+  // lost (damage, or a power loss during the region's first commit).
+  kDamaged,
 };
-// "empty", "valid", "incomplete", "damaged".
+// "empty", "valid", "torn", "incomplete", "damaged".
 REGIONSTORE_EXPORT std::string_view SlotStateName(SlotState state);
 
 struct SlotReport {
   uint32_t index = 0;
   SlotState state = SlotState::kEmpty;
-  // From the header when the header passed every check (so for kValid, and
-  // for an invalid slot whose payload is what failed), else 0.
+  // From the header when the header passed every check (so for kValid,
+  // kTorn, and a kIncomplete slot whose payload is what failed), else 0.
   uint64_t generation = 0;
   uint64_t length = 0;
   uint64_t commit_unix_ns = 0;
-  // Why an invalid slot is invalid ("payload checksum mismatch", ...).
+  // Why a slot is not valid ("payload checksum mismatch", ...), and for a
+  // kEmpty slot with an unfinished header, that.
   std::string reason;
   // false when only headers were read (VerifyOptions::check_payloads off),
   // for every slot: kValid then means "the header checks out", and a damaged
-  // payload would go unseen.
+  // or torn payload would go unseen.
   bool payload_checked = true;
 };
 
@@ -76,13 +91,25 @@ struct RegionReport {
   std::string name;
   uint32_t index = 0;  // position in the region table
   uint64_t capacity = 0;
+  // false when only headers were read: `has_commit` and the fields below
+  // then describe the newest header that checks out, whose payload nobody
+  // read (tools must say so, never call it "the newest commit").
+  bool payload_checked = true;
   // The newest valid slot, if any: what Load returns.
   bool has_commit = false;
   uint32_t active_slot = 0;
   uint64_t generation = 0;
   uint64_t length = 0;
   uint64_t commit_unix_ns = 0;
-  // Some slot holds data but none is valid: every commit was lost.
+  // The newest header that checks out has a payload that does not match
+  // (SlotState::kTorn): a power loss interrupted that commit, or it was
+  // damaged after it returned. With `has_commit`, Load returns the older
+  // commit above; without it, Load fails with kTornCommit.
+  bool torn = false;
+  uint32_t torn_slot = 0;
+  uint64_t torn_generation = 0;
+  // No header of the region passes its checks, and some slot holds data:
+  // every commit was lost.
   bool damaged = false;
   std::vector<SlotReport> slots;
 };
@@ -93,6 +120,11 @@ struct CheckpointMeta {
   uint64_t length = 0;
   uint64_t commit_unix_ns = 0;
   uint32_t slot = 0;
+  // Non-zero when a newer header of the region, with this generation,
+  // passes its checks but its payload does not match (SlotState::kTorn), so
+  // Load returned the older commit above: a power loss interrupted that
+  // newer commit, or it was damaged after it returned.
+  uint64_t skipped_torn_generation = 0;
 };
 
 struct VerifyOptions {

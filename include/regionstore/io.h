@@ -17,6 +17,7 @@
 #ifndef REGIONSTORE_IO_H_
 #define REGIONSTORE_IO_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -131,6 +132,16 @@ class REGIONSTORE_EXPORT File {
   // DataSync.
   virtual Status WriteGatherAt(uint64_t offset, std::span<const std::span<const std::byte>> parts,
                                bool data_sync);
+  // A hint that [offset, offset + length) was just written and will be made
+  // durable by a barrier soon: the POSIX implementation starts its writeback
+  // now (sync_file_range(SYNC_FILE_RANGE_WRITE)), so the device works while
+  // the caller computes a checksum. Not a barrier: it flushes no device cache
+  // and writes no metadata. Failures are ignored (the barrier that follows
+  // reports any I/O error). The default does nothing.
+  virtual void StartWriteback(uint64_t offset, uint64_t length) {
+    static_cast<void>(offset);
+    static_cast<void>(length);
+  }
   // posix_fallocate: reserves every block of the range. Errors: kNoSpace.
   virtual Status Allocate(uint64_t offset, uint64_t length) = 0;
   virtual Status DataSync() = 0;  // fdatasync
@@ -181,6 +192,13 @@ class REGIONSTORE_EXPORT Io {
   // statfs(path). The default implementation asks Io::Default(), so an Io
   // that only wraps another need not override it.
   virtual Result<FsInfo> StatFs(const std::string& path);
+  // The identity of the running boot: the 16 bytes of the UUID in
+  // /proc/sys/kernel/random/boot_id, new at every boot. A writer tags its
+  // intent marks with it (docs/CHECKPOINTS.md): a mark from another boot
+  // says nothing about today's page cache. The default implementation asks
+  // Io::Default(). Errors: kIOError, kNotFound (no /proc), kCorruption (the
+  // file does not hold a UUID).
+  virtual Result<std::array<std::byte, 16>> BootId();
   // The runtime page size (sysconf(_SC_PAGESIZE)).
   virtual uint64_t PageSize() = 0;
   // CLOCK_REALTIME in nanoseconds since the Unix epoch.

@@ -35,6 +35,10 @@ enum class StatusCode : uint8_t {
   kIOError,             // any other OS error; errno is kept
   kBusy,                // another writer holds the store's lock
   kPoisoned,            // an earlier flush failed; reopen the store
+  // A checkpoint region's newest header is intact but its payload does not
+  // match, and no older commit of the region is intact: a power loss
+  // interrupted that commit, or it was damaged after it returned.
+  kTornCommit,
 };
 
 // Short lower-case name of `code`, for example "no space".

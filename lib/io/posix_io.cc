@@ -11,6 +11,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <array>
 #include <boost/interprocess/detail/os_file_functions.hpp>
 #include <boost/interprocess/exceptions.hpp>
 #include <boost/interprocess/mapped_region.hpp>
@@ -406,6 +407,35 @@ class PosixIo final : public Io {
     return info;
   }
 
+  Result<std::array<std::byte, 16>> BootId() override {
+    constexpr const char* kPath = "/proc/sys/kernel/random/boot_id";
+    auto opened = OpenWith(kPath, O_RDONLY | O_CLOEXEC, 0, "open");
+    if (!opened.ok()) return opened.status();
+    std::array<std::byte, 64> text{};
+    auto read = (*opened)->ReadAt(0, text);
+    if (!read.ok()) return read.status();
+    // 36 characters: 8-4-4-4-12 hexadecimal digits, then a newline.
+    std::array<std::byte, 16> id{};
+    size_t digits = 0;
+    for (uint64_t i = 0; i < *read && digits < 32; ++i) {
+      const char c = static_cast<char>(text[i]);
+      int value = -1;
+      if (c >= '0' && c <= '9') value = c - '0';
+      if (c >= 'a' && c <= 'f') value = c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') value = c - 'A' + 10;
+      if (value < 0) {
+        if (c == '-') continue;
+        break;
+      }
+      id[digits / 2] |= static_cast<std::byte>(digits % 2 == 0 ? value << 4 : value);
+      ++digits;
+    }
+    if (digits != 32) {
+      return Status::Error(StatusCode::kCorruption, "read boot id", kPath, "does not hold a UUID");
+    }
+    return id;
+  }
+
   uint64_t PageSize() override { return static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)); }
 
   uint64_t NowUnixNanos() override {
@@ -435,6 +465,8 @@ class PosixIo final : public Io {
 }  // namespace
 
 Result<FsInfo> Io::StatFs(const std::string& path) { return Default()->StatFs(path); }
+
+Result<std::array<std::byte, 16>> Io::BootId() { return Default()->BootId(); }
 
 Status File::WriteGatherAt(uint64_t offset, std::span<const std::span<const std::byte>> parts,
                            bool data_sync) {

@@ -135,6 +135,7 @@ ExitCode ExitCodeFor(StatusCode code) {
       return ExitCode::kUsage;
     case StatusCode::kCorruption:
     case StatusCode::kUnsupportedVersion:
+    case StatusCode::kTornCommit:
       return ExitCode::kInvalidStore;
     case StatusCode::kBusy:
       return ExitCode::kBusy;

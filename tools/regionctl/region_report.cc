@@ -129,6 +129,7 @@ std::string SlotSummary(const SlotReport& slot) {
       text += ", committed ";
       text += UnixNanosWithUtc(slot.commit_unix_ns);
       break;
+    case SlotState::kTorn:
     case SlotState::kIncomplete:
     case SlotState::kDamaged:
       text += ": ";
