@@ -151,12 +151,22 @@ slot::HeaderBytes LoadHeaderWords(const std::byte* unit) {
   return bytes;
 }
 
+// Writers store a header magic last: ClearHeaderMagic first, then the
+// payload, then StoreHeaderWords, whose last store is the magic word. A kill
+// anywhere in between leaves the slot's magic zero (an unfinished header,
+// which holds no commit), never an old header over a new partial payload
+// nor a half-written header that looks like damage.
 void StoreHeaderWords(std::byte* unit, const slot::HeaderBytes& bytes) {
-  for (size_t i = 0; i < bytes.size(); i += 8) {
+  for (size_t i = bytes.size(); i > 0; i -= 8) {
     uint64_t word;
-    std::memcpy(&word, bytes.data() + i, 8);
-    __atomic_store_n(reinterpret_cast<uint64_t*>(unit + i), word, __ATOMIC_RELEASE);
+    std::memcpy(&word, bytes.data() + i - 8, 8);
+    __atomic_store_n(reinterpret_cast<uint64_t*>(unit + i - 8), word, __ATOMIC_RELEASE);
   }
+}
+
+void ClearHeaderMagic(std::byte* unit) {
+  __atomic_store_n(reinterpret_cast<uint64_t*>(unit + slot::hdr::kMagic), uint64_t{0},
+                   __ATOMIC_RELEASE);
 }
 
 // Checks a payload against its header's checksum, reading it in pieces.
@@ -175,13 +185,18 @@ Result<bool> PayloadMatches(const ReadFn& read, uint64_t offset, const slot::Hea
 
 // Every slot of one region: header checks and, for a header that passes,
 // the payload checksum (unless `check_payloads` is off). Then the
-// region-level states (incomplete/damaged).
+// region-level states: the newest header that checks out decides between
+// a commit, a torn commit and damage.
 Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region,
                                    uint32_t region_index, bool check_payloads = true) {
   RegionReport report;
   report.name = region.name;
   report.index = region_index;
   report.capacity = region.capacity;
+  report.payload_checked = check_payloads;
+  // Payload verdict per slot whose header checks out.
+  std::vector<std::optional<bool>> payload_ok(region.slot_count);
+  std::optional<uint32_t> newest_header;  // highest generation; ties to the lower slot
   bool any_invalid = false;
   for (uint32_t i = 0; i < region.slot_count; ++i) {
     SlotReport slot_report;
@@ -190,46 +205,67 @@ Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region
     slot::HeaderBytes bytes;
     if (Status s = read(slot::HeaderFileOffset(region, i), bytes); !s.ok()) return s;
     const slot::DecodedHeader decoded = slot::DecodeHeader(bytes, region_index, i, region.capacity);
-    if (decoded.kind == slot::DecodedHeader::Kind::kEmpty) {
-      slot_report.state = SlotState::kEmpty;
-    } else if (decoded.kind == slot::DecodedHeader::Kind::kInvalid) {
-      slot_report.state = SlotState::kDamaged;
-      slot_report.reason = decoded.reason;
-    } else {
-      slot_report.generation = decoded.header.generation;
-      slot_report.length = decoded.header.length;
-      slot_report.commit_unix_ns = decoded.header.commit_unix_ns;
-      Result<bool> matches = true;
-      if (check_payloads) {
-        matches = PayloadMatches(read, slot::PayloadFileOffset(region, i), decoded.header);
-      }
-      if (!matches.ok()) return matches.status();
-      if (*matches) {
-        slot_report.state = SlotState::kValid;
-      } else {
+    switch (decoded.kind) {
+      case slot::DecodedHeader::Kind::kEmpty:
+        slot_report.state = SlotState::kEmpty;
+        break;
+      case slot::DecodedHeader::Kind::kUnfinished:
+        slot_report.state = SlotState::kEmpty;
+        slot_report.reason = decoded.reason;
+        break;
+      case slot::DecodedHeader::Kind::kInvalid:
         slot_report.state = SlotState::kDamaged;
-        slot_report.reason = "payload checksum mismatch";
+        slot_report.reason = decoded.reason;
+        any_invalid = true;
+        break;
+      case slot::DecodedHeader::Kind::kValid: {
+        slot_report.generation = decoded.header.generation;
+        slot_report.length = decoded.header.length;
+        slot_report.commit_unix_ns = decoded.header.commit_unix_ns;
+        Result<bool> matches = true;
+        if (check_payloads) {
+          matches = PayloadMatches(read, slot::PayloadFileOffset(region, i), decoded.header);
+        }
+        if (!matches.ok()) return matches.status();
+        payload_ok[i] = *matches;
+        slot_report.state = *matches ? SlotState::kValid : SlotState::kIncomplete;
+        if (!*matches) slot_report.reason = "payload checksum mismatch";
+        if (!newest_header || decoded.header.generation > report.slots[*newest_header].generation) {
+          newest_header = i;
+        }
+        break;
       }
     }
-    if (slot_report.state == SlotState::kValid &&
-        (!report.has_commit || slot_report.generation > report.generation)) {
-      report.has_commit = true;
-      report.active_slot = i;
-      report.generation = slot_report.generation;
-      report.length = slot_report.length;
-      report.commit_unix_ns = slot_report.commit_unix_ns;
-    }
-    any_invalid = any_invalid || slot_report.state == SlotState::kDamaged;
     report.slots.push_back(std::move(slot_report));
   }
-  // An invalid slot beside a valid one is what an interrupted commit
-  // leaves; with no valid slot at all, every commit is lost.
-  if (report.has_commit) {
+  if (newest_header && payload_ok[*newest_header] == false) {
+    report.torn = true;
+    report.torn_slot = *newest_header;
+    report.torn_generation = report.slots[*newest_header].generation;
+    report.slots[*newest_header].state = SlotState::kTorn;
+    report.slots[*newest_header].reason =
+        "payload checksum mismatch in the newest header: a power loss interrupted this commit, "
+        "or it was damaged after it returned";
+  }
+  for (const SlotReport& s : report.slots) {
+    if (s.state == SlotState::kValid &&
+        (!report.has_commit || s.generation > report.generation)) {
+      report.has_commit = true;
+      report.active_slot = s.index;
+      report.generation = s.generation;
+      report.length = s.length;
+      report.commit_unix_ns = s.commit_unix_ns;
+    }
+  }
+  // Invalid headers beside one that checks out: after a power loss, the
+  // trace of an interrupted commit; with none that checks out, every commit
+  // is lost.
+  if (newest_header) {
     for (SlotReport& s : report.slots) {
       if (s.state == SlotState::kDamaged) s.state = SlotState::kIncomplete;
     }
   }
-  report.damaged = any_invalid && !report.has_commit;
+  report.damaged = any_invalid && !newest_header;
   return report;
 }
 
@@ -258,9 +294,11 @@ std::vector<ValidHeader> ValidHeadersNewestFirst(const std::vector<slot::HeaderB
   return valid;
 }
 
-bool AllEmpty(const std::vector<slot::HeaderBytes>& headers) {
+// No slot holds a commit header: every header unit is empty or unfinished.
+bool NoCommitHeader(const std::vector<slot::HeaderBytes>& headers) {
   return std::all_of(headers.begin(), headers.end(), [](const slot::HeaderBytes& h) {
-    return std::all_of(h.begin(), h.end(), [](std::byte b) { return b == std::byte{0}; });
+    return std::all_of(h.begin(), h.begin() + sizeof slot::kMagic,
+                       [](std::byte b) { return b == std::byte{0}; });
   });
 }
 
@@ -272,13 +310,50 @@ Status NoCommitYet(const std::string& path, const std::string& name) {
 Status NoValidSlot(const std::string& path, const std::string& name) {
   return Status::Error(StatusCode::kCorruption, "load", path,
                        "region '" + name +
-                           "': its slots hold data but none is valid (every commit is damaged); "
-                           "run `regionctl verify` for details");
+                           "': its slots hold data but none is valid (no slot header passes its checks: every commit is "
+                           "damaged); run `regionctl verify` for details");
 }
+
+Status TornOnly(const std::string& path, const std::string& name, uint64_t generation) {
+  return Status::Error(StatusCode::kTornCommit, "load", path,
+                       "region '" + name + "': its newest commit (generation " +
+                           std::to_string(generation) +
+                           ") has an intact header but its payload does not match: a power loss "
+                           "interrupted that commit, or it was damaged after it returned; no "
+                           "older commit of the region is intact");
+}
+
+using intent::Kind;
 
 }  // namespace
 
 // ---------------------------------------------------------------------------
+// Intent marks and barriers
+
+Status Store::Rep::SetMark(uint32_t entry, const intent::Entry& mark) {
+  if (!intent_offset) return Status::Ok();
+  // By pwrite, not through the mapping: on Linux 6.x ext4 a store through
+  // the mapping dirties its whole page-cache folio (2 MiB measured), and the
+  // next fdatasync writes all of it back (docs/BENCH-CHECKPOINTS.md).
+  const intent::EntryBytes bytes = intent::EncodeEntry(mark);
+  return file->WriteAt(*intent_offset + uint64_t{entry} * intent::kEntrySize, bytes);
+}
+
+Status Store::Rep::ClearMark(uint32_t entry) {
+  if (!intent_offset) return Status::Ok();
+  static constexpr intent::EntryBytes kFree{};
+  return file->WriteAt(*intent_offset + uint64_t{entry} * intent::kEntrySize, kFree);
+}
+
+Status Store::Rep::FileBarrier(Durability mode, const char* operation) {
+  return Timed(mode, [&] {
+    Status s = MarkedBarrier(/*whole_file=*/true, [&] { return file->DataSync(); });
+    return s.ok() ? s : Poison(s, operation);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Recovery
 
 Result<uint32_t> Store::Rep::FindRegion(std::string_view name, const char* operation) const {
   for (uint32_t i = 0; i < info.regions.size(); ++i) {
@@ -288,106 +363,213 @@ Result<uint32_t> Store::Rep::FindRegion(std::string_view name, const char* opera
                        "no checkpoint region named '" + std::string(name) + "'");
 }
 
-Status Store::Rep::RecoverRegions() {
-  if (info.regions.empty()) return Status::Ok();
-  const ReadFn read = PreadReader(*file, path);
-  const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
-  std::vector<std::byte> chunk;
+Status Store::Rep::RecoverOnOpen() {
   regions.assign(info.regions.size(), RegionState{});
   for (uint32_t r = 0; r < info.regions.size(); ++r) {
-    const RegionEntry& region = info.regions[r];
-    RegionState& state = regions[r];
-    state.known_generation.assign(region.slot_count, 0);
-    std::vector<slot::HeaderBytes> headers(region.slot_count);
-    for (uint32_t i = 0; i < region.slot_count; ++i) {
-      if (Status s = read(slot::HeaderFileOffset(region, i), headers[i]); !s.ok()) return s;
-    }
-    // Newest header first; the first whose payload matches is the commit.
-    // Older slots not checked stay "unknown" (free targets), which is safe:
-    // the protocol only needs to know the newest and the durable slot.
-    uint64_t recovered_length = 0;
-    for (const ValidHeader& candidate : ValidHeadersNewestFirst(headers, region, r)) {
-      auto matches = PayloadMatches(read, slot::PayloadFileOffset(region, candidate.slot),
-                                    candidate.header);
-      if (!matches.ok()) return matches.status();
-      if (*matches) {
-        state.newest = candidate.slot;
-        state.durable = candidate.slot;
-        state.newest_generation = candidate.header.generation;
-        state.known_generation[candidate.slot] = candidate.header.generation;
-        recovered_length = candidate.header.length;
-        break;
-      }
-    }
-
-    if (internal::CurrentMutation() == internal::Mutation::kTargetFromRawGeneration) {
-      for (uint32_t i = 0; i < region.slot_count; ++i) {
-        const uint64_t raw = format::Load64(headers[i], slot::hdr::kGeneration);
-        if (raw > state.newest_generation) {
-          state.newest = state.durable = i;
-          state.newest_generation = raw;
-        }
-      }
-      continue;
-    }
-    // A region with data but no valid slot is damaged (or its first commit
-    // was interrupted): leave the evidence for Load and verify to report,
-    // and number new commits above every header that passes its checks, so
-    // none of them can share or outrank a new commit's generation.
-    if (!state.newest) {
-      for (const ValidHeader& stale : ValidHeadersNewestFirst(headers, region, r)) {
-        state.newest_generation = std::max(state.newest_generation, stale.header.generation);
-      }
-      continue;
-    }
-    // Clear every header that belongs to no valid commit and is not older
-    // than the recovered one: a torn header, or one whose payload is torn (a
-    // pwritev puts the header unit down first). Left in place, its commit
-    // was lost but its header stays; the next commit reuses its generation,
-    // and a later crash can complete its old payload from units of new
-    // writes to the slot, bringing the lost commit back above the durable
-    // one. Once the header is zero, no mix of later writes can recreate it.
-    for (uint32_t i = 0; i < region.slot_count; ++i) {
-      if (state.newest == i) continue;
-      const slot::DecodedHeader decoded =
-          slot::DecodeHeader(headers[i], r, i, region.capacity);
-      const bool stale =
-          decoded.kind == slot::DecodedHeader::Kind::kInvalid ||
-          (decoded.kind == slot::DecodedHeader::Kind::kValid &&
-           decoded.header.generation > state.newest_generation);
-      if (!stale) continue;
-      if (Status s = file->WriteAt(slot::HeaderFileOffset(region, i), zero_unit); !s.ok()) {
-        return s.WithOperation("open: clear an invalid checkpoint slot header", path);
-      }
-    }
-
-    // Write the recovered commit again, byte for byte: if an earlier
-    // handle's barrier failed, the kernel may have marked its pages clean
-    // though they never reached the disk, and the fdatasync below would then
-    // skip them while we count the slot as durable.
-    {
-      const uint32_t slot_index = *state.newest;
-      const uint64_t begin = slot::HeaderFileOffset(region, slot_index);
-      const uint64_t end = slot::PayloadFileOffset(region, slot_index) + recovered_length;
-      chunk.resize(std::min<uint64_t>(kVerifyChunk, end - begin));
-      for (uint64_t at = begin; at < end;) {
-        const std::span<std::byte> piece = std::span(chunk).first(std::min<uint64_t>(
-            chunk.size(), end - at));
-        if (Status s = read(at, piece); !s.ok()) return s;
-        if (Status s = file->WriteAt(at, piece); !s.ok()) {
-          return s.WithOperation("open: rewrite the recovered checkpoint", path);
-        }
-        at += piece.size();
-      }
+    regions[r].known_generation.assign(info.regions[r].slot_count, 0);
+  }
+  intent_offset = intent::AreaOffset(info);
+  if (!intent_offset) return RecoverEveryRegion();
+  auto boot = io->BootId();
+  if (boot.ok()) boot_id = *boot;
+  const ReadFn read = PreadReader(*file, path);
+  std::vector<std::byte> area(intent::kAreaSize);
+  if (Status s = read(*intent_offset, area); !s.ok()) {
+    return s.WithOperation("open: read the intent area", path);
+  }
+  std::vector<intent::Entry> marks;
+  std::vector<uint32_t> mark_entries;
+  for (uint32_t e = 0; e < intent::kEntryCount; ++e) {
+    const auto mark = intent::DecodeEntry(std::span(area).subspan(e * intent::kEntrySize));
+    // A mark from another boot says nothing about today's page cache: it
+    // was filled from the disk since. (And the mark may be a durable copy of
+    // one whose clearing never reached the disk: zeroing its commit then
+    // would lose a commit that returned.)
+    if (internal::CurrentMutation() == internal::Mutation::kIgnoreIntentMarks) break;
+    if (mark && (!boot.ok() || mark->boot_id == boot_id)) {
+      marks.push_back(*mark);
+      mark_entries.push_back(e);
     }
   }
-  // One barrier: the cleared headers and the recovered commits are on disk
-  // before the first new commit, so every recovered slot is durable.
+  // Without a boot id no mark can be told from a stale one: zero nothing,
+  // and write every region's newest commit again instead, which covers a
+  // failed barrier of any earlier handle.
+  if (!boot.ok() && !marks.empty()) return RecoverEveryRegion();
+  bool file_barrier = false;
+  const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
+  for (const intent::Entry& mark : marks) {
+    if (mark.kind == Kind::kFileBarrier) file_barrier = true;
+    if (mark.kind != Kind::kCommitBarrier) continue;
+    // The barrier of this commit did not return: it may have failed,
+    // leaving pages the kernel marked clean but never wrote, and the
+    // fdatasync below would skip them. The commit was in flight, so losing
+    // it is allowed; counting it durable is not.
+    if (mark.region >= info.regions.size()) continue;
+    const RegionEntry& region = info.regions[mark.region];
+    if (mark.slot >= region.slot_count) continue;
+    slot::HeaderBytes bytes;
+    const uint64_t unit = slot::HeaderFileOffset(region, mark.slot);
+    if (Status s = read(unit, bytes); !s.ok()) return s;
+    const slot::DecodedHeader decoded =
+        slot::DecodeHeader(bytes, mark.region, mark.slot, region.capacity);
+    if (decoded.kind != slot::DecodedHeader::Kind::kValid ||
+        decoded.header.generation != mark.generation) {
+      continue;
+    }
+    if (Status s = file->WriteAt(unit, zero_unit); !s.ok()) {
+      return s.WithOperation("open: clear the header of a commit whose barrier did not return",
+                             path);
+    }
+  }
+  // Each mark is acted on once: left in place, it would match the next
+  // commit that gets the same generation in the same slot (a lost commit's
+  // generation is issued again) and undo it at a later open.
+  for (size_t i = 0; i < marks.size(); ++i) {
+    if (marks[i].kind != Kind::kCommitBarrier) continue;
+    if (Status s = ClearMark(mark_entries[i]); !s.ok()) {
+      return s.WithOperation("open: clear an intent mark", path);
+    }
+  }
+  // A whole-file barrier was running while commits without a barrier were
+  // pending: if it failed, any of their pages may be clean in the cache and
+  // missing on disk, and nothing says which. Write every region's newest
+  // commit again, so the fdatasync covers it.
+  if (file_barrier) return RecoverEveryRegion();
+  // Whatever earlier handles left in the page cache becomes durable here.
+  // If this fails, the kernel may have marked some of it clean unwritten
+  // and will not say so again: record that for the next open at once. (An
+  // earlier handle does not record commits it left without a barrier, so
+  // this mark goes down after the failure, not before; a kill in the few
+  // instructions between them is the one case no mark covers.)
   if (Status s = file->DataSync(); !s.ok()) {
-    return s.WithOperation("open: fdatasync (recovering checkpoint regions)", path);
+    static_cast<void>(SetMark(intent::kFileBarrierEntry, {Kind::kFileBarrier, 0, 0, 0, boot_id}));
+    return s.WithOperation("open: fdatasync", path);
   }
   return Status::Ok();
 }
+
+Status Store::Rep::RecoverEveryRegion() {
+  for (uint32_t r = 0; r < info.regions.size(); ++r) {
+    if (Status s = SettleRegion(r, /*rewrite=*/true); !s.ok()) return s;
+  }
+  // One barrier: the cleared headers and the rewritten commits are on disk
+  // before the first new commit, so every settled slot is durable.
+  if (Status s = file->DataSync(); !s.ok()) {
+    return s.WithOperation("open: fdatasync (recovering checkpoint regions)", path);
+  }
+  // Every mark is moot now.
+  if (intent_offset) {
+    const std::vector<std::byte> zero_area(intent::kAreaSize);
+    if (Status s = file->WriteAt(*intent_offset, zero_area); !s.ok()) {
+      return s.WithOperation("open: clear the intent area", path);
+    }
+  }
+  volatile_pending = false;
+  return Status::Ok();
+}
+
+Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
+  RegionState& state = regions[index];
+  if (state.settled) return Status::Ok();
+  const RegionEntry& region = info.regions[index];
+  const ReadFn read = PreadReader(*file, path);
+  std::vector<slot::HeaderBytes> headers(region.slot_count);
+  std::vector<slot::DecodedHeader> decoded(region.slot_count);
+  for (uint32_t i = 0; i < region.slot_count; ++i) {
+    if (Status s = read(slot::HeaderFileOffset(region, i), headers[i]); !s.ok()) return s;
+    decoded[i] = slot::DecodeHeader(headers[i], index, i, region.capacity);
+    if (decoded[i].kind == slot::DecodedHeader::Kind::kValid) {
+      state.max_generation = std::max(state.max_generation, decoded[i].header.generation);
+      // Only to rank free targets (an older commit goes after empty slots,
+      // oldest first); newest and durable come from checked payloads below.
+      state.known_generation[i] = decoded[i].header.generation;
+    }
+  }
+  if (internal::CurrentMutation() == internal::Mutation::kTargetFromRawGeneration) {
+    uint64_t highest = 0;
+    for (uint32_t i = 0; i < region.slot_count; ++i) {
+      const uint64_t raw = format::Load64(headers[i], slot::hdr::kGeneration);
+      if (raw > highest && raw <= slot::kMaxGeneration) {
+        state.newest = state.durable = i;
+        highest = raw;
+      }
+    }
+    state.max_generation = std::max(state.max_generation, highest);
+    state.settled = true;
+    return Status::Ok();
+  }
+  // Newest header first; the first whose payload matches is the commit.
+  // Older slots are not checked: the protocol only needs to know the newest
+  // and the durable slot, and every other slot is a free target.
+  uint64_t recovered_generation = 0;
+  uint64_t recovered_length = 0;
+  for (const ValidHeader& candidate : ValidHeadersNewestFirst(headers, region, index)) {
+    Result<bool> matches = true;
+    if (internal::CurrentMutation() != internal::Mutation::kSettleTrustsHeader) {
+      matches = PayloadMatches(read, slot::PayloadFileOffset(region, candidate.slot),
+                               candidate.header);
+    }
+    if (!matches.ok()) return matches.status();
+    if (*matches) {
+      state.newest = state.durable = candidate.slot;
+      state.known_generation[candidate.slot] = candidate.header.generation;
+      recovered_generation = candidate.header.generation;
+      recovered_length = candidate.header.length;
+      break;
+    }
+  }
+  // Zero every header that holds no commit this settle trusts and is not an
+  // older commit: an invalid one, an unfinished one, or one newer than the
+  // recovered commit (a torn commit, or damage). Left in place, a later
+  // crash while its slot is written again could complete it from units of
+  // the new writes (applications commit mostly the same bytes) and bring a
+  // lost commit back. Zeroed and synced before anything is written here, no
+  // mix of later writes can recreate it.
+  const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
+  for (uint32_t i = 0; i < region.slot_count; ++i) {
+    if (state.newest == i || decoded[i].kind == slot::DecodedHeader::Kind::kEmpty) continue;
+    if (decoded[i].kind == slot::DecodedHeader::Kind::kValid &&
+        decoded[i].header.generation <= recovered_generation) {
+      continue;
+    }
+    const uint64_t unit = slot::HeaderFileOffset(region, i);
+    state.known_generation[i] = 0;
+    if (Status s = file->WriteAt(unit, zero_unit); !s.ok()) {
+      ++stats.failed_writes;
+      return Poison(s, "commit: clear a checkpoint slot header no commit owns");
+    }
+    // A whole-file barrier follows the rewrite below.
+    if (rewrite) continue;
+    Status synced = MarkedBarrier(/*whole_file=*/false, [&] {
+      return SyncPages(unit, slot::kHeaderUnitSize, SyncKind::kSync,
+                       "commit: msync(MS_SYNC) of a cleared slot header");
+    });
+    if (!synced.ok()) return synced;
+  }
+  // Write the recovered commit again, byte for byte, for the whole-file
+  // barrier that follows: an earlier handle's failed barrier may have left
+  // its pages clean in the cache but missing on disk, and the barrier skips
+  // clean pages.
+  if (rewrite && state.newest) {
+    const uint64_t begin = slot::HeaderFileOffset(region, *state.newest);
+    const uint64_t end = slot::PayloadFileOffset(region, *state.newest) + recovered_length;
+    std::vector<std::byte> chunk(std::min<uint64_t>(kVerifyChunk, end - begin));
+    for (uint64_t at = begin; at < end;) {
+      const std::span<std::byte> piece =
+          std::span(chunk).first(std::min<uint64_t>(chunk.size(), end - at));
+      if (Status s = read(at, piece); !s.ok()) return s;
+      if (Status s = file->WriteAt(at, piece); !s.ok()) {
+        return s.WithOperation("open: rewrite the recovered checkpoint", path);
+      }
+      at += piece.size();
+    }
+  }
+  state.settled = true;
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Commit
 
 Result<uint64_t> Store::Commit(std::string_view name, std::span<const std::byte> payload,
                                Durability durability) {
@@ -408,6 +590,7 @@ Result<uint64_t> Store::Commit(std::string_view name, std::span<const std::byte>
     return Status::Error(StatusCode::kInvalidArgument, "commit", r.path,
                          "unknown durability mode");
   }
+  if (Status s = r.SettleRegion(index, /*rewrite=*/false); !s.ok()) return s;
 
   // The target holds neither the newest commit (G2: a kill leaves it intact)
   // nor the newest durable one (G3: a power loss leaves it intact). Of the
@@ -421,32 +604,33 @@ Result<uint64_t> Store::Commit(std::string_view name, std::span<const std::byte>
   if (internal::CurrentMutation() == internal::Mutation::kTwoSlotAlternation) {
     target = state.newest == 0u ? 1u : 0u;
   }
-  if (state.newest_generation >= slot::kMaxGeneration) {
+  if (state.max_generation >= slot::kMaxGeneration) {
     return Status::Error(StatusCode::kCorruption, "commit", r.path,
                          "region '" + region.name + "': the generation counter is exhausted");
   }
-  const uint64_t generation = state.newest_generation + 1;
+  const uint64_t generation = state.max_generation + 1;
   slot::Header header;
   header.region = index;
   header.slot = *target;
   header.generation = generation;
   header.length = payload.size();
   header.commit_unix_ns = r.io->NowUnixNanos();
-  header.payload_checksum = format::Checksum(payload);
-  const slot::HeaderBytes header_bytes = slot::EncodeHeader(header);
   const uint64_t unit_offset = slot::HeaderFileOffset(region, *target);
   const uint64_t payload_offset = slot::PayloadFileOffset(region, *target);
+  std::byte* base = r.mapping->data();
 
+  // From here the target's old content is gone: a failure below may leave
+  // the slot unfinished or empty, never another commit's header.
   Status outcome;
   switch (durability) {
     case Durability::kNone:
     case Durability::kAsync: {
-      // Payload first, header last: until the header lands, the slot is
-      // old or invalid, never new-but-torn.
+      r.volatile_pending = true;
       MarkCommitPhase(internal::kCopy);
-      std::byte* base = r.mapping->data();
+      header.payload_checksum = format::Checksum(payload);
+      ClearHeaderMagic(base + unit_offset);
       CopyToShared(base + payload_offset, payload.data(), payload.size());
-      StoreHeaderWords(base + unit_offset, header_bytes);
+      StoreHeaderWords(base + unit_offset, slot::EncodeHeader(header));
       if (durability == Durability::kAsync) {
         MarkCommitPhase(internal::kFlush);
         outcome = r.Timed(durability, [&] {
@@ -457,53 +641,16 @@ Result<uint64_t> Store::Commit(std::string_view name, std::span<const std::byte>
       break;
     }
     case Durability::kSync:
-    case Durability::kPwriteFdatasync: {
-      // Header unit and payload are adjacent: one call writes both. The
-      // mapping shares the page cache, so it sees them.
-      std::array<std::byte, slot::kHeaderUnitSize> unit{};
-      std::memcpy(unit.data(), header_bytes.data(), header_bytes.size());
-      const std::array<std::span<const std::byte>, 2> parts{std::span<const std::byte>(unit),
-                                                            payload};
-      if (internal::CurrentMutation() == internal::Mutation::kBarrierHeaderOnly) {
-        MarkCommitPhase(internal::kCopy);
-        outcome = r.file->WriteGatherAt(unit_offset, parts, /*data_sync=*/false);
-        if (outcome.ok()) {
-          outcome = r.Timed(durability, [&] {
-            return r.SyncPages(unit_offset, slot::kHeaderUnitSize, SyncKind::kSync,
-                               "commit: msync(MS_SYNC)");
-          });
-        }
-        break;
-      }
-      if (durability == Durability::kSync) {
-        // One pwritev2(RWF_DSYNC): the copy and the barrier of this range.
-        MarkCommitPhase(internal::kFlush);
-        outcome = r.Timed(durability, [&] {
-          Status s = r.file->WriteGatherAt(unit_offset, parts, /*data_sync=*/true);
-          return s.ok() ? s : r.Poison(s, "commit: pwritev2(RWF_DSYNC)");
-        });
-        break;
-      }
-      MarkCommitPhase(internal::kCopy);
-      if (Status s = r.file->WriteGatherAt(unit_offset, parts, /*data_sync=*/false); !s.ok()) {
-        ++r.stats.failed_writes;
-        outcome = r.Poison(s, "commit: pwritev");
-        break;
-      }
-      MarkCommitPhase(internal::kFlush);
-      outcome = r.Timed(durability, [&] {
-        Status s = r.file->DataSync();
-        return s.ok() ? s : r.Poison(s, "commit: fdatasync");
-      });
+    case Durability::kPwriteFdatasync:
+      outcome = r.DurableCommit(index, *target, header, payload, durability);
       break;
-    }
   }
   MarkCommitPhase(internal::kIdle);
   if (!outcome.ok()) return outcome;
 
   state.known_generation[*target] = generation;
   state.newest = *target;
-  state.newest_generation = generation;
+  state.max_generation = generation;
   if (durability == Durability::kSync || durability == Durability::kPwriteFdatasync) {
     state.durable = *target;
   }
@@ -511,6 +658,83 @@ Result<uint64_t> Store::Commit(std::string_view name, std::span<const std::byte>
   ++counters.commits;
   counters.bytes_committed += payload.size();
   return generation;
+}
+
+Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& header,
+                                 std::span<const std::byte> payload, Durability durability) {
+  const RegionEntry& region = info.regions[index];
+  const uint64_t unit_offset = slot::HeaderFileOffset(region, target);
+  const auto failed_write = [&](const Status& s, const char* operation) {
+    ++stats.failed_writes;
+    return Poison(s, operation);
+  };
+  // Zero the header unit once a write failed: its pages may hold bytes that
+  // never reach the disk (or a header over a payload that is not there), and
+  // no later reader or open may take them for a commit. Through the mapping,
+  // which cannot fail.
+  const auto forget_slot = [&] {
+    StoreHeaderWords(mapping->data() + unit_offset, slot::HeaderBytes{});
+  };
+  MarkCommitPhase(internal::kCopy);
+  // A zero header unit, then the payload, in one call (the unit comes first
+  // in the file, so a kill stops the write after it), then the header unit:
+  // a kill at any point leaves the slot empty or unfinished, never a valid
+  // header over a partial payload. All of it goes through the page cache the
+  // mapping shares.
+  static constexpr std::array<std::byte, slot::kHeaderUnitSize> kZeroUnit{};
+  const std::array<std::span<const std::byte>, 2> parts{std::span<const std::byte>(kZeroUnit),
+                                                        payload};
+  if (Status s = file->WriteGatherAt(unit_offset, parts, /*data_sync=*/false); !s.ok()) {
+    forget_slot();
+    return failed_write(s, "commit: pwritev (payload)");
+  }
+  header.payload_checksum = format::Checksum(payload);
+  const slot::HeaderBytes header_bytes = slot::EncodeHeader(header);
+  std::array<std::byte, slot::kHeaderUnitSize> unit{};
+  std::memcpy(unit.data(), header_bytes.data(), header_bytes.size());
+  // Recorded before the header reaches the page cache: if the barrier fails
+  // and the process dies before the header is zeroed again, the next open
+  // in this boot zeroes it.
+  if (Status s = SetMark(intent::kFirstCommitEntry,
+                         {Kind::kCommitBarrier, index, target, header.generation, boot_id});
+      !s.ok()) {
+    return failed_write(s, "commit: pwrite (intent mark)");
+  }
+  if (Status s = file->WriteAt(unit_offset, unit); !s.ok()) {
+    forget_slot();
+    return failed_write(s, "commit: pwrite (slot header)");
+  }
+  MarkCommitPhase(internal::kFlush);
+  // One barrier for header unit and payload, which are adjacent: msync of
+  // that range (kSync: writeback and device flush of this range only), or
+  // fdatasync (the whole file).
+  uint64_t synced_length = slot::kHeaderUnitSize + payload.size();
+  if (internal::CurrentMutation() == internal::Mutation::kBarrierHeaderOnly) {
+    synced_length = slot::kHeaderUnitSize;
+  }
+  Status barrier;
+  if (durability == Durability::kSync ||
+      internal::CurrentMutation() == internal::Mutation::kBarrierHeaderOnly) {
+    barrier = Timed(durability, [&] {
+      return MarkedBarrier(/*whole_file=*/false, [&] {
+        return SyncPages(unit_offset, synced_length, SyncKind::kSync, "commit: msync(MS_SYNC)");
+      });
+    });
+  } else {
+    barrier = FileBarrier(durability, "commit: fdatasync");
+  }
+  if (!barrier.ok()) {
+    // The kernel may have marked the slot's pages clean though they never
+    // reached the disk.
+    forget_slot();
+    return barrier;
+  }
+  // Until the mark is gone, the next open would undo this commit: a commit
+  // whose mark cannot be cleared has not returned.
+  if (Status s = ClearMark(intent::kFirstCommitEntry); !s.ok()) {
+    return failed_write(s, "commit: pwrite (clear the intent mark)");
+  }
+  return Status::Ok();
 }
 
 Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>& out) const {
@@ -530,9 +754,11 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
   };
 
   // A payload that fails its checksum while no header of the region changes
-  // is damaged, or still being written by a pwritev that put the header unit
-  // down first: only when two copies of it are identical is it damaged, and
-  // skipped. Both are forgotten when a header changes.
+  // is torn or damaged: the writer stores a header only after its whole
+  // payload and never rewrites the newest slot. A reader in another process
+  // still takes two identical copies before it skips a slot (a copy racing
+  // the writer's rewrite of an older slot fails too); the writer's own
+  // handle has no one racing it. Both are forgotten when a header changes.
   std::vector<bool> excluded(region.slot_count, false);
   std::vector<std::optional<uint64_t>> failed_copy(region.slot_count);
   int stable_without_candidate = 0;
@@ -543,13 +769,14 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
     stable_without_candidate = 0;
   };
   for (int attempt = 0; attempt < kLoadAttempts; ++attempt) {
-    std::vector<ValidHeader> candidates = ValidHeadersNewestFirst(headers, region, index);
+    const std::vector<ValidHeader> all = ValidHeadersNewestFirst(headers, region, index);
+    std::vector<ValidHeader> candidates = all;
     std::erase_if(candidates, [&](const ValidHeader& c) { return excluded[c.slot]; });
     if (candidates.empty()) {
-      if (AllEmpty(headers)) return NoCommitYet(r.path, region.name);
-      // Headers that are all invalid or damaged: damage if it holds still,
-      // else a header being written (the first commit, say). The writer's
-      // own handle has no one racing it.
+      if (!all.empty()) return TornOnly(r.path, region.name, all.front().header.generation);
+      if (NoCommitHeader(headers)) return NoCommitYet(r.path, region.name);
+      // Headers that are all invalid: damage if they hold still, else a
+      // header being written.
       std::this_thread::yield();
       std::vector<slot::HeaderBytes> after = read_headers();
       if (after == headers) {
@@ -576,13 +803,15 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
         internal::CurrentMutation() == internal::Mutation::kSkipPayloadCheck;
     std::vector<slot::HeaderBytes> after = read_headers();
     if (payload_ok && after[newest.slot] == headers[newest.slot]) {
-      return CheckpointMeta{newest.header.generation, newest.header.length,
-                            newest.header.commit_unix_ns, newest.slot};
+      CheckpointMeta meta{newest.header.generation, newest.header.length,
+                          newest.header.commit_unix_ns, newest.slot};
+      // Passed over a newer header whose payload does not match: say so.
+      if (all.front().slot != newest.slot) {
+        meta.skipped_torn_generation = all.front().header.generation;
+      }
+      return meta;
     }
     if (after == headers) {
-      // No header changed during the copy, so the writer was not rewriting
-      // this slot: it writes only a slot that is not the newest, so another
-      // commit's header write would have come first.
       if (r.writable || failed_copy[newest.slot] == copy_checksum) {
         excluded[newest.slot] = true;
       } else {

@@ -82,24 +82,15 @@ HeaderBytes EncodeHeader(const Header& header) {
   return bytes;
 }
 
-DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, uint32_t slot,
-                           uint64_t capacity) {
-  DecodedHeader decoded;
-  bytes = bytes.first(kHeaderSize);
-  if (std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; })) {
-    decoded.kind = DecodedHeader::Kind::kEmpty;
-    return decoded;
-  }
-  decoded.kind = DecodedHeader::Kind::kInvalid;
-  if (std::memcmp(bytes.data() + hdr::kMagic, kMagic, sizeof kMagic) != 0) {
-    decoded.reason = "bad slot header magic";
-    return decoded;
-  }
+namespace {
+
+// The header checks after the magic, on `bytes` whose magic is (or is taken
+// to be) right. Fills `decoded.header`; returns the first failure, or "".
+std::string CheckHeaderFields(std::span<const std::byte> bytes, uint32_t region, uint32_t slot,
+                              uint64_t capacity, Header& h) {
   if (Load64(bytes, hdr::kHeaderChecksum) != format::Checksum(bytes.first(hdr::kHeaderChecksum))) {
-    decoded.reason = "slot header checksum mismatch";
-    return decoded;
+    return "slot header checksum mismatch";
   }
-  Header& h = decoded.header;
   h.region = Load32(bytes, hdr::kRegion);
   h.slot = Load32(bytes, hdr::kSlot);
   h.generation = Load64(bytes, hdr::kGeneration);
@@ -107,26 +98,47 @@ DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, ui
   h.commit_unix_ns = Load64(bytes, hdr::kCommitUnixNs);
   h.payload_checksum = Load64(bytes, hdr::kPayloadChecksum);
   if (h.region != region || h.slot != slot) {
-    decoded.reason = "header names region " + std::to_string(h.region) + " slot " +
-                     std::to_string(h.slot) + ", not region " + std::to_string(region) +
-                     " slot " + std::to_string(slot);
-    return decoded;
+    return "header names region " + std::to_string(h.region) + " slot " +
+           std::to_string(h.slot) + ", not region " + std::to_string(region) + " slot " +
+           std::to_string(slot);
   }
   if (h.generation == 0 || h.generation > kMaxGeneration) {
-    decoded.reason = "generation " + std::to_string(h.generation) + " is outside 1.." +
-                     std::to_string(kMaxGeneration);
-    return decoded;
+    return "generation " + std::to_string(h.generation) + " is outside 1.." +
+           std::to_string(kMaxGeneration);
   }
   if (h.length > capacity) {
-    decoded.reason = "payload length " + std::to_string(h.length) + " exceeds the capacity " +
-                     std::to_string(capacity);
+    return "payload length " + std::to_string(h.length) + " exceeds the capacity " +
+           std::to_string(capacity);
+  }
+  if (Load64(bytes, hdr::kReserved) != 0) return "reserved header bytes are not zero";
+  return "";
+}
+
+}  // namespace
+
+DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, uint32_t slot,
+                           uint64_t capacity) {
+  DecodedHeader decoded;
+  bytes = bytes.first(kHeaderSize);
+  const auto zero = [](std::span<const std::byte> s) {
+    return std::all_of(s.begin(), s.end(), [](std::byte b) { return b == std::byte{0}; });
+  };
+  if (zero(bytes.first(sizeof kMagic))) {
+    if (zero(bytes)) {
+      decoded.kind = DecodedHeader::Kind::kEmpty;
+      return decoded;
+    }
+    decoded.kind = DecodedHeader::Kind::kUnfinished;
+    decoded.reason = "an interrupted commit left its header unfinished (no magic yet)";
     return decoded;
   }
-  if (Load64(bytes, hdr::kReserved) != 0) {
-    decoded.reason = "reserved header bytes are not zero";
+  decoded.kind = DecodedHeader::Kind::kInvalid;
+  if (std::memcmp(bytes.data() + hdr::kMagic, kMagic, sizeof kMagic) != 0) {
+    decoded.reason = "bad slot header magic";
     return decoded;
   }
-  decoded.kind = DecodedHeader::Kind::kValid;
+  decoded.reason = CheckHeaderFields(bytes, region, slot, capacity, decoded.header);
+  if (decoded.reason.empty()) decoded.kind = DecodedHeader::Kind::kValid;
   return decoded;
 }
 
@@ -158,10 +170,10 @@ Status CheckName(std::string_view name, const char* operation) {
 
 Result<std::pair<std::vector<RegionEntry>, uint64_t>> LayoutRegions(
     const std::vector<CheckpointSpec>& specs, uint64_t data_end) {
-  if (specs.size() > format::kMaxRegions) {
+  if (specs.size() > kMaxRegionsCreated) {
     return Status::Error(StatusCode::kInvalidArgument, "create", "",
                          std::to_string(specs.size()) + " regions; at most " +
-                             std::to_string(format::kMaxRegions) + " are allowed");
+                             std::to_string(kMaxRegionsCreated) + " are allowed");
   }
   std::vector<RegionEntry> regions;
   regions.reserve(specs.size());

@@ -21,6 +21,11 @@ namespace regionstore::slot {
 
 inline constexpr char kMagic[8] = {'R', 'G', 'N', 'S', 'L', 'O', 'T', '1'};
 
+// Regions this version creates at most: the region table must end before
+// the intent area, the 4 KiB unit before the data area at 1 MiB.
+inline constexpr uint64_t kMaxRegionsCreated =
+    (format::kDataOffset - format::kRegionTableOffset - 4096) / format::kRegionEntrySize;
+
 // Slots per region this version creates. Three are what the commit protocol
 // needs: the newest commit, the newest durable one and a free target.
 inline constexpr uint32_t kSlotsPerRegion = 3;
@@ -86,10 +91,18 @@ HeaderBytes EncodeHeader(const Header& header);
 
 // What the 64 header bytes say, before the payload is looked at.
 struct DecodedHeader {
-  enum class Kind : uint8_t { kEmpty, kValid, kInvalid };
+  enum class Kind : uint8_t {
+    kEmpty,       // all 64 bytes zero: never written
+    // The magic field is zero but other bytes are not: a header whose
+    // commit was interrupted before it stored the magic (writers clear the
+    // magic first and store it last). Holds no commit.
+    kUnfinished,
+    kValid,
+    kInvalid,
+  };
   Kind kind = Kind::kEmpty;
   Header header;       // meaningful when kind == kValid
-  std::string reason;  // when kind == kInvalid
+  std::string reason;  // when kind == kInvalid or kUnfinished
 };
 
 // Validates the header of slot `slot` of region `region` (its index in the

@@ -256,7 +256,7 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   if (!mapping.ok()) return mapping.status().WithOperation("open: mmap", path);
   rep->mapping = std::move(*mapping);
   if (rep->writable) {
-    if (Status s = rep->RecoverRegions(); !s.ok()) return s;
+    if (Status s = rep->RecoverOnOpen(); !s.ok()) return s;
   }
   return Store(std::move(rep));
 }
@@ -285,9 +285,13 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
       std::memmove(target, data.data(), data.size());
       const bool sync = durability == Durability::kSync;
       Status synced = r.Timed(durability, [&] {
-        return r.SyncPages(file_offset, data.size(), sync ? SyncKind::kSync : SyncKind::kAsync,
-                           sync ? "write: msync(MS_SYNC)" : "write: msync(MS_ASYNC)",
-                           /*reset_page_tables=*/sync);
+        if (!sync) {
+          return r.SyncPages(file_offset, data.size(), SyncKind::kAsync, "write: msync(MS_ASYNC)");
+        }
+        return r.MarkedBarrier(/*whole_file=*/false, [&] {
+          return r.SyncPages(file_offset, data.size(), SyncKind::kSync, "write: msync(MS_SYNC)",
+                             /*reset_page_tables=*/true);
+        });
       });
       return synced.ok() ? r.CountWrite(durability, data.size()) : synced;
     }
@@ -298,10 +302,7 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
         ++r.stats.failed_writes;
         return r.Poison(s, "write: pwrite");
       }
-      Status synced = r.Timed(durability, [&] {
-        Status s = r.file->DataSync();
-        return s.ok() ? s : r.Poison(s, "write: fdatasync");
-      });
+      Status synced = r.FileBarrier(durability, "write: fdatasync");
       return synced.ok() ? r.CountWrite(durability, data.size()) : synced;
     }
   }
@@ -323,13 +324,12 @@ Status Store::Flush(uint64_t offset, uint64_t length, Durability durability) {
       });
     case Durability::kSync:
       return r.Timed(durability, [&] {
-        return r.SyncPages(file_offset, length, SyncKind::kSync, "flush: msync(MS_SYNC)");
+        return r.MarkedBarrier(/*whole_file=*/false, [&] {
+          return r.SyncPages(file_offset, length, SyncKind::kSync, "flush: msync(MS_SYNC)");
+        });
       });
     case Durability::kPwriteFdatasync:
-      return r.Timed(durability, [&] {
-        Status s = r.file->DataSync();
-        return s.ok() ? s : r.Poison(s, "flush: fdatasync");
-      });
+      return r.FileBarrier(durability, "flush: fdatasync");
   }
   return Status::Error(StatusCode::kInvalidArgument, "flush", r.path, "unknown durability mode");
 }

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "format.h"
+#include "intent.h"
 #include "regionstore/store.h"
+#include "slot.h"
 
 namespace regionstore {
 
@@ -42,6 +44,13 @@ enum class Mutation : uint32_t {
   // Recovery takes the slot with the highest raw generation field as the
   // newest and durable one, without validating its header.
   kTargetFromRawGeneration,
+  // A region's first commit through a handle settles its newest and durable
+  // slot from the newest header that checks out, without checking that
+  // slot's payload (Load still checks what it copies).
+  kSettleTrustsHeader,
+  // A writer's open reads no intent mark: a commit whose barrier failed
+  // (and whose process died before zeroing it) is taken as durable.
+  kIgnoreIntentMarks,
 };
 void SetMutation(Mutation mutation);
 Mutation CurrentMutation();
@@ -61,11 +70,19 @@ inline SymlinkPolicy SymlinkPolicyFor(bool follow_symlinks) {
 Result<StoreInfo> ReadValidatedInfo(File& file, const std::string& path);
 
 // What the writer knows about one checkpoint region, from validated slots
-// only (never from a header that failed its checks).
+// only (never from a header that failed its checks). Open leaves a region
+// unsettled; its first Commit through the handle reads its headers and its
+// newest payload (Store::Rep::SettleRegion).
 struct RegionState {
+  bool settled = false;
   std::optional<uint32_t> newest;   // slot of the newest valid commit
   std::optional<uint32_t> durable;  // slot of the newest commit known durable
-  uint64_t newest_generation = 0;
+  // The highest generation of the region's headers that pass their checks
+  // (payload valid or not) when it was settled, or of a commit this handle
+  // issued since. The next commit gets this + 1. Headers that hold no
+  // commit (unfinished, invalid, zeroed by an intent mark) do not count:
+  // settling zeroes them on disk before anything is written to the region.
+  uint64_t max_generation = 0;
   // Per slot: the generation of a commit known valid there, 0 if unknown or
   // invalid (such a slot is free).
   std::vector<uint64_t> known_generation;
@@ -87,10 +104,64 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   StoreStats stats;
   // Writers only: one per entry of info.regions.
   std::vector<RegionState> regions;
+  // Writers only: the intent area's file offset (none in stores whose
+  // region table reaches into it), this boot's id, and whether this handle
+  // has made commits without a barrier (kNone, kAsync) since its last
+  // successful whole-file barrier.
+  std::optional<uint64_t> intent_offset;
+  intent::BootId boot_id{};
+  bool volatile_pending = false;
 
-  // Recovers every checkpoint region of a freshly opened writable store: one
-  // fdatasync, then per region the newest slot that validates (pread).
-  Status RecoverRegions();
+  // A writer's open, after the lock and the mapping: reads the intent area,
+  // undoes what the current boot's marks say a failed barrier may have left
+  // (zeroing the marked commit's header unit), one fdatasync. Reads no slot
+  // but the marked ones and writes nothing else, except where the marks
+  // cannot rule out a failed whole-file barrier (or the store has no intent
+  // area): then every region is settled at once and its newest commit
+  // written again before the fdatasync (RecoverEveryRegion).
+  Status RecoverOnOpen();
+  // Settles region `index` (see RegionState): pread of its headers, then of
+  // payloads newest first until one matches; that slot is newest and
+  // durable. Headers that could piece a lost commit back together (invalid,
+  // or newer than that slot) are zeroed and synced first. With `rewrite`,
+  // the newest commit is written again, for a whole-file barrier to follow.
+  Status SettleRegion(uint32_t index, bool rewrite);
+  Status RecoverEveryRegion();
+
+  // The intent area's entry `entry`, by pwrite (no-ops without an intent
+  // area). A torn entry fails its checksum and records nothing.
+  Status SetMark(uint32_t entry, const intent::Entry& mark);
+  Status ClearMark(uint32_t entry);
+  // A whole-file barrier (fdatasync) with the marks it needs: kFileBarrier
+  // while volatile commits are pending, both cleared once it succeeds.
+  // Failures poison, as `operation`.
+  Status FileBarrier(Durability mode, const char* operation);
+  // A barrier run by `call`. While this handle has commits without a
+  // barrier pending, any barrier can report (and so consume) a writeback
+  // error of their pages, the file's error state being one for all ranges:
+  // the kFileBarrier mark is set around it and stays if it fails. A
+  // `whole_file` barrier that succeeds also makes those commits durable.
+  template <typename Call>
+  Status MarkedBarrier(bool whole_file, Call call) {
+    const bool marked = volatile_pending && intent_offset.has_value();
+    if (marked) {
+      Status s = SetMark(intent::kFileBarrierEntry, {intent::Kind::kFileBarrier, 0, 0, 0, boot_id});
+      if (!s.ok()) return Poison(s, "pwrite (intent mark)");
+    }
+    Status status = call();
+    if (!status.ok()) return status;
+    if (marked) {
+      if (Status s = ClearMark(intent::kFileBarrierEntry); !s.ok()) {
+        return Poison(s, "pwrite (clear the intent mark)");
+      }
+    }
+    if (whole_file) volatile_pending = false;
+    return status;
+  }
+  // kSync and kPwriteFdatasync commits of `header` (its payload checksum
+  // filled in here) into slot `target` of region `index`.
+  Status DurableCommit(uint32_t index, uint32_t target, slot::Header& header,
+                       std::span<const std::byte> payload, Durability durability);
 
   // The index of region `name`. Errors: kNotFound.
   Result<uint32_t> FindRegion(std::string_view name, const char* operation) const;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -144,10 +145,76 @@ struct SimTotals {
   uint64_t images = 0;
   uint64_t commits = 0;
   uint64_t in_flight = 0;
+  uint64_t failed = 0;   // barriers failed with EIO, each followed by a reopen
+  uint64_t reopens = 0;  // kills between commits, each followed by a reopen
   std::vector<std::string> violations;
 };
 
+// What a reopen without power loss must find in one region (G2): the newest
+// commit that returned, or, if the last commit failed, that or the failed
+// one, byte-exact.
+struct Expected {
+  uint64_t returned = 0;  // 0: no commit returned yet
+  std::optional<std::vector<std::byte>> failed;  // payload of a failed commit
+};
+
+// Opens the simulated store as a writer. What it recovered is the new
+// starting point, and it is durable (the open fdatasyncs, and writes again
+// what a failed barrier may have left clean but unwritten); later
+// generations were lost and may be issued again with other bytes. With
+// `expected` (a reopen in the same boot: a kill, no power loss), every
+// region must hold what G2 says. Returns nullopt after recording a
+// violation.
+std::optional<Store> OpenAndRecover(CrashSim& sim, std::vector<RegionModel>& model,
+                                    const std::vector<Expected>* expected,
+                                    const std::string& where, SimTotals& totals) {
+  OpenOptions options;
+  options.io = &sim;
+  auto opened = Store::Open("sim", OpenMode::kReadWrite, options);
+  if (!opened.ok()) {
+    totals.violations.push_back(where + ": open failed: " + opened.status().ToString());
+    return std::nullopt;
+  }
+  for (size_t r = 0; r < kRegions.size(); ++r) {
+    std::vector<std::byte> out;
+    auto loaded = opened->Load(kRegions[r].name, out);
+    RegionModel& m = model[r];
+    const uint64_t recovered = loaded.ok() ? loaded->generation : 0;
+    if (expected != nullptr) {
+      const Expected& e = (*expected)[r];
+      const bool as_returned =
+          recovered == e.returned &&
+          (recovered == 0 || (m.issued.count(recovered) != 0 && m.issued[recovered] == out));
+      const bool as_failed = e.failed && recovered > e.returned && out == *e.failed;
+      if (!as_returned && !as_failed) {
+        totals.violations.push_back(
+            where + " region '" + kRegions[r].name + "': G2: a reopen in the same boot loads " +
+            (loaded.ok() ? "generation " + std::to_string(recovered)
+                         : loaded.status().ToString()) +
+            ", not the last returned commit " + std::to_string(e.returned) +
+            (e.failed ? " or the failed one" : ""));
+        return std::nullopt;
+      }
+      if (as_failed) m.issued[recovered] = *e.failed;
+    }
+    if (!loaded.ok()) {
+      // Nothing valid: nothing is promised, and an earlier complete commit
+      // may still come back.
+      REQUIRE(loaded.status().code() != StatusCode::kBusy);
+      m.durable = 0;
+      continue;
+    }
+    m.issued.erase(m.issued.upper_bound(recovered), m.issued.end());
+    m.durable = recovered;
+  }
+  return std::move(*opened);
+}
+
 // One trial: `epochs` sequences of commits, each ended by a power loss.
+// Within a sequence the store is sometimes closed and opened again (a kill
+// between commits), and a durable commit's barrier sometimes fails with EIO,
+// the handle then killed before or after it zeroes the failed header; both
+// are followed by a reopen in the same boot.
 void RunTrial(uint64_t seed, int epochs, int images_per_epoch, SimTotals& totals) {
   std::mt19937_64 rng(seed);
   std::vector<RegionModel> model(kRegions.size());
@@ -157,61 +224,74 @@ void RunTrial(uint64_t seed, int epochs, int images_per_epoch, SimTotals& totals
     const std::string where_epoch =
         "seed " + std::to_string(seed) + " epoch " + std::to_string(epoch);
     CrashSim sim(disk, /*track=*/true);
-    OpenOptions options;
-    options.io = &sim;
-    auto opened = Store::Open("sim", OpenMode::kReadWrite, options);
-    if (!opened.ok()) {
-      totals.violations.push_back(where_epoch + ": open failed: " + opened.status().ToString());
-      return;
-    }
-    Store store = std::move(*opened);
-    // Recovery: what the writer found is the new starting point, and it is
-    // durable (the open fdatasyncs). Later generations were lost and are
-    // issued again with other bytes.
+    std::optional<Store> store = OpenAndRecover(sim, model, nullptr, where_epoch, totals);
+    if (!store) return;
+    std::vector<Expected> expected(kRegions.size());
     for (size_t r = 0; r < kRegions.size(); ++r) {
-      std::vector<std::byte> out;
-      auto loaded = store.Load(kRegions[r].name, out);
-      RegionModel& m = model[r];
-      if (!loaded.ok()) {
-        // Nothing valid: the writer leaves the slots as they are (evidence
-        // of damage) and numbers new commits above every header, so an
-        // earlier complete commit may still come back; nothing is promised.
-        REQUIRE(loaded.status().code() != StatusCode::kBusy);
-        m.durable = 0;
-        continue;
-      }
-      const uint64_t recovered = loaded->generation;
-      m.issued.erase(m.issued.upper_bound(recovered), m.issued.end());
-      m.durable = recovered;
+      expected[r].returned = model[r].durable;
     }
 
     const int ops = 1 + static_cast<int>(rng() % 10);
     uint64_t last_header_unit = 0;
     for (int op = 0; op < ops; ++op) {
+      const std::string where = where_epoch + " op " + std::to_string(op);
       const size_t r = rng() % kRegions.size();
       const std::vector<std::byte> payload = NextPayload(rng, kRegions[r].capacity, bodies[r]);
       const Durability mode = RandomMode(rng);
+      const bool durable_mode = mode == Durability::kSync || mode == Durability::kPwriteFdatasync;
       // The last commit is in flight with probability 1/3: its barrier
-      // never reaches the disk and it counts as not returned.
+      // never reaches the disk and it counts as not returned. Any other
+      // durable commit fails its barrier with probability 1/10.
       const bool in_flight = op == ops - 1 && rng() % 3 == 0;
-      sim.set_barriers_honoured(!in_flight);
-      auto committed = store.Commit(kRegions[r].name, payload, mode);
+      const bool fail = !in_flight && durable_mode && rng() % 10 == 0;
+      const bool kill_at_failure = fail && rng() % 2 == 0;
+      // (A commit without a barrier is as much in flight as it is returned:
+      // only a durable one's last barrier is there to undo.)
+      if (in_flight && durable_mode) sim.BeginInFlight();
+      if (fail) sim.FailNextBarrier(kill_at_failure);
+      auto committed = store->Commit(kRegions[r].name, payload, mode);
+      if (in_flight && durable_mode) sim.EndInFlight();
       sim.Observe();
+      if (fail) {
+        if (committed.ok() || committed.status().code() != StatusCode::kIOError) {
+          totals.violations.push_back(where + ": a commit whose barrier failed returned " +
+                                      (committed.ok() ? std::string("OK")
+                                                      : committed.status().ToString()));
+          return;
+        }
+        ++totals.failed;
+        if (kill_at_failure) sim.RestoreKilledState();
+        store.reset();
+        expected[r].failed = payload;
+        store = OpenAndRecover(sim, model, &expected, where + " (reopened after EIO)", totals);
+        if (!store) return;
+        for (size_t i = 0; i < kRegions.size(); ++i) {
+          expected[i] = Expected{model[i].durable, std::nullopt};
+        }
+        continue;
+      }
       if (!committed.ok()) {
-        totals.violations.push_back(where_epoch + ": commit failed: " +
-                                    committed.status().ToString());
+        totals.violations.push_back(where + ": commit failed: " + committed.status().ToString());
         return;
       }
       ++totals.commits;
       totals.in_flight += in_flight ? 1 : 0;
       model[r].issued[*committed] = payload;
-      if (!in_flight && (mode == Durability::kSync || mode == Durability::kPwriteFdatasync)) {
-        model[r].durable = *committed;
-      }
-      auto info = store.Info(kRegions[r].name);
+      expected[r].returned = *committed;
+      if (!in_flight && durable_mode) model[r].durable = *committed;
+      auto info = store->Info(kRegions[r].name);
       REQUIRE(info.ok());
-      last_header_unit =
-          slot::HeaderFileOffset(store.info().regions[r], info->active_slot) / CrashSim::kUnit;
+      const uint64_t header = slot::HeaderFileOffset(store->info().regions[r], info->active_slot);
+      last_header_unit = header / CrashSim::kUnit;
+      if (!durable_mode) sim.Touch(header, slot::kHeaderUnitSize + payload.size());
+      // A kill between commits, one time in six: the next handle must find
+      // every region as it was (G2) and needs no write to get there.
+      if (op != ops - 1 && rng() % 6 == 0) {
+        ++totals.reopens;
+          store.reset();
+        store = OpenAndRecover(sim, model, &expected, where + " (reopened)", totals);
+        if (!store) return;
+      }
     }
 
     // The images: random ones, then the targeted ones around the last
@@ -255,6 +335,8 @@ TEST_CASE("Power loss at random points: every recovered region obeys G1 and G3",
   for (uint64_t t = 0; t < testing::ScaledCount(300); ++t) RunTrial(base + t, 3, 12, totals);
   WARN("power-loss simulator: " << totals.images << " images after " << totals.commits
                                 << " commits (" << totals.in_flight << " in flight), "
+                                << totals.failed << " failed barriers and " << totals.reopens
+                                << " reopens in the same boot, "
                                 << totals.violations.size() << " violations; base seed " << base);
   for (size_t i = 0; i < std::min<size_t>(totals.violations.size(), 10); ++i) {
     UNSCOPED_INFO(totals.violations[i]);
@@ -274,7 +356,10 @@ TEST_CASE("The simulator catches each deliberately broken protocol", "[checkpoin
                         Broken{Mutation::kTwoSlotAlternation, "two-slot alternation"},
                         Broken{Mutation::kSkipPayloadCheck, "payload checksum not checked"},
                         Broken{Mutation::kTargetFromRawGeneration,
-                               "target chosen from unvalidated generations"}}) {
+                               "target chosen from unvalidated generations"},
+                        Broken{Mutation::kSettleTrustsHeader,
+                               "settle trusts a header without checking its payload"},
+                        Broken{Mutation::kIgnoreIntentMarks, "open ignores the intent marks"}}) {
     MutationScope scope(broken.mutation);
     SimTotals totals;
     uint64_t trials = 0;

@@ -50,6 +50,13 @@ int SlotHeader(std::span<const uint8_t> input) {
         if (b != std::byte{0}) Broken("a header with a non-zero byte decoded as empty");
       }
       break;
+    case slot::DecodedHeader::Kind::kUnfinished: {
+      for (size_t i = 0; i < sizeof slot::kMagic; ++i) {
+        if (bytes[i] != std::byte{0}) Broken("a header with a magic decoded as unfinished");
+      }
+      if (decoded.reason.empty()) Broken("an unfinished header without a reason");
+      break;
+    }
     case slot::DecodedHeader::Kind::kInvalid:
       if (decoded.reason.empty()) Broken("an invalid header without a reason");
       break;

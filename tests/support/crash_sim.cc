@@ -1,6 +1,7 @@
 #include "support/crash_sim.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -17,7 +18,7 @@ class SimMapping final : public Mapping {
       return Status::FromErrno(EINVAL, "msync", "sim");
     }
     sim_.Observe();
-    if (kind == SyncKind::kSync) sim_.Barrier(offset, length);
+    if (kind == SyncKind::kSync) return sim_.Barrier(offset, length);
     return Status::Ok();
   }
 
@@ -50,14 +51,13 @@ class SimFile final : public File {
       at += part.size();
     }
     // RWF_DSYNC: this range only.
-    if (data_sync) sim_.Barrier(offset, at - offset);
+    if (data_sync) return sim_.Barrier(offset, at - offset);
     return Status::Ok();
   }
   Status Allocate(uint64_t, uint64_t) override { return Status::Ok(); }
   Status DataSync() override {
     sim_.Observe();
-    sim_.Barrier(0, sim_.size());
-    return Status::Ok();
+    return sim_.Barrier(0, sim_.size());
   }
   Status Sync() override { return DataSync(); }
   Status LockExclusive() override { return Status::Ok(); }
@@ -87,10 +87,14 @@ Status Unsupported(const char* what) {
 
 CrashSim::CrashSim(std::vector<std::byte> image, bool track)
     : track_(track), current_(std::move(image)) {
+  static std::atomic<uint64_t> boots{0};
+  const uint64_t boot = ++boots;
+  std::memcpy(boot_id_.data(), &boot, sizeof boot);
   if (track_) {
     durable_ = current_;
     observed_ = current_;
     pending_.resize((current_.size() + kUnit - 1) / kUnit);
+    dirty_.assign(pending_.size(), false);
   }
 }
 
@@ -105,22 +109,77 @@ void CrashSim::Observe() {
     pending_[u].emplace_back(current_.begin() + static_cast<ptrdiff_t>(start),
                              current_.begin() + static_cast<ptrdiff_t>(start + length));
     std::memcpy(observed_.data() + start, current_.data() + start, length);
+    dirty_[u] = true;
   }
 }
 
 void CrashSim::MakeDurable(uint64_t first_unit, uint64_t end_unit) {
   for (uint64_t u = first_unit; u < end_unit && u < pending_.size(); ++u) {
+    if (!dirty_[u]) continue;  // clean: nothing to write (maybe never written)
     const uint64_t start = u * kUnit;
     const uint64_t length = std::min(kUnit, current_.size() - start);
     std::memcpy(durable_.data() + start, current_.data() + start, length);
     pending_[u].clear();
+    dirty_[u] = false;
   }
 }
 
-void CrashSim::Barrier(uint64_t offset, uint64_t length) {
-  if (!track_ || !barriers_honoured_ || length == 0) return;
+CrashSim::Tracking CrashSim::Save() const {
+  return Tracking{current_, durable_, observed_, pending_, dirty_};
+}
+
+Status CrashSim::Barrier(uint64_t offset, uint64_t length) {
+  if (!track_ || length == 0) return Status::Ok();
   Observe();
-  MakeDurable(offset / kUnit, (offset + length + kUnit - 1) / kUnit);
+  const uint64_t first = offset / kUnit;
+  const uint64_t end = (offset + length + kUnit - 1) / kUnit;
+  if (fail_next_barrier_) {
+    fail_next_barrier_ = false;
+    // Linux after a writeback error: the pages are clean, their content
+    // stays in the cache, the disk has any version they held.
+    for (uint64_t u = first; u < end && u < dirty_.size(); ++u) dirty_[u] = false;
+    if (kill_at_failure_) at_failure_ = Save();
+    return Status::FromErrno(EIO, "barrier", "sim", "injected writeback error");
+  }
+  if (in_flight_) before_last_barrier_ = Save();
+  MakeDurable(first, end);
+  return Status::Ok();
+}
+
+void CrashSim::BeginInFlight() {
+  in_flight_ = true;
+  before_last_barrier_.reset();
+}
+
+void CrashSim::EndInFlight() {
+  in_flight_ = false;
+  if (!before_last_barrier_) return;
+  // Back to before the last barrier, keeping what the page cache holds now:
+  // every unit written since is one more pending version.
+  Tracking saved = std::move(*before_last_barrier_);
+  before_last_barrier_.reset();
+  durable_ = std::move(saved.durable);
+  pending_ = std::move(saved.pending);
+  dirty_ = std::move(saved.dirty);
+  observed_ = std::move(saved.observed);
+  Observe();
+}
+
+void CrashSim::FailNextBarrier(bool kill_at_failure) {
+  fail_next_barrier_ = true;
+  kill_at_failure_ = kill_at_failure;
+  at_failure_.reset();
+}
+
+void CrashSim::RestoreKilledState() {
+  if (!at_failure_) return;
+  Tracking saved = std::move(*at_failure_);
+  at_failure_.reset();
+  current_ = std::move(saved.current);
+  durable_ = std::move(saved.durable);
+  observed_ = std::move(saved.observed);
+  pending_ = std::move(saved.pending);
+  dirty_ = std::move(saved.dirty);
 }
 
 Status CrashSim::Read(uint64_t offset, std::span<std::byte> out) {
@@ -135,6 +194,17 @@ void CrashSim::Write(uint64_t offset, std::span<const std::byte> data) {
   Observe();
   std::memcpy(current_.data() + offset, data.data(), data.size());
   Observe();
+  // A pwrite dirties its pages even when it writes the bytes they hold
+  // (the recovery that writes a commit again relies on that).
+  Touch(offset, data.size());
+}
+
+void CrashSim::Touch(uint64_t offset, uint64_t length) {
+  if (!track_ || length == 0) return;
+  for (uint64_t u = offset / kUnit; u < (offset + length + kUnit - 1) / kUnit && u < dirty_.size();
+       ++u) {
+    dirty_[u] = true;
+  }
 }
 
 std::vector<std::byte> CrashSim::Image(std::mt19937_64& rng, ImageKind kind, uint64_t unit) const {

@@ -9,15 +9,21 @@
 // unit held between two looks is covered by the byte-wise mixes of the
 // versions on either side.
 //
-// Barriers: fdatasync/fsync make every unit durable; msync(MS_SYNC) and a
-// pwritev2(RWF_DSYNC) make the units of their range durable; MS_ASYNC makes
-// nothing durable.
+// Barriers: fdatasync/fsync make every dirty unit durable; msync(MS_SYNC)
+// and a pwritev2(RWF_DSYNC) make the dirty units of their range durable;
+// MS_ASYNC makes nothing durable. A barrier made to fail (FailNextBarrier)
+// leaves the dirty units of its range clean but not durable, as Linux does
+// after a writeback error: the page cache keeps their content, no later
+// barrier writes them unless they are written again, and the disk may hold
+// any version they had.
 #ifndef REGIONSTORE_TESTS_SUPPORT_CRASH_SIM_H_
 #define REGIONSTORE_TESTS_SUPPORT_CRASH_SIM_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -37,9 +43,26 @@ class CrashSim final : public Io {
 
   // Folds what changed since the last look into the unit histories.
   void Observe();
-  // While false, barriers return OK but make nothing durable: the commit
-  // running then is "in flight" when the power goes.
-  void set_barriers_honoured(bool honoured) { barriers_honoured_ = honoured; }
+  // Says that [offset, offset + length) was stored to through the mapping.
+  // Observe sees only bytes that changed; on Linux any store dirties its
+  // page (a write fault on a clean page), same bytes or not, and that
+  // matters for a page left clean but not durable by a failed barrier.
+  void Touch(uint64_t offset, uint64_t length);
+  // Between BeginInFlight and EndInFlight, the last barrier to return is
+  // undone at EndInFlight: the operation running then is "in flight" when
+  // the power goes, its own barrier never reaching the disk, while earlier
+  // barriers that returned before it (a settle's) did.
+  void BeginInFlight();
+  void EndInFlight();
+  // The next barrier fails with EIO (see above). With `kill_at_failure`,
+  // the page cache as it was when the barrier failed is kept, for
+  // RestoreKilledState: what a process killed right then leaves.
+  void FailNextBarrier(bool kill_at_failure);
+  // Takes the page cache back to the moment the failed barrier returned:
+  // whatever the store wrote after it never happened. Call with no store
+  // using the simulator in between (the killed handle is destroyed next).
+  void RestoreKilledState();
+  bool failure_pending() const { return fail_next_barrier_; }
 
   enum class ImageKind {
     kRandom,         // every pending unit: any version, or a mix of two
@@ -63,26 +86,48 @@ class CrashSim final : public Io {
   Status FillRandom(std::span<std::byte> out) override;
   Result<FsInfo> StatFs(const std::string& path) override;
   uint64_t PageSize() override { return kUnit; }
+  // Every CrashSim is a boot of its own: a power loss is a reboot, so an
+  // image opened in a new CrashSim has another boot id, and a store reopened
+  // on the same one (a kill, no power loss) has the same.
+  Result<std::array<std::byte, 16>> BootId() override { return boot_id_; }
   uint64_t NowUnixNanos() override { return ++clock_; }
 
   // Called by the simulated file and mapping.
   Status Read(uint64_t offset, std::span<std::byte> out);
   void Write(uint64_t offset, std::span<const std::byte> data);
-  void Barrier(uint64_t offset, uint64_t length);  // makes the range durable
+  // Makes the range durable, or fails as FailNextBarrier asked.
+  Status Barrier(uint64_t offset, uint64_t length);
   std::byte* data() { return current_.data(); }
   uint64_t size() const { return current_.size(); }
 
  private:
   void MakeDurable(uint64_t first_unit, uint64_t end_unit);
 
+  struct Tracking {
+    std::vector<std::byte> current;
+    std::vector<std::byte> durable;
+    std::vector<std::byte> observed;
+    std::vector<std::vector<std::vector<std::byte>>> pending;
+    std::vector<bool> dirty;
+  };
+  Tracking Save() const;
+
+  std::array<std::byte, 16> boot_id_{};
   bool track_;
-  bool barriers_honoured_ = true;
+  bool in_flight_ = false;
+  std::optional<Tracking> before_last_barrier_;
+  bool fail_next_barrier_ = false;
+  bool kill_at_failure_ = false;
+  std::optional<Tracking> at_failure_;
   uint64_t clock_ = 1'700'000'000'000'000'000;
   std::vector<std::byte> current_;   // the page cache (and the mapping)
   std::vector<std::byte> durable_;   // what stable storage holds for sure
   std::vector<std::byte> observed_;  // current_ at the last look
-  // Per unit: contents since its last barrier, oldest first.
+  // Per unit: contents since it was last made durable, oldest first.
   std::vector<std::vector<std::vector<std::byte>>> pending_;
+  // Per unit: written since its last barrier (a barrier that failed leaves
+  // it clean, its pending versions kept).
+  std::vector<bool> dirty_;
 };
 
 }  // namespace regionstore::testing

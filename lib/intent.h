@@ -1,0 +1,79 @@
+// The intent area: a 4 KiB unit of the store file, just before the data
+// area, where a writer records what a barrier in progress is about, so that
+// the next writer's open in the same boot can undo what a failed barrier
+// may have left behind. Pure functions on byte buffers: no I/O here.
+// docs/FORMAT.md ("Intent area") is the specification and
+// docs/CHECKPOINTS.md ("Recovery") says why each mark exists; keep the three
+// in step.
+#ifndef REGIONSTORE_LIB_INTENT_H_
+#define REGIONSTORE_LIB_INTENT_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "regionstore/store_info.h"
+
+namespace regionstore::intent {
+
+inline constexpr uint64_t kAreaSize = 4096;
+inline constexpr uint64_t kEntrySize = 64;
+inline constexpr uint32_t kEntryCount = kAreaSize / kEntrySize;
+
+// Entry field offsets.
+namespace ent {
+inline constexpr size_t kKind = 0;
+inline constexpr size_t kRegion = 4;
+inline constexpr size_t kSlot = 8;
+inline constexpr size_t kReserved0 = 12;
+inline constexpr size_t kGeneration = 16;
+inline constexpr size_t kBootId = 24;
+inline constexpr size_t kReserved1 = 40;
+inline constexpr size_t kChecksum = 56;
+}  // namespace ent
+
+enum class Kind : uint32_t {
+  kFree = 0,
+  // A durable barrier for the commit (region, slot, generation) is running.
+  kCommitBarrier = 1,
+  // A barrier is running that can report a writeback error of pages the
+  // writer cannot name: commits made without a barrier (kNone, kAsync)
+  // since its last whole-file barrier, or, at open, whatever earlier
+  // handles left in the page cache. Left in place if the barrier fails.
+  kFileBarrier = 2,
+};
+
+// Where this writer keeps each kind of mark: fixed entries, so that setting
+// one never needs a search. Batches of several regions will use entries
+// from kFirstCommitEntry on.
+inline constexpr uint32_t kFileBarrierEntry = 0;
+inline constexpr uint32_t kFirstCommitEntry = 1;
+
+using BootId = std::array<std::byte, 16>;
+using EntryBytes = std::array<std::byte, kEntrySize>;
+
+struct Entry {
+  Kind kind = Kind::kFree;
+  uint32_t region = 0;
+  uint32_t slot = 0;
+  uint64_t generation = 0;
+  BootId boot_id{};
+};
+
+// File offset of the intent area of a store laid out as `info` says: the
+// 4 KiB unit that ends at data_offset, when the superblock and region table
+// end at or before its start. Stores whose table reaches into that unit
+// (more than 8,128 regions, possible only before 0.4) have none.
+std::optional<uint64_t> AreaOffset(const StoreInfo& info);
+
+EntryBytes EncodeEntry(const Entry& entry);
+// A live entry: kind known and not kFree, checksum and reserved bytes right.
+// Anything else (a free entry, one torn by a kill while it was being
+// written, garbage) is nullopt: it records nothing.
+std::optional<Entry> DecodeEntry(std::span<const std::byte> bytes);
+
+}  // namespace regionstore::intent
+
+#endif  // REGIONSTORE_LIB_INTENT_H_
