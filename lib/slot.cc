@@ -129,7 +129,9 @@ DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, ui
       return decoded;
     }
     decoded.kind = DecodedHeader::Kind::kUnfinished;
-    decoded.reason = "an interrupted commit left its header unfinished (no magic yet)";
+    decoded.reason =
+        "unfinished header (magic zero, other bytes not): a commit interrupted before its header "
+        "was complete, or damage to a slot that held no commit";
     return decoded;
   }
   decoded.kind = DecodedHeader::Kind::kInvalid;

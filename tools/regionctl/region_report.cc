@@ -119,6 +119,7 @@ std::string SlotSummary(const SlotReport& slot) {
   std::string text(SlotStateName(slot.state));
   switch (slot.state) {
     case SlotState::kEmpty:
+      if (!slot.reason.empty()) text += ": " + slot.reason;
       break;
     case SlotState::kValid:
       if (!slot.payload_checked) text = "header valid (payload not checked: run verify)";
