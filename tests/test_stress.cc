@@ -445,24 +445,10 @@ class BorrowedMapping final : public Mapping {
   uint64_t size_;
 };
 
-class BorrowingFile final : public File {
+class BorrowingFile final : public testing::ForwardingFile {
  public:
   BorrowingFile(std::unique_ptr<File> file, std::byte* data, uint64_t size)
-      : file_(std::move(file)), data_(data), size_(size) {}
-  const std::string& path() const override { return file_->path(); }
-  Result<uint64_t> ReadAt(uint64_t offset, std::span<std::byte> out) override {
-    return file_->ReadAt(offset, out);
-  }
-  Status WriteAt(uint64_t offset, std::span<const std::byte> data) override {
-    return file_->WriteAt(offset, data);
-  }
-  Status Allocate(uint64_t offset, uint64_t length) override {
-    return file_->Allocate(offset, length);
-  }
-  Status DataSync() override { return file_->DataSync(); }
-  Status Sync() override { return file_->Sync(); }
-  Status LockExclusive() override { return file_->LockExclusive(); }
-  Result<FileStat> Stat() override { return file_->Stat(); }
+      : ForwardingFile(std::move(file)), data_(data), size_(size) {}
   Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
     if (writable || length != size_) {
       return Status::Error(StatusCode::kInvalidArgument, "map", path(), "not the borrowed mapping");
@@ -471,7 +457,6 @@ class BorrowingFile final : public File {
   }
 
  private:
-  std::unique_ptr<File> file_;
   std::byte* data_;
   uint64_t size_;
 };

@@ -1,14 +1,16 @@
 // The POSIX implementation of the Io seam: the only code in regionstore that
-// calls the operating system. Every call retries EINTR and keeps errno.
+// calls the operating system. Every call retries EINTR and keeps errno. The
+// calls on an open file or mapping go through the table of posix_syscalls.h,
+// so that tests can make them fail and the recovery code here is what runs.
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <array>
@@ -22,16 +24,52 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "posix_syscalls.h"
 #include "regionstore/io.h"
 
 static_assert(sizeof(off_t) == 8, "regionstore needs a 64-bit off_t");
 
 namespace regionstore {
+namespace internal {
+namespace {
+
+constexpr PosixSyscalls kRealSyscalls = {
+    .pread = ::pread,
+    .pwrite = ::pwrite,
+    .pwritev = ::pwritev,
+    .pwritev2 = ::pwritev2,
+    .fdatasync = ::fdatasync,
+    .fsync = ::fsync,
+    .msync = ::msync,
+    .sync_file_range = ::sync_file_range,
+    .posix_fallocate = ::posix_fallocate,
+    .flock = ::flock,
+    .madvise = ::madvise,
+};
+
+// Constant-initialized, so it holds the real functions before any static
+// constructor can open a store.
+constinit PosixSyscalls installed_syscalls = kRealSyscalls;
+
+}  // namespace
+
+const PosixSyscalls& Syscalls() { return installed_syscalls; }
+
+PosixSyscalls RealSyscalls() { return kRealSyscalls; }
+
+PosixSyscalls InstallSyscalls(const PosixSyscalls& table) {
+  return std::exchange(installed_syscalls, table);
+}
+
+}  // namespace internal
+
 namespace {
 
 namespace bip = boost::interprocess;
+using internal::Syscalls;
 
 // errno, read before any other expression of the caller's statement can
 // allocate (argument evaluation order is unspecified).
@@ -66,7 +104,7 @@ class PosixMapping final : public Mapping {
   void PrepareWrite(uint64_t offset, uint64_t length) override {
 #if defined(MADV_POPULATE_WRITE)
     if (offset <= size() && length <= size() - offset && length > 0) {
-      static_cast<void>(::madvise(data() + offset, length, MADV_POPULATE_WRITE));
+      static_cast<void>(Syscalls().madvise(data() + offset, length, MADV_POPULATE_WRITE));
     }
 #else
     static_cast<void>(offset);
@@ -76,7 +114,7 @@ class PosixMapping final : public Mapping {
 
   void ResetPageTables(uint64_t offset, uint64_t length) override {
     if (offset <= size() && length <= size() - offset && length > 0) {
-      static_cast<void>(::madvise(data() + offset, length, MADV_DONTNEED));
+      static_cast<void>(Syscalls().madvise(data() + offset, length, MADV_DONTNEED));
     }
   }
 
@@ -87,9 +125,9 @@ class PosixMapping final : public Mapping {
                            "range outside the mapping");
     }
     const int flags = kind == SyncKind::kSync ? MS_SYNC : MS_ASYNC;
-    if (::msync(data() + offset, length, flags) != 0) {
-      return Status::FromErrno(SavedErrno(), kind == SyncKind::kSync ? "msync(MS_SYNC)" : "msync(MS_ASYNC)",
-                               path_);
+    if (Syscalls().msync(data() + offset, length, flags) != 0) {
+      return Status::FromErrno(
+          SavedErrno(), kind == SyncKind::kSync ? "msync(MS_SYNC)" : "msync(MS_ASYNC)", path_);
     }
     return Status::Ok();
   }
@@ -114,7 +152,8 @@ class PosixFile final : public File {
     uint64_t done = 0;
     while (done < out.size()) {
       const size_t chunk = static_cast<size_t>(std::min<uint64_t>(out.size() - done, kMaxIoChunk));
-      const ssize_t n = ::pread(fd_, out.data() + done, chunk, static_cast<off_t>(offset + done));
+      const ssize_t n =
+          Syscalls().pread(fd_, out.data() + done, chunk, static_cast<off_t>(offset + done));
       if (n < 0) {
         if (errno == EINTR) continue;
         return Status::FromErrno(SavedErrno(), "pread", path_);
@@ -129,7 +168,8 @@ class PosixFile final : public File {
     uint64_t done = 0;
     while (done < data.size()) {
       const size_t chunk = static_cast<size_t>(std::min<uint64_t>(data.size() - done, kMaxIoChunk));
-      const ssize_t n = ::pwrite(fd_, data.data() + done, chunk, static_cast<off_t>(offset + done));
+      const ssize_t n =
+          Syscalls().pwrite(fd_, data.data() + done, chunk, static_cast<off_t>(offset + done));
       if (n < 0) {
         if (errno == EINTR) continue;
         return Status::FromErrno(SavedErrno(), "pwrite", path_);
@@ -160,8 +200,13 @@ class PosixFile final : public File {
     uint64_t done = 0;
     size_t first = 0;
     while (done < total) {
-      const ssize_t n = ::pwritev2(fd_, iov.data() + first, static_cast<int>(iov.size() - first),
-                                   static_cast<off_t>(offset + done), flags);
+      // Without the flag, plain pwritev: what a kernel or libc without
+      // pwritev2 (or one that refused the flag) still has.
+      const iovec* rest = iov.data() + first;
+      const auto count = static_cast<int>(iov.size() - first);
+      const auto at = static_cast<off_t>(offset + done);
+      const ssize_t n = flags != 0 ? Syscalls().pwritev2(fd_, rest, count, at, flags)
+                                   : Syscalls().pwritev(fd_, rest, count, at);
       if (n < 0) {
         if (errno == EINTR) continue;
         if (flags != 0 && errno == EOPNOTSUPP) {
@@ -199,13 +244,22 @@ class PosixFile final : public File {
     int rc;
     do {
       // posix_fallocate returns the error instead of setting errno.
-      rc = ::posix_fallocate(fd_, static_cast<off_t>(offset), static_cast<off_t>(length));
+      rc = Syscalls().posix_fallocate(fd_, static_cast<off_t>(offset), static_cast<off_t>(length));
     } while (rc == EINTR);
     return rc == 0 ? Status::Ok() : Status::FromErrno(rc, "fallocate", path_);
   }
 
-  Status DataSync() override { return Retry(::fdatasync, "fdatasync"); }
-  Status Sync() override { return Retry(::fsync, "fsync"); }
+  void StartWriteback(uint64_t offset, uint64_t length) override {
+    // A length of 0 would mean "to the end of the file": nothing to start.
+    // Errors are dropped: the barrier that follows reports any I/O error,
+    // and EINTR only means less writeback was started early.
+    if (length == 0) return;
+    static_cast<void>(Syscalls().sync_file_range(
+        fd_, static_cast<off_t>(offset), static_cast<off_t>(length), SYNC_FILE_RANGE_WRITE));
+  }
+
+  Status DataSync() override { return Retry(Syscalls().fdatasync, "fdatasync"); }
+  Status Sync() override { return Retry(Syscalls().fsync, "fsync"); }
 
   Status LockExclusive() override {
     // flock locks belong to the open file description: unlike fcntl record
@@ -213,7 +267,7 @@ class PosixFile final : public File {
     // and a second open in the same process conflicts.
     int rc;
     do {
-      rc = ::flock(fd_, LOCK_EX | LOCK_NB);
+      rc = Syscalls().flock(fd_, LOCK_EX | LOCK_NB);
     } while (rc != 0 && errno == EINTR);
     if (rc != 0) {
       const int error = errno;
@@ -330,7 +384,8 @@ class PosixIo final : public Io {
 
   Status Rename(const std::string& from, const std::string& to, bool replace) override {
     if (replace) {
-      if (::rename(from.c_str(), to.c_str()) != 0) return Status::FromErrno(SavedErrno(), "rename", to);
+      if (::rename(from.c_str(), to.c_str()) != 0)
+        return Status::FromErrno(SavedErrno(), "rename", to);
       return Status::Ok();
     }
     if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
@@ -390,14 +445,33 @@ class PosixIo final : public Io {
     info.block_size = static_cast<uint64_t>(st.f_bsize);
     info.available_bytes = static_cast<uint64_t>(st.f_bavail) * info.block_size;
     switch (info.type_magic) {
-      case EXT4_SUPER_MAGIC: info.type_name = "ext2/3/4"; break;
-      case XFS_SUPER_MAGIC: info.type_name = "xfs"; break;
-      case TMPFS_MAGIC: info.type_name = "tmpfs"; break;
-      case NFS_SUPER_MAGIC: info.type_name = "nfs"; break;
-      case OVERLAYFS_SUPER_MAGIC: info.type_name = "overlayfs"; break;
-      case BTRFS_SUPER_MAGIC: info.type_name = "btrfs"; info.copy_on_write = true; break;
-      case 0xca451a4e: info.type_name = "bcachefs"; info.copy_on_write = true; break;
-      case 0x2fc12fc1: info.type_name = "zfs"; info.copy_on_write = true; break;
+      case EXT4_SUPER_MAGIC:
+        info.type_name = "ext2/3/4";
+        break;
+      case XFS_SUPER_MAGIC:
+        info.type_name = "xfs";
+        break;
+      case TMPFS_MAGIC:
+        info.type_name = "tmpfs";
+        break;
+      case NFS_SUPER_MAGIC:
+        info.type_name = "nfs";
+        break;
+      case OVERLAYFS_SUPER_MAGIC:
+        info.type_name = "overlayfs";
+        break;
+      case BTRFS_SUPER_MAGIC:
+        info.type_name = "btrfs";
+        info.copy_on_write = true;
+        break;
+      case 0xca451a4e:
+        info.type_name = "bcachefs";
+        info.copy_on_write = true;
+        break;
+      case 0x2fc12fc1:
+        info.type_name = "zfs";
+        info.copy_on_write = true;
+        break;
       default: {
         char hex[16];
         std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(info.type_magic));

@@ -1,12 +1,19 @@
-// ForwardingIo: an Io that passes every call to another Io, for test Ios
-// that change one or two calls and keep the rest.
+// ForwardingIo, ForwardingFile, ForwardingMapping: an Io, File and Mapping
+// that pass every call to another one, for test wrappers that change one or
+// two calls and keep the rest. They override every virtual of the seam, so a
+// wrapper derived from them cannot miss a call the production path makes
+// (a File that does not override WriteGatherAt silently runs the base
+// class's WriteAt-per-part emulation instead of the wrapped file's).
 #ifndef REGIONSTORE_TESTS_SUPPORT_FORWARDING_IO_H_
 #define REGIONSTORE_TESTS_SUPPORT_FORWARDING_IO_H_
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "regionstore/io.h"
 
@@ -33,6 +40,7 @@ class ForwardingIo : public Io {
   Result<FileStat> StatPath(const std::string& path) override { return base_->StatPath(path); }
   Status FillRandom(std::span<std::byte> out) override { return base_->FillRandom(out); }
   Result<FsInfo> StatFs(const std::string& path) override { return base_->StatFs(path); }
+  Result<std::array<std::byte, 16>> BootId() override { return base_->BootId(); }
   uint64_t PageSize() override { return base_->PageSize(); }
   uint64_t NowUnixNanos() override { return base_->NowUnixNanos(); }
 
@@ -41,6 +49,68 @@ class ForwardingIo : public Io {
 
  private:
   Io* base_;
+};
+
+// Owns the Mapping it forwards to.
+class ForwardingMapping : public Mapping {
+ public:
+  explicit ForwardingMapping(std::unique_ptr<Mapping> base) : base_(std::move(base)) {}
+
+  std::byte* data() override { return base_->data(); }
+  uint64_t size() const override { return base_->size(); }
+  Status Sync(uint64_t offset, uint64_t length, SyncKind kind) override {
+    return base_->Sync(offset, length, kind);
+  }
+  void PrepareWrite(uint64_t offset, uint64_t length) override {
+    base_->PrepareWrite(offset, length);
+  }
+  void ResetPageTables(uint64_t offset, uint64_t length) override {
+    base_->ResetPageTables(offset, length);
+  }
+
+ protected:
+  Mapping& base() const { return *base_; }
+
+ private:
+  std::unique_ptr<Mapping> base_;
+};
+
+// Owns the File it forwards to. Map returns the wrapped file's mapping as it
+// is; a wrapper that needs to see the mapping's calls overrides Map.
+class ForwardingFile : public File {
+ public:
+  explicit ForwardingFile(std::unique_ptr<File> base) : base_(std::move(base)) {}
+
+  const std::string& path() const override { return base_->path(); }
+  Result<uint64_t> ReadAt(uint64_t offset, std::span<std::byte> out) override {
+    return base_->ReadAt(offset, out);
+  }
+  Status WriteAt(uint64_t offset, std::span<const std::byte> data) override {
+    return base_->WriteAt(offset, data);
+  }
+  Status WriteGatherAt(uint64_t offset, std::span<const std::span<const std::byte>> parts,
+                       bool data_sync) override {
+    return base_->WriteGatherAt(offset, parts, data_sync);
+  }
+  void StartWriteback(uint64_t offset, uint64_t length) override {
+    base_->StartWriteback(offset, length);
+  }
+  Status Allocate(uint64_t offset, uint64_t length) override {
+    return base_->Allocate(offset, length);
+  }
+  Status DataSync() override { return base_->DataSync(); }
+  Status Sync() override { return base_->Sync(); }
+  Status LockExclusive() override { return base_->LockExclusive(); }
+  Result<FileStat> Stat() override { return base_->Stat(); }
+  Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
+    return base_->Map(length, writable);
+  }
+
+ protected:
+  File& base() const { return *base_; }
+
+ private:
+  std::unique_ptr<File> base_;
 };
 
 }  // namespace regionstore::testing

@@ -6,8 +6,12 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "regionstore/store.h"
 
@@ -63,6 +67,26 @@ inline Store MustOpen(const std::string& path, OpenMode mode, Io* io = nullptr) 
   INFO(store.status().ToString());
   REQUIRE(store.ok());
   return std::move(*store);
+}
+
+// Creates a store with checkpoint regions `specs` and REQUIREs success.
+inline void MustCreateWithRegions(const std::string& path, uint64_t data_size,
+                                  std::vector<CheckpointSpec> specs, Io* io = nullptr) {
+  CreateOptions options;
+  options.io = io;
+  options.checkpoints = std::move(specs);
+  Status status = Store::Create(path, data_size, options);
+  INFO(status.ToString());
+  REQUIRE(status.ok());
+}
+
+// The newest commit of region `name`; REQUIREs that Load succeeds.
+inline std::vector<std::byte> MustLoad(const Store& store, std::string_view name) {
+  std::vector<std::byte> out;
+  auto loaded = store.Load(name, out);
+  INFO(loaded.status().ToString());
+  REQUIRE(loaded.ok());
+  return out;
 }
 
 }  // namespace regionstore::testing

@@ -8,98 +8,149 @@ namespace {
 
 const char* OpName(Op op) {
   switch (op) {
-    case Op::kOpen: return "open";
-    case Op::kCreateExclusive: return "create temp file";
-    case Op::kRename: return "rename";
-    case Op::kRemove: return "unlink";
-    case Op::kSyncDirectory: return "fsync directory";
-    case Op::kReadAt: return "pread";
-    case Op::kWriteAt: return "pwrite";
-    case Op::kAllocate: return "fallocate";
-    case Op::kDataSync: return "fdatasync";
-    case Op::kSync: return "fsync";
-    case Op::kLock: return "lock";
-    case Op::kMap: return "mmap";
-    case Op::kMsync: return "msync";
+    case Op::kOpen:
+      return "open";
+    case Op::kCreateExclusive:
+      return "create temp file";
+    case Op::kRename:
+      return "rename";
+    case Op::kRemove:
+      return "unlink";
+    case Op::kSyncDirectory:
+      return "fsync directory";
+    case Op::kReadAt:
+      return "pread";
+    case Op::kWriteAt:
+      return "pwrite";
+    case Op::kAllocate:
+      return "fallocate";
+    case Op::kDataSync:
+      return "fdatasync";
+    case Op::kSync:
+      return "fsync";
+    case Op::kLock:
+      return "lock";
+    case Op::kMap:
+      return "mmap";
+    case Op::kMsync:
+      return "msync";
+    case Op::kStartWriteback:
+      return "sync_file_range";
   }
   return "?";
 }
 
-class TestMapping final : public Mapping {
+class TestMapping final : public ForwardingMapping {
  public:
   TestMapping(TestIo& io, std::unique_ptr<Mapping> base, std::string path)
-      : io_(io), base_(std::move(base)), path_(std::move(path)) {}
-  std::byte* data() override { return base_->data(); }
-  uint64_t size() const override { return base_->size(); }
+      : ForwardingMapping(std::move(base)), io_(io), path_(std::move(path)) {}
   Status Sync(uint64_t offset, uint64_t length, SyncKind kind) override {
     io_.RecordMsync({offset, length, kind});
     if (Status s = io_.Enter(Op::kMsync, path_); !s.ok()) return s;
-    return base_->Sync(offset, length, kind);
-  }
-  void PrepareWrite(uint64_t offset, uint64_t length) override {
-    base_->PrepareWrite(offset, length);
+    return base().Sync(offset, length, kind);
   }
   void ResetPageTables(uint64_t offset, uint64_t length) override {
     io_.RecordPageTableReset({offset, length});
-    base_->ResetPageTables(offset, length);
+    base().ResetPageTables(offset, length);
   }
 
  private:
   TestIo& io_;
-  std::unique_ptr<Mapping> base_;
   std::string path_;
 };
 
-class TestFile final : public File {
+class TestFile final : public ForwardingFile {
  public:
-  TestFile(TestIo& io, std::unique_ptr<File> base) : io_(io), base_(std::move(base)) {}
-  const std::string& path() const override { return base_->path(); }
+  TestFile(TestIo& io, std::unique_ptr<File> base) : ForwardingFile(std::move(base)), io_(io) {}
   Result<uint64_t> ReadAt(uint64_t offset, std::span<std::byte> out) override {
     if (Status s = io_.Enter(Op::kReadAt, path()); !s.ok()) return s;
-    auto read = base_->ReadAt(offset, out);
+    auto read = base().ReadAt(offset, out);
     if (read.ok()) io_.RecordRead(*read);
     return read;
   }
   Status WriteAt(uint64_t offset, std::span<const std::byte> data) override {
     io_.RecordWrite({offset, data.size()});
     if (Status s = io_.Enter(Op::kWriteAt, path()); !s.ok()) return s;
-    return base_->WriteAt(offset, data);
+    Status written = base().WriteAt(offset, data);
+    if (written.ok()) io_.RecordBytesWritten(data.size());
+    return written;
+  }
+  // Counted as the WriteAt-per-part emulation (test_io.h), written by the
+  // wrapped file's WriteGatherAt: with a POSIX file, pwritev2(RWF_DSYNC) and
+  // its fallbacks are what runs.
+  Status WriteGatherAt(uint64_t offset, std::span<const std::span<const std::byte>> parts,
+                       bool data_sync) override {
+    uint64_t part_offset = offset;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (parts[i].empty()) continue;
+      io_.RecordWrite({part_offset, parts[i].size()});
+      if (Status s = io_.Enter(Op::kWriteAt, path()); !s.ok()) {
+        return WriteThenFail(offset, parts.first(i), s);
+      }
+      part_offset += parts[i].size();
+    }
+    if (data_sync) {
+      if (Status s = io_.Enter(Op::kDataSync, path()); !s.ok()) {
+        return WriteThenFail(offset, parts, s);
+      }
+    }
+    return WriteGather(offset, parts, data_sync);
+  }
+  void StartWriteback(uint64_t offset, uint64_t length) override {
+    io_.RecordStartWriteback({offset, length});
+    if (!io_.Enter(Op::kStartWriteback, path()).ok()) return;
+    base().StartWriteback(offset, length);
   }
   Status Allocate(uint64_t offset, uint64_t length) override {
     if (Status s = io_.Enter(Op::kAllocate, path()); !s.ok()) return s;
-    return base_->Allocate(offset, length);
+    return base().Allocate(offset, length);
   }
   Status DataSync() override {
     if (Status s = io_.Enter(Op::kDataSync, path()); !s.ok()) return s;
-    return base_->DataSync();
+    return base().DataSync();
   }
   Status Sync() override {
     if (Status s = io_.Enter(Op::kSync, path()); !s.ok()) return s;
-    return base_->Sync();
+    return base().Sync();
   }
   Status LockExclusive() override {
     if (Status s = io_.Enter(Op::kLock, path()); !s.ok()) return s;
-    return base_->LockExclusive();
+    return base().LockExclusive();
   }
-  Result<FileStat> Stat() override { return base_->Stat(); }
   Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
     if (Status s = io_.Enter(Op::kMap, path()); !s.ok()) return s;
-    auto mapping = base_->Map(length, writable);
+    auto mapping = base().Map(length, writable);
     if (!mapping.ok()) return mapping.status();
     return std::unique_ptr<Mapping>(
         std::make_unique<TestMapping>(io_, std::move(*mapping), path()));
   }
 
  private:
+  Status WriteGather(uint64_t offset, std::span<const std::span<const std::byte>> parts,
+                     bool data_sync) {
+    Status written = base().WriteGatherAt(offset, parts, data_sync);
+    if (written.ok()) {
+      uint64_t total = 0;
+      for (std::span<const std::byte> part : parts) total += part.size();
+      io_.RecordBytesWritten(total);
+    }
+    return written;
+  }
+  // What reached the file before the injected `fault`, then the fault (or
+  // the real error, if writing that much failed already).
+  Status WriteThenFail(uint64_t offset, std::span<const std::span<const std::byte>> parts,
+                       const Status& fault) {
+    Status written = WriteGather(offset, parts, /*data_sync=*/false);
+    return written.ok() ? fault : written;
+  }
+
   TestIo& io_;
-  std::unique_ptr<File> base_;
 };
 
 }  // namespace
 
 void TestIo::FailNth(Op op, int nth, int sys_errno) {
-  std::lock_guard lock(mutex_);
-  faults_[op] = Fault{nth, sys_errno};
+  Locked([&] { faults_[op] = Fault{nth, sys_errno}; });
 }
 
 int TestIo::Count(Op op) const {
@@ -109,13 +160,11 @@ int TestIo::Count(Op op) const {
 }
 
 std::vector<MsyncCall> TestIo::Msyncs() const {
-  std::lock_guard lock(mutex_);
-  return msyncs_;
+  return Locked([&] { return msyncs_; });
 }
 
 std::vector<WriteCall> TestIo::Writes() const {
-  std::lock_guard lock(mutex_);
-  return writes_;
+  return Locked([&] { return writes_; });
 }
 
 void TestIo::ClearLog() {
@@ -124,17 +173,20 @@ void TestIo::ClearLog() {
   msyncs_.clear();
   writes_.clear();
   page_table_resets_.clear();
+  start_writebacks_.clear();
   bytes_read_ = 0;
+  bytes_written_ = 0;
 }
 
 void TestIo::OnEnter(std::function<void(Op)> hook) {
-  std::lock_guard lock(mutex_);
-  enter_hook_ = std::move(hook);
+  Locked([&] { enter_hook_ = std::move(hook); });
 }
 
 Status TestIo::Enter(Op op, const std::string& path) {
+  // The hook runs on a copy, outside the lock: it may call Count(), or
+  // replace itself.
+  if (auto hook = Locked([&] { return enter_hook_; })) hook(op);
   std::lock_guard lock(mutex_);
-  if (enter_hook_) enter_hook_(op);
   ++counts_[op];
   auto it = faults_.find(op);
   if (it != faults_.end() && --it->second.remaining == 0) {
@@ -146,93 +198,102 @@ Status TestIo::Enter(Op op, const std::string& path) {
 }
 
 uint64_t TestIo::BytesRead() const {
-  std::lock_guard lock(mutex_);
-  return bytes_read_;
+  return Locked([&] { return bytes_read_; });
 }
 
 void TestIo::RecordRead(uint64_t bytes) {
-  std::lock_guard lock(mutex_);
-  bytes_read_ += bytes;
+  Locked([&] { bytes_read_ += bytes; });
+}
+
+uint64_t TestIo::BytesWritten() const {
+  return Locked([&] { return bytes_written_; });
+}
+
+void TestIo::RecordBytesWritten(uint64_t bytes) {
+  Locked([&] { bytes_written_ += bytes; });
+}
+
+std::vector<RangeCall> TestIo::StartWritebacks() const {
+  return Locked([&] { return start_writebacks_; });
+}
+
+void TestIo::RecordStartWriteback(const RangeCall& call) {
+  Locked([&] { start_writebacks_.push_back(call); });
 }
 
 std::vector<RangeCall> TestIo::PageTableResets() const {
-  std::lock_guard lock(mutex_);
-  return page_table_resets_;
+  return Locked([&] { return page_table_resets_; });
 }
 
 void TestIo::RecordPageTableReset(const RangeCall& call) {
-  std::lock_guard lock(mutex_);
-  page_table_resets_.push_back(call);
+  Locked([&] { page_table_resets_.push_back(call); });
 }
 
 void TestIo::RecordMsync(const MsyncCall& call) {
-  std::lock_guard lock(mutex_);
-  msyncs_.push_back(call);
+  Locked([&] { msyncs_.push_back(call); });
 }
 
 void TestIo::RecordWrite(const WriteCall& call) {
-  std::lock_guard lock(mutex_);
-  writes_.push_back(call);
+  Locked([&] { writes_.push_back(call); });
 }
 
 Result<FsInfo> TestIo::StatFs(const std::string& path) {
-  {
-    std::lock_guard lock(mutex_);
-    if (fake_filesystem_) return *fake_filesystem_;
-  }
-  return base_->StatFs(path);
+  if (auto fake = Locked([&] { return fake_filesystem_; })) return *fake;
+  return base()->StatFs(path);
+}
+
+Result<std::array<std::byte, 16>> TestIo::BootId() {
+  if (auto fake = Locked([&] { return boot_id_; })) return *fake;
+  return base()->BootId();
+}
+
+void TestIo::SetBootId(const std::array<std::byte, 16>& id) {
+  Locked([&] { boot_id_ = id; });
 }
 
 void TestIo::FakeFilesystem(const FsInfo& info) {
-  std::lock_guard lock(mutex_);
-  fake_filesystem_ = info;
+  Locked([&] { fake_filesystem_ = info; });
 }
 
 Status TestIo::FillRandom(std::span<std::byte> out) {
-  if (!fixed_random_) return base_->FillRandom(out);
+  if (!fixed_random_) return base()->FillRandom(out);
   std::fill(out.begin(), out.end(), *fixed_random_);
   return Status::Ok();
 }
 
 void TestIo::OnNextOpen(std::function<void()> hook) {
-  std::lock_guard lock(mutex_);
-  open_hook_ = std::move(hook);
+  Locked([&] { open_hook_ = std::move(hook); });
 }
 
 Result<std::unique_ptr<File>> TestIo::Open(const std::string& path, bool writable,
                                            SymlinkPolicy symlinks) {
   if (Status s = Enter(Op::kOpen, path); !s.ok()) return s;
-  auto file = base_->Open(path, writable, symlinks);
+  auto file = base()->Open(path, writable, symlinks);
   if (!file.ok()) return file.status();
-  std::function<void()> hook;
-  {
-    std::lock_guard lock(mutex_);
-    hook = std::exchange(open_hook_, nullptr);
-  }
-  if (hook) hook();
+  if (auto hook = Locked([&] { return std::exchange(open_hook_, nullptr); })) hook();
   return std::unique_ptr<File>(std::make_unique<TestFile>(*this, std::move(*file)));
 }
 
 Result<std::unique_ptr<File>> TestIo::CreateExclusive(const std::string& path) {
   if (Status s = Enter(Op::kCreateExclusive, path); !s.ok()) return s;
-  auto file = base_->CreateExclusive(path);
+  auto file = base()->CreateExclusive(path);
   if (!file.ok()) return file.status();
   return std::unique_ptr<File>(std::make_unique<TestFile>(*this, std::move(*file)));
 }
 
 Status TestIo::Rename(const std::string& from, const std::string& to, bool replace) {
   if (Status s = Enter(Op::kRename, to); !s.ok()) return s;
-  return base_->Rename(from, to, replace);
+  return base()->Rename(from, to, replace);
 }
 
 Status TestIo::Remove(const std::string& path) {
   if (Status s = Enter(Op::kRemove, path); !s.ok()) return s;
-  return base_->Remove(path);
+  return base()->Remove(path);
 }
 
 Status TestIo::SyncDirectory(const std::string& directory) {
   if (Status s = Enter(Op::kSyncDirectory, directory); !s.ok()) return s;
-  return base_->SyncDirectory(directory);
+  return base()->SyncDirectory(directory);
 }
 
 }  // namespace regionstore::testing

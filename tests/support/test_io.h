@@ -1,20 +1,32 @@
 // TestIo: an Io that records every call the store makes through the seam and
-// can fail the Nth call of a kind with a chosen errno, without root.
+// can fail the Nth call of a kind with a chosen errno, without root. Its
+// files and mappings derive from ForwardingFile and ForwardingMapping, so
+// every call they do not record still reaches the wrapped Io's file.
 #ifndef REGIONSTORE_TESTS_SUPPORT_TEST_IO_H_
 #define REGIONSTORE_TESTS_SUPPORT_TEST_IO_H_
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "regionstore/io.h"
+#include "support/forwarding_io.h"
 
 namespace regionstore::testing {
 
+// The kinds of call TestIo counts. File::WriteGatherAt has no kind of its
+// own: it is counted as the WriteAt-per-part emulation it replaces would be,
+// one kWriteAt (and one Writes() entry) per non-empty part, then, with
+// data_sync, one kDataSync; a fault injected into one of those stops it
+// where the emulation would stop (parts before a failing kWriteAt reach the
+// file; a failing kDataSync comes after the whole write reached it). Either
+// way the wrapped file's own WriteGatherAt does the writing.
 enum class Op {
   kOpen,
   kCreateExclusive,
@@ -29,6 +41,9 @@ enum class Op {
   kLock,
   kMap,
   kMsync,
+  // File::StartWriteback. A fault injected here drops the hint (it returns
+  // nothing to report it with).
+  kStartWriteback,
 };
 
 struct MsyncCall {
@@ -42,15 +57,15 @@ struct WriteCall {
   uint64_t length = 0;
 };
 
-// A Mapping::ResetPageTables call.
+// A Mapping::ResetPageTables or File::StartWriteback call.
 struct RangeCall {
   uint64_t offset = 0;
   uint64_t length = 0;
 };
 
-class TestIo final : public Io {
+class TestIo final : public ForwardingIo {
  public:
-  explicit TestIo(Io* base = Io::Default()) : base_(base) {}
+  explicit TestIo(Io* base = Io::Default()) : ForwardingIo(base) {}
 
   // The `nth` call of `op` from now on (1 = the next one) fails with
   // `sys_errno` instead of reaching the OS.
@@ -60,9 +75,14 @@ class TestIo final : public Io {
   std::vector<MsyncCall> Msyncs() const;
   std::vector<WriteCall> Writes() const;
   std::vector<RangeCall> PageTableResets() const;
+  std::vector<RangeCall> StartWritebacks() const;
   // Bytes returned by ReadAt so far.
   uint64_t BytesRead() const;
   void RecordRead(uint64_t bytes);
+  // Bytes of WriteAt and WriteGatherAt calls (all parts) that the wrapped
+  // file completed without error.
+  uint64_t BytesWritten() const;
+  void RecordBytesWritten(uint64_t bytes);
   // Forgets the calls recorded so far (fault rules stay).
   void ClearLog();
 
@@ -72,12 +92,10 @@ class TestIo final : public Io {
   Status Rename(const std::string& from, const std::string& to, bool replace) override;
   Status Remove(const std::string& path) override;
   Status SyncDirectory(const std::string& directory) override;
-  Result<FileStat> StatPath(const std::string& path) override { return base_->StatPath(path); }
   // Random bytes from the base Io, or `value` repeated once FixRandom was
   // called (so that a test knows a temp file's name in advance).
   Status FillRandom(std::span<std::byte> out) override;
   void FixRandom(std::byte value) { fixed_random_ = value; }
-  uint64_t PageSize() override { return base_->PageSize(); }
   // The real statfs, unless FakeFilesystem() was called.
   Result<FsInfo> StatFs(const std::string& path) override;
   // Makes StatFs report `info` from now on.
@@ -85,30 +103,45 @@ class TestIo final : public Io {
   // Runs `hook` once, right after the next Open() of a file succeeds and
   // before the caller sees it: a chance to swap the path under the caller.
   void OnNextOpen(std::function<void()> hook);
-  // Runs `hook` with the kind of every call, as it enters the seam (before a
-  // fault can fire): lets a test publish where the caller is.
+  // The wrapped Io's boot id, or `id` once SetBootId was called (so that a
+  // test can play a reboot).
+  Result<std::array<std::byte, 16>> BootId() override;
+  void SetBootId(const std::array<std::byte, 16>& id);
+  // Runs `hook` with the kind of every call, as it enters the seam (before it
+  // is counted and before a fault can fire): lets a test publish where the
+  // caller is. It runs on the caller's thread without TestIo's lock held, so
+  // it may call Count() or any other member.
   void OnEnter(std::function<void(Op)> hook);
-  uint64_t NowUnixNanos() override { return base_->NowUnixNanos(); }
 
   // Counts the call and returns the injected failure, if this is the one.
   Status Enter(Op op, const std::string& path);
   void RecordMsync(const MsyncCall& call);
   void RecordWrite(const WriteCall& call);
   void RecordPageTableReset(const RangeCall& call);
+  void RecordStartWriteback(const RangeCall& call);
 
  private:
+  // Runs `body` with mutex_ held and returns what it returns.
+  template <typename Body>
+  auto Locked(Body body) const -> decltype(body()) {
+    std::lock_guard lock(mutex_);
+    return body();
+  }
+
   struct Fault {
     int remaining = 0;  // calls until it fires; 1 = the next
     int sys_errno = 0;
   };
-  Io* base_;
   mutable std::mutex mutex_;
   std::map<Op, int> counts_;
   std::map<Op, Fault> faults_;
   std::vector<MsyncCall> msyncs_;
   std::vector<WriteCall> writes_;
   std::vector<RangeCall> page_table_resets_;
+  std::vector<RangeCall> start_writebacks_;
   uint64_t bytes_read_ = 0;
+  uint64_t bytes_written_ = 0;
+  std::optional<std::array<std::byte, 16>> boot_id_;
   std::optional<std::byte> fixed_random_;
   std::optional<FsInfo> fake_filesystem_;
   std::function<void()> open_hook_;

@@ -1,0 +1,50 @@
+// The system calls the POSIX Io makes on an open file or mapping, as a table
+// of function pointers, after SQLite's os_unix.c: a test replaces an entry
+// to make the production code meet EIO, EINTR, EOPNOTSUPP or a short count,
+// and what runs is the real fallback code, not an emulation of it.
+//
+// Lib-internal (not installed, symbols hidden): tests reach it through the
+// static regionstore_internal library. Production code never replaces it.
+#ifndef REGIONSTORE_LIB_IO_POSIX_SYSCALLS_H_
+#define REGIONSTORE_LIB_IO_POSIX_SYSCALLS_H_
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+
+namespace regionstore::internal {
+
+// Each entry has the signature and the error convention of the libc function
+// it is named after: -1 and errno, except posix_fallocate, which returns the
+// error number.
+struct PosixSyscalls {
+  ssize_t (*pread)(int fd, void* buf, size_t count, off_t offset);
+  ssize_t (*pwrite)(int fd, const void* buf, size_t count, off_t offset);
+  ssize_t (*pwritev)(int fd, const iovec* iov, int iovcnt, off_t offset);
+  ssize_t (*pwritev2)(int fd, const iovec* iov, int iovcnt, off_t offset, int flags);
+  int (*fdatasync)(int fd);
+  int (*fsync)(int fd);
+  int (*msync)(void* addr, size_t length, int flags);
+  int (*sync_file_range)(int fd, off_t offset, off_t nbytes, unsigned int flags);
+  int (*posix_fallocate)(int fd, off_t offset, off_t length);
+  int (*flock)(int fd, int operation);
+  int (*madvise)(void* addr, size_t length, int advice);
+};
+
+// The table every PosixFile and PosixMapping call goes through; at start
+// the real libc functions. Reading it costs one load per call.
+const PosixSyscalls& Syscalls();
+
+// The real libc functions, whatever is installed.
+PosixSyscalls RealSyscalls();
+
+// Makes `table` the one Syscalls() returns and returns the one it replaces,
+// so the caller can put it back. For tests only. Not thread-safe: no other
+// thread may be inside, or about to enter, a call of the POSIX Io while it
+// runs, and every entry must be non-null.
+PosixSyscalls InstallSyscalls(const PosixSyscalls& table);
+
+}  // namespace regionstore::internal
+
+#endif  // REGIONSTORE_LIB_IO_POSIX_SYSCALLS_H_
