@@ -18,6 +18,8 @@ namespace {
 
 using testing::kKiB;
 using testing::kMiB;
+using testing::MustCreateWithRegions;
+using testing::MustLoad;
 using testing::MustOpen;
 using testing::Op;
 using testing::PatternBytes;
@@ -30,26 +32,6 @@ using testing::WriteWholeFile;
 
 constexpr Durability kAllModes[] = {Durability::kNone, Durability::kAsync, Durability::kSync,
                                     Durability::kPwriteFdatasync};
-
-void MustCreateWithRegions(const std::string& path, uint64_t data_size,
-                           std::vector<CheckpointSpec> specs, Io* io = nullptr) {
-  CreateOptions options;
-  options.io = io;
-  options.checkpoints = std::move(specs);
-  Status status = Store::Create(path, data_size, options);
-  INFO(status.ToString());
-  REQUIRE(status.ok());
-}
-
-std::vector<std::byte> MustLoad(const Store& store, std::string_view name,
-                                CheckpointMeta* meta = nullptr) {
-  std::vector<std::byte> out;
-  auto loaded = store.Load(name, out);
-  INFO(loaded.status().ToString());
-  REQUIRE(loaded.ok());
-  if (meta != nullptr) *meta = *loaded;
-  return out;
-}
 
 TEST_CASE("Create lays out three 64 KiB-aligned slots per region after the data area",
           "[checkpoint][format]") {

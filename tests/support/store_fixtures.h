@@ -80,12 +80,15 @@ inline void MustCreateWithRegions(const std::string& path, uint64_t data_size,
   REQUIRE(status.ok());
 }
 
-// The newest commit of region `name`; REQUIREs that Load succeeds.
-inline std::vector<std::byte> MustLoad(const Store& store, std::string_view name) {
+// The newest commit of region `name` (and what Load said of it, into
+// `meta`); REQUIREs that Load succeeds.
+inline std::vector<std::byte> MustLoad(const Store& store, std::string_view name,
+                                       CheckpointMeta* meta = nullptr) {
   std::vector<std::byte> out;
   auto loaded = store.Load(name, out);
   INFO(loaded.status().ToString());
   REQUIRE(loaded.ok());
+  if (meta != nullptr) *meta = *loaded;
   return out;
 }
 
