@@ -13,12 +13,16 @@
 //      returned in a durable mode (kSync, kPwriteFdatasync), or a newer
 //      complete commit, whatever mix of modes came before and after it.
 //
-// What each mode does on Commit (one barrier per durable commit):
-//  kNone             memcpy of payload, then header, into the mapping
+// What each mode does on Commit (one barrier per durable commit; the header
+// always reaches the page cache after the whole payload, so a kill leaves
+// the target slot empty or unfinished, never a valid header over a partial
+// payload):
+//  kNone             through the mapping: clear the target's magic, copy the
+//                    payload, store the header (its magic last)
 //  kAsync            as kNone, then msync(MS_ASYNC) of the slot's pages
-//  kSync             one pwritev2(RWF_DSYNC) of header and payload: written
-//                    and flushed in one call, this range only
-//  kPwriteFdatasync  one pwritev of header and payload, then fdatasync
+//  kSync             pwritev of a zero header unit and the payload, pwrite of
+//                    the header unit, msync(MS_SYNC) of that range only
+//  kPwriteFdatasync  the same writes, then fdatasync
 #ifndef REGIONSTORE_CHECKPOINT_H_
 #define REGIONSTORE_CHECKPOINT_H_
 

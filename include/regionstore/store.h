@@ -20,11 +20,11 @@
 // not write through an inherited writable Store (two writers would race).
 // Destroying the child's copy unmaps and closes only the child's copy.
 //
-// SIGBUS: View(), Read(), Write(), Load(), List() and Info() touch the
-// mapping directly. A media
-// error, or another process truncating the file, makes that access raise
-// SIGBUS; the library does not catch it. ReadStoreInfo(), VerifyRegions() and a writer's recovery on
-// open use pread only.
+// SIGBUS: View(), Read(), Write(), Load(), List(), Info() and kNone/kAsync
+// commits touch the mapping directly. A media error, or another process
+// truncating the file, makes that access raise SIGBUS; the library does not
+// catch it. ReadStoreInfo(), VerifyRegions(), a writer's open and the
+// settling of a region at its first commit use pread only.
 #ifndef REGIONSTORE_STORE_H_
 #define REGIONSTORE_STORE_H_
 
@@ -91,8 +91,9 @@ struct CreateOptions {
   // it, for example that the directory is on a copy-on-write filesystem,
   // where the reservation does not prevent SIGBUS on a full disk.
   std::vector<std::string>* warnings = nullptr;
-  // Checkpoint regions to lay out after the data area, in this order. Each
-  // gets three slots of 64 KiB + its capacity rounded up to 64 KiB.
+  // Checkpoint regions to lay out after the data area, in this order (at
+  // most 8,128). Each gets three slots of 64 KiB + its capacity rounded up
+  // to 64 KiB.
   std::vector<CheckpointSpec> checkpoints;
 };
 
@@ -130,15 +131,18 @@ class REGIONSTORE_EXPORT Store {
   // takes the single-writer lock for kReadWrite (and checks that the locked
   // inode is still the one at `path`, so a concurrent replace is not missed),
   // then maps the whole file MAP_SHARED from that same locked descriptor.
-  // A writer then recovers each checkpoint region, reading with pread: the
-  // newest slot whose header and payload checksums match is the region's
-  // content. It clears the headers of invalid slots beside it (traces of
-  // interrupted commits, which later writes could otherwise piece back
-  // together), writes the recovered commit again, and calls fdatasync once,
-  // so the recovered commit is durable (a writer's open therefore costs one
-  // read and one write of each region's current commit, and one barrier). A
-  // region with data but no valid slot is left as it is, for Load and verify
-  // to report. Damaged slots are never returned.
+  // A writer then reads the intent area (4 KiB, pread): if an earlier
+  // writer in this boot died while a barrier of its was running, or saw it
+  // fail, the commit it was making is zeroed (one header unit); it then calls
+  // fdatasync once, which makes whatever earlier handles left in the page
+  // cache durable. That is all: after a clean close or a kill between
+  // commits the open reads a few KiB and writes nothing, however much the
+  // regions hold. (Only where the marks cannot rule out a failed whole-file
+  // barrier, or in a store too old to have an intent area, does it write
+  // every region's newest commit again before the fdatasync.) A region's
+  // slots are read at its first Commit through the handle (its headers and
+  // newest payload, with pread); regions nobody commits to cost nothing.
+  // Damaged slots are never returned. docs/CHECKPOINTS.md, "Recovery".
   // A symbolic link at `path` is refused unless options.follow_symlinks.
   // Errors: kInvalidArgument (`path` is a symbolic link and
   // follow_symlinks is false; the message says how to allow it), kNotFound,
@@ -183,15 +187,23 @@ class REGIONSTORE_EXPORT Store {
 
   // Replaces the content of region `name` with `payload`, all or nothing:
   // the bytes go to a slot that holds neither the newest commit nor the
-  // newest durable one (kNone/kAsync: payload, then header, into the
-  // mapping; kSync/kPwriteFdatasync: header unit and payload in one
-  // pwritev), then the barrier of `durability`.
-  // Returns the commit's generation (the previous one + 1). An empty payload
-  // is a commit of length 0. Errors: kNotFound (no such region),
-  // kInvalidArgument (payload longer than the capacity, or a read-only
-  // store; nothing changed), kIOError (a failed pwritev, msync or fdatasync
-  // poisons the store; after reopening, Load returns this commit or the one
-  // before, byte-exact), kPoisoned.
+  // newest durable one, the header always after the whole payload
+  // (kNone/kAsync: through the mapping; kSync/kPwriteFdatasync: pwritev of a
+  // zero header unit and the payload, pwrite of the header unit), then the
+  // barrier of `durability` (kSync: msync of that slot's range;
+  // kPwriteFdatasync: fdatasync of the file). The first commit into a
+  // region through this handle first reads its headers and newest payload
+  // (pread), and zeroes and syncs headers that hold no commit it trusts.
+  // Returns the commit's generation: above every generation of the region's
+  // headers that pass their checks (payload valid or not) and every one this
+  // handle issued; generations of commits lost whole in a power loss may come
+  // again. An empty payload is a commit of length 0. Errors: kNotFound (no
+  // such region), kInvalidArgument (payload longer than the capacity, or a
+  // read-only store; nothing changed), kIOError (a failed write, msync or
+  // fdatasync poisons the store and zeroes this commit's header in the page
+  // cache; after reopening, Load returns this commit or the one before,
+  // byte-exact), kPoisoned, kCorruption (the generation counter is
+  // exhausted: only a crafted file).
   Result<uint64_t> Commit(std::string_view name, std::span<const std::byte> payload,
                           Durability durability);
 
@@ -199,9 +211,14 @@ class REGIONSTORE_EXPORT Store {
   // its length). From a read-only handle while another process commits:
   // reads the header generation before and after the copy and checks the
   // payload checksum, retrying a bounded number of times. Never blocks the
-  // writer. Errors: kNotFound (no such region, or no commit yet: the message
-  // says which), kCorruption (slots hold data but none is valid), kBusy (the
-  // writer kept replacing the slot being copied; retry later).
+  // writer. If the region's newest header checks out but its payload does
+  // not (torn: a power loss during that commit, or damage after it
+  // returned), returns the newest older intact commit and says so in
+  // CheckpointMeta::skipped_torn_generation. Errors: kNotFound (no such
+  // region, or no commit yet: the message says which), kTornCommit (the
+  // newest commit is torn and no older one is intact), kCorruption (slots
+  // hold data but no header passes its checks), kBusy (the writer kept
+  // replacing the slot being copied; retry later).
   Result<CheckpointMeta> Load(std::string_view name, std::vector<std::byte>& out) const;
 
   // Every region, every slot: states, generations and why a slot is invalid.
