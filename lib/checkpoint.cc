@@ -379,13 +379,14 @@ Status Store::Rep::RecoverOnOpen() {
   }
   std::vector<intent::Entry> marks;
   std::vector<uint32_t> mark_entries;
-  for (uint32_t e = 0; e < intent::kEntryCount; ++e) {
+  const bool ignore_marks =
+      internal::CurrentMutation() == internal::Mutation::kIgnoreIntentMarks;
+  for (uint32_t e = 0; e < intent::kEntryCount && !ignore_marks; ++e) {
     const auto mark = intent::DecodeEntry(std::span(area).subspan(e * intent::kEntrySize));
     // A mark from another boot says nothing about today's page cache: it
     // was filled from the disk since. (And the mark may be a durable copy of
     // one whose clearing never reached the disk: zeroing its commit then
     // would lose a commit that returned.)
-    if (internal::CurrentMutation() == internal::Mutation::kIgnoreIntentMarks) break;
     if (mark && (!boot.ok() || mark->boot_id == boot_id)) {
       marks.push_back(*mark);
       mark_entries.push_back(e);

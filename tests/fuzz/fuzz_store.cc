@@ -177,6 +177,15 @@ void CheckReports(const std::vector<RegionReport>& reports, const StoreInfo& inf
       Broken("verify: commit over capacity");
     }
     if (report.has_commit && report.damaged) Broken("verify: a region both committed and damaged");
+    if (report.torn && report.damaged) Broken("verify: a region both torn and damaged");
+    if (report.torn && (report.torn_slot >= report.slots.size() ||
+                        report.slots[report.torn_slot].state != SlotState::kTorn ||
+                        (report.has_commit && report.generation > report.torn_generation))) {
+      Broken("verify: a torn slot that is not the region's newest header");
+    }
+    int torn_slots = 0;
+    for (const SlotReport& slot : report.slots) torn_slots += slot.state == SlotState::kTorn;
+    if (torn_slots != (report.torn ? 1 : 0)) Broken("verify: torn slots and the region disagree");
   }
 }
 
@@ -204,15 +213,20 @@ void CheckReader(const std::string& path, const StoreInfo& info,
       if (!report.has_commit || report.generation != loaded->generation) {
         Broken("Load returned a commit verify does not call the newest valid one");
       }
+      if (loaded->skipped_torn_generation != (report.torn ? report.torn_generation : 0)) {
+        Broken("Load and verify disagree on a torn newest commit");
+      }
     } else {
       const StatusCode code = loaded.status().code();
-      // kNotFound: no commit yet; kCorruption: slots hold data, none valid.
-      if (code != StatusCode::kNotFound && code != StatusCode::kCorruption) {
-        Broken("Load: unexpected error " + loaded.status().ToString());
+      // kNotFound: no commit yet; kTornCommit: only the torn newest;
+      // kCorruption: slots hold data, no header passes its checks.
+      const bool expected = (code == StatusCode::kNotFound && !report.torn && !report.damaged) ||
+                            (code == StatusCode::kTornCommit && report.torn) ||
+                            (code == StatusCode::kCorruption && report.damaged);
+      if (!expected) {
+        Broken("Load: an error verify does not explain: " + loaded.status().ToString());
       }
-      if (report.has_commit && code == StatusCode::kCorruption) {
-        Broken("Load found no valid slot where verify found one");
-      }
+      if (report.has_commit) Broken("Load found no valid slot where verify found one");
     }
   }
   if (info.data_size > 0) {
@@ -238,11 +252,14 @@ void CheckWriter(const std::string& path, const StoreInfo& info,
     for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i * 7 + 1);
     auto generation = writer->Commit(region.name, payload, Durability::kNone);
     if (!generation.ok()) {
-      // The one refusal a valid table allows: a (crafted) newest generation
-      // of 2^63 - 1 leaves no next one.
-      const bool exhausted = generation.status().code() == StatusCode::kCorruption &&
-                             verified[r].has_commit &&
-                             verified[r].generation == slot::kMaxGeneration;
+      // The one refusal a valid table allows: a (crafted) header that passes
+      // its checks with generation 2^63 - 1 leaves no next one.
+      bool highest = false;
+      for (const SlotReport& s : verified[r].slots) {
+        highest = highest || s.generation == slot::kMaxGeneration;
+      }
+      const bool exhausted =
+          generation.status().code() == StatusCode::kCorruption && highest;
       if (exhausted) continue;
       Broken("Commit: unexpected error " + generation.status().ToString());
     }
