@@ -41,6 +41,19 @@ void PwriteAt(const std::string& path, uint64_t offset, std::span<const std::byt
   WriteWholeFile(path, file);
 }
 
+// Where a store's one commit went: region "a" of 8 KiB, one commit of
+// `length` bytes in `mode`.
+struct OneCommit {
+  RegionEntry region;
+  uint32_t slot = 0;
+};
+OneCommit CreateWithOneCommit(const std::string& path, uint64_t length, Durability mode) {
+  MustCreateWithRegions(path, 0, {{"a", 8 * kKiB}});
+  Store store = MustOpen(path, OpenMode::kReadWrite);
+  REQUIRE(store.Commit("a", PatternBytes(length, 1), mode).ok());
+  return {store.info().regions[0], store.Info("a")->active_slot};
+}
+
 intent::BootId MustBootId() {
   auto boot = Io::Default()->BootId();
   INFO(boot.status().ToString());
@@ -191,15 +204,7 @@ TEST_CASE("A region whose only commit is torn loads as kTornCommit, never 'no co
           "[checkpoint][open]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, {{"a", 8 * kKiB}});
-  RegionEntry region;
-  uint32_t slot_index = 0;
-  {
-    Store store = MustOpen(path, OpenMode::kReadWrite);
-    REQUIRE(store.Commit("a", PatternBytes(5000, 1), Durability::kPwriteFdatasync).ok());
-    slot_index = store.Info("a")->active_slot;
-    region = store.info().regions[0];
-  }
+  const auto [region, slot_index] = CreateWithOneCommit(path, 5000, Durability::kPwriteFdatasync);
   // What a power loss during the first commit can leave: its header on disk,
   // part of its payload not.
   PwriteAt(path, slot::PayloadFileOffset(region, slot_index) + 4096, PatternBytes(904, 9));
@@ -228,15 +233,7 @@ TEST_CASE("An unfinished header (magic not yet stored) holds no commit and is no
           "[checkpoint][open]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, {{"a", 8 * kKiB}});
-  RegionEntry region;
-  uint32_t slot_index = 0;
-  {
-    Store store = MustOpen(path, OpenMode::kReadWrite);
-    REQUIRE(store.Commit("a", PatternBytes(100, 1), Durability::kNone).ok());
-    slot_index = store.Info("a")->active_slot;
-    region = store.info().regions[0];
-  }
+  const auto [region, slot_index] = CreateWithOneCommit(path, 100, Durability::kNone);
   // A first commit killed before its last store: the magic is still zero.
   PwriteAt(path, slot::HeaderFileOffset(region, slot_index) + slot::hdr::kMagic,
            std::vector<std::byte>(8));

@@ -151,17 +151,21 @@ void CrashSim::BeginInFlight() {
   before_last_barrier_.reset();
 }
 
+void CrashSim::Restore(Tracking saved, bool page_cache) {
+  if (page_cache) current_ = std::move(saved.current);
+  durable_ = std::move(saved.durable);
+  observed_ = std::move(saved.observed);
+  pending_ = std::move(saved.pending);
+  dirty_ = std::move(saved.dirty);
+}
+
 void CrashSim::EndInFlight() {
   in_flight_ = false;
   if (!before_last_barrier_) return;
   // Back to before the last barrier, keeping what the page cache holds now:
   // every unit written since is one more pending version.
-  Tracking saved = std::move(*before_last_barrier_);
+  Restore(std::move(*before_last_barrier_), /*page_cache=*/false);
   before_last_barrier_.reset();
-  durable_ = std::move(saved.durable);
-  pending_ = std::move(saved.pending);
-  dirty_ = std::move(saved.dirty);
-  observed_ = std::move(saved.observed);
   Observe();
 }
 
@@ -173,13 +177,8 @@ void CrashSim::FailNextBarrier(bool kill_at_failure) {
 
 void CrashSim::RestoreKilledState() {
   if (!at_failure_) return;
-  Tracking saved = std::move(*at_failure_);
+  Restore(std::move(*at_failure_), /*page_cache=*/true);
   at_failure_.reset();
-  current_ = std::move(saved.current);
-  durable_ = std::move(saved.durable);
-  observed_ = std::move(saved.observed);
-  pending_ = std::move(saved.pending);
-  dirty_ = std::move(saved.dirty);
 }
 
 Status CrashSim::Read(uint64_t offset, std::span<std::byte> out) {

@@ -111,6 +111,8 @@ class CrashSim final : public Io {
     std::vector<bool> dirty;
   };
   Tracking Save() const;
+  // Takes the tracking back to `saved`, and the page cache too if asked.
+  void Restore(Tracking saved, bool page_cache);
 
   std::array<std::byte, 16> boot_id_{};
   bool track_;
