@@ -36,6 +36,7 @@
 #include "regionstore/atomic_file.h"
 #include "regionstore/store.h"
 #include "store_rep.h"
+#include "support/shared_memory.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
@@ -45,6 +46,7 @@ namespace {
 
 using testing::kKiB;
 using testing::MustOpen;
+using testing::SharedMemory;
 using testing::TempDir;
 
 // --- Payloads -------------------------------------------------------------
@@ -225,29 +227,6 @@ std::vector<char> ReadToEnd(int fd) {
     bytes.insert(bytes.end(), buffer, buffer + n);
   }
 }
-
-// Anonymous MAP_SHARED memory made before fork(), so parent and children see
-// the same words. Holds one T (placement-new'd, trivially destructible).
-template <typename T>
-class SharedMemory {
-  static_assert(std::is_trivially_destructible_v<T>);
-
- public:
-  SharedMemory() {
-    memory_ = ::mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    REQUIRE(memory_ != MAP_FAILED);
-    value_ = new (memory_) T();
-  }
-  ~SharedMemory() { ::munmap(memory_, sizeof(T)); }
-  SharedMemory(const SharedMemory&) = delete;
-  SharedMemory& operator=(const SharedMemory&) = delete;
-  T& operator*() const { return *value_; }
-  T* operator->() const { return value_; }
-
- private:
-  void* memory_ = nullptr;
-  T* value_ = nullptr;
-};
 
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "the phase word must be lock-free");
 static_assert(std::atomic<uint64_t>::is_always_lock_free);

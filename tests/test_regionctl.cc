@@ -3,10 +3,13 @@
 // for every failure.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -22,7 +25,9 @@
 #include "format.h"
 #include "regionstore/regionstore.h"
 #include "slot.h"
+#include "store_rep.h"
 #include "support/run_process.h"
+#include "support/shared_memory.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 
@@ -37,6 +42,7 @@ using testing::kMiB;
 using testing::PatternBytes;
 using testing::PreadFile;
 using testing::ProcessResult;
+using testing::SharedMemory;
 using testing::TempDir;
 using testing::WriteWholeFile;
 
@@ -46,6 +52,7 @@ constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitInvalidStore = 3;
 constexpr int kExitBusy = 4;
+constexpr int kExitTornCommit = 6;
 
 constexpr uint64_t kStoreDataSize = 16 * kMiB;
 
@@ -462,7 +469,10 @@ TEST_CASE("regionctl --help, --version and each command's --help exit with 0", "
                                         Catch::Contains("Example:\n  ") &&
                                         Catch::Contains("regionctl " + command + " ") &&
                                         Catch::Contains("Exit codes: 0 success, 1 failure, 2 "
-                                                        "usage error, 3 not a valid store"));
+                                                        "usage error, 3 not a valid store") &&
+                                        Catch::Contains("4 busy (another writer holds the "
+                                                        "store), 6 torn commit (a region's "
+                                                        "newest commit\nheader is intact"));
   }
 }
 
@@ -750,14 +760,95 @@ nlohmann::json RegionJsonNamed(const nlohmann::json& document, const std::string
   return {};
 }
 
+// Writes `bytes` at `offset` of the file in place, without a sync.
+void PwriteAt(const std::string& path, uint64_t offset, const std::vector<std::byte>& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset)) ==
+          static_cast<ssize_t>(bytes.size()));
+  REQUIRE(::close(fd) == 0);
+}
+
 // XORs one byte of the file in place, as a bad sector or a stray write would.
 void FlipByte(const std::string& path, uint64_t offset) {
   std::vector<std::byte> byte = PreadFile(path, offset, 1);
   byte[0] ^= std::byte{0x40};
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  REQUIRE(fd >= 0);
-  REQUIRE(::pwrite(fd, byte.data(), 1, static_cast<off_t>(offset)) == 1);
-  REQUIRE(::close(fd) == 0);
+  PwriteAt(path, offset, byte);
+}
+
+// Zeros payload bytes [from, to) of slot `index`: what a power cut leaves when
+// the commit's header reached the disk and those payload pages did not (the
+// slot held zeros before).
+void TearPayload(const std::string& path, const RegionEntry& region, uint32_t index, uint64_t from,
+                 uint64_t to) {
+  PwriteAt(path, slot::PayloadFileOffset(region, index) + from,
+           std::vector<std::byte>(to - from, std::byte{0}));
+}
+
+// The slot inspect names as region `name`'s newest header.
+uint32_t ActiveSlot(const std::string& path, const std::string& name) {
+  const nlohmann::json region = RegionJsonNamed(InspectJson(path), name);
+  REQUIRE(region["active_slot"].is_number_unsigned());
+  return region["active_slot"].get<uint32_t>();
+}
+
+// A store whose region 'state' holds generation 1 (`older_length` bytes) and
+// generation 2 (`newer_length`), and the slots they are in.
+struct TwoCommits {
+  std::string path;
+  std::vector<std::byte> older;  // generation 1
+  uint32_t older_slot = 0;
+  uint32_t newest = 0;  // generation 2
+};
+TwoCommits CommitTwice(const TempDir& dir, uint64_t older_length, uint64_t newer_length,
+                       uint64_t seed) {
+  TwoCommits store{CreateCheckpointStore(dir, "store.rs"), PatternBytes(older_length, seed)};
+  MustCommit(store.path, "state", store.older, 1);
+  store.older_slot = ActiveSlot(store.path, "state");
+  MustCommit(store.path, "state", PatternBytes(newer_length, seed + 1), 2);
+  store.newest = ActiveSlot(store.path, "state");
+  REQUIRE(store.newest != store.older_slot);
+  return store;
+}
+
+// The first line of `text` that starts with `prefix`, without its '\n'.
+std::string LineStartingWith(const std::string& text, const std::string& prefix) {
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    if (text.compare(start, prefix.size(), prefix) == 0) return text.substr(start, end - start);
+    start = end + 1;
+  }
+  FAIL("no line starts with '" << prefix << "' in:\n" << text);
+  return {};
+}
+
+// A verify that judged a region torn or damaged: its report on stdout, then
+// exactly one line on stderr saying why, and `expected_exit_code`.
+void RequireVerdict(const ProcessResult& result, int expected_exit_code) {
+  INFO("stdout: " << result.stdout_bytes << "\nstderr: " << result.stderr_bytes);
+  REQUIRE(result.term_signal == 0);
+  REQUIRE(result.exit_code == expected_exit_code);
+  REQUIRE_FALSE(result.stdout_bytes.empty());
+  REQUIRE(result.StderrLines().size() == 1);
+  REQUIRE(result.stderr_bytes.rfind("regionctl: ", 0) == 0);
+}
+
+// What load, export and dump --region print on stderr when Load passed over
+// a torn newer commit of region 'state'.
+std::string TornWarning(uint64_t torn_generation, uint64_t returned_generation) {
+  return "regionctl: warning: region 'state': its newest commit (generation " +
+         std::to_string(torn_generation) +
+         ") has an intact header but its payload does not match (a power loss interrupted it, or "
+         "it was damaged after it returned); returned the older generation " +
+         std::to_string(returned_generation) + " instead\n";
+}
+
+// The library's kTornCommit message, as load, export and dump --region print it.
+std::string TornOnlyFailure(const std::string& path, uint64_t generation) {
+  return "regionctl: torn commit: load '" + path + "': region 'state': its newest commit " +
+         "(generation " + std::to_string(generation) +
+         ") has an intact header but its payload does not match: a power loss interrupted that "
+         "commit, or it was damaged after it returned; no older commit of the region is intact\n";
 }
 
 TEST_CASE(
@@ -1017,57 +1108,378 @@ TEST_CASE("regionctl verify on a clean store exits 0 and reports every region an
 }
 
 TEST_CASE(
-    "regionctl verify reports a damaged newest slot as incomplete and exits 0; load returns "
-    "the commit before",
+    "regionctl verify exits 6 for a bit-flipped newest payload; load returns the commit before "
+    "with a warning, and the next commit's generation is above the torn one",
+    "[regionctl]") {
+  TempDir dir;
+  const auto [path, older, older_slot, newest] = CommitTwice(dir, 3000, 7000, 30);
+  // No crash: one bit of a commit that returned goes bad.
+  FlipByte(path, slot::PayloadFileOffset(MustFindRegion(path, "state"), newest) + 1234);
+  const std::string newest_text = std::to_string(newest);
+  const std::string older_text = std::to_string(older_slot);
+
+  ProcessResult result = Regionctl({"verify", path});
+  RequireVerdict(result, kExitTornCommit);
+  CHECK_THAT(result.stdout_bytes,
+             Catch::Contains("region 'state': capacity 65536 (64.0 KiB), 3 slots of 128.0 KiB; "
+                             "TORN: the newest commit (generation 2, slot " +
+                             newest_text +
+                             ") does not match its payload; load returns generation 1, length "
+                             "3000 (2.9 KiB), active slot " +
+                             older_text + ", committed "));
+  CHECK_THAT(result.stdout_bytes,
+             Catch::Contains("  slot " + newest_text +
+                             ": torn: payload checksum mismatch in the newest header: a power "
+                             "loss interrupted this commit, or it was damaged after it returned "
+                             "(header: generation 2, length 7000)\n"));
+  CHECK_THAT(result.stdout_bytes,
+             Catch::EndsWith("\nnote: region 'state' is torn: its newest commit (generation 2, "
+                             "slot " +
+                             newest_text +
+                             ") has an intact header but its payload does not match: a power "
+                             "loss interrupted that commit, or it was damaged after it returned; "
+                             "load returns the older generation 1 (slot " +
+                             older_text + ") instead\n"));
+  CHECK_THAT(result.stdout_bytes, !Catch::Contains("ok: ") && !Catch::Contains("expected after"));
+  CHECK(result.stderr_bytes ==
+        "regionctl: torn commit: verify '" + path +
+            "': 1 region has a torn newest commit (intact header, payload does not match): "
+            "'state' (generation 2, slot " +
+            newest_text + "; load returns generation 1)\n");
+
+  result = Regionctl({"verify", path, "--json"});
+  RequireVerdict(result, kExitTornCommit);
+  const nlohmann::json document = ParseJson(result);
+  CHECK(document["ok"] == false);
+  CHECK(document["torn_regions"] == nlohmann::json::array({"state"}));
+  CHECK(document["damaged_regions"] == nlohmann::json::array());
+  CHECK(document["incomplete_slots"] == 0);
+  REQUIRE(document["notes"].size() == 1);
+  CHECK_THAT(document["notes"][0].get<std::string>(),
+             Catch::StartsWith("region 'state' is torn: its newest commit (generation 2, "));
+  const nlohmann::json region = RegionJsonNamed(document, "state");
+  CHECK(region["torn"] == true);
+  CHECK(region["torn_generation"] == 2);
+  CHECK(region["torn_slot"] == newest);
+  CHECK(region["damaged"] == false);
+  CHECK(region["payload_checked"] == true);
+  CHECK(region["generation"] == 1);
+  CHECK(region["length"] == older.size());
+  CHECK(region["active_slot"] == older_slot);
+  CHECK(region["slots"][newest]["state"] == "torn");
+  CHECK(region["slots"][newest]["generation"] == 2);
+  CHECK(region["slots"][older_slot]["state"] == "valid");
+  const nlohmann::json other = RegionJsonNamed(document, "other");
+  CHECK(other["torn"] == false);
+  CHECK(other["torn_generation"].is_null());
+  CHECK(other["torn_slot"].is_null());
+
+  // Never the damaged bytes: the commit before, byte for byte, with a warning.
+  result = Regionctl({"load", path, "state"});
+  RequireSuccess(result);
+  CHECK(result.StdoutAsBytes() == older);
+  CHECK(result.stderr_bytes == TornWarning(2, 1));
+
+  // Generation 2 has been seen: the next commit is 3, never 2 again.
+  const std::vector<std::byte> next = PatternBytes(500, 32);
+  MustCommit(path, "state", next, 3);
+  result = Regionctl({"verify", path});
+  RequireSuccess(result);
+  CHECK(result.stderr_bytes.empty());
+  CHECK_THAT(result.stdout_bytes,
+             Catch::Contains("\nok: every checksum verified") && !Catch::Contains("TORN"));
+  result = Regionctl({"load", path, "state"});
+  RequireSuccess(result);
+  CHECK(result.StdoutAsBytes() == next);
+  CHECK(result.stderr_bytes.empty());
+}
+
+TEST_CASE(
+    "regionctl verify exits 0 beside an invalid slot older than the newest commit and says what "
+    "it may be",
     "[regionctl]") {
   TempDir dir;
   const std::string path = CreateCheckpointStore(dir, "store.rs");
-  const std::vector<std::byte> older = PatternBytes(3000, 30);
-  const std::vector<std::byte> newer = PatternBytes(7000, 31);
-  MustCommit(path, "state", older, 1);
-  MustCommit(path, "state", newer, 2);
-  const RegionEntry state = MustFindRegion(path, "state");
-  const nlohmann::json before = RegionJsonNamed(InspectJson(path), "state");
-  REQUIRE(before["generation"] == 2);
-  const auto newest = before["active_slot"].get<uint32_t>();
-  FlipByte(path, slot::PayloadFileOffset(state, newest) + 1234);
+  for (uint64_t generation = 1; generation <= 3; ++generation) {
+    MustCommit(path, "state", PatternBytes(2000 + generation, 33 + generation), generation);
+  }
+  const uint32_t newest = ActiveSlot(path, "state");
+  uint32_t oldest = newest;
+  const nlohmann::json inspected = RegionJsonNamed(InspectJson(path), "state");
+  for (const nlohmann::json& slot_json : inspected["slots"]) {
+    if (slot_json["generation"] == 1) oldest = slot_json["index"].get<uint32_t>();
+  }
+  REQUIRE(oldest != newest);
+  FlipByte(path, slot::PayloadFileOffset(MustFindRegion(path, "state"), oldest) + 10);
 
   ProcessResult result = Regionctl({"verify", path});
   RequireSuccess(result);
-  const std::string slot_line = "  slot " + std::to_string(newest) +
-                                ": incomplete: payload checksum mismatch (header: generation 2, "
-                                "length 7000)\n";
-  CHECK_THAT(result.stdout_bytes, Catch::Contains(slot_line));
+  CHECK(result.stderr_bytes.empty());
   CHECK_THAT(result.stdout_bytes,
-             Catch::Contains("note: region 'state' slot " + std::to_string(newest) +
-                             " is incomplete (payload checksum mismatch)"));
+             Catch::Contains("  slot " + std::to_string(oldest) +
+                             ": incomplete: payload checksum mismatch (header: generation 1, "
+                             "length 2001)\n"));
   CHECK_THAT(result.stdout_bytes,
-             Catch::EndsWith("ok: every checksum verified; 1 incomplete slot (expected after a "
-                             "crash)\n"));
+             Catch::EndsWith(
+                 "\nnote: region 'state' slot " + std::to_string(oldest) +
+                 " is incomplete (payload checksum mismatch): an invalid slot older than the "
+                 "newest commit: the trace of a commit interrupted by a power loss, or damage; "
+                 "the newest commit (generation 3, slot " +
+                 std::to_string(newest) +
+                 ") is intact, and a later commit overwrites the slot\n"
+                 "ok: every checksum verified; 1 incomplete slot (older than the newest commit: "
+                 "see the note)\n"));
+  CHECK_THAT(result.stdout_bytes, !Catch::Contains("expected after a crash"));
 
   result = Regionctl({"verify", path, "--json"});
   RequireSuccess(result);
   const nlohmann::json document = ParseJson(result);
   CHECK(document["ok"] == true);
   CHECK(document["incomplete_slots"] == 1);
-  REQUIRE(document["notes"].size() == 1);
+  CHECK(document["torn_regions"] == nlohmann::json::array());
+  CHECK(document["notes"].size() == 1);
   const nlohmann::json region = RegionJsonNamed(document, "state");
-  CHECK(region["damaged"] == false);
-  CHECK(region["generation"] == 1);
-  CHECK(region["length"] == older.size());
-  CHECK(region["active_slot"] != newest);
-  const nlohmann::json& damaged_slot = region["slots"][newest];
-  CHECK(damaged_slot["state"] == "incomplete");
-  CHECK(damaged_slot["reason"] == "payload checksum mismatch");
-  CHECK(damaged_slot["generation"] == 2);
+  CHECK(region["torn"] == false);
+  CHECK(region["generation"] == 3);
+  CHECK(region["slots"][oldest]["state"] == "incomplete");
 
-  // Never the damaged bytes: the commit before, byte for byte.
-  CHECK(MustLoad(path, "state") == older);
-  // inspect reads headers only: the header checks out, the payload is not read.
-  const nlohmann::json inspected = RegionJsonNamed(InspectJson(path), "state")["slots"][newest];
-  CHECK(inspected["state"] == "valid");
+  result = Regionctl({"load", path, "state"});
+  RequireSuccess(result);
+  CHECK(result.StdoutAsBytes() == PatternBytes(2003, 36));
+  CHECK(result.stderr_bytes.empty());  // nothing newer was passed over
+}
+
+TEST_CASE(
+    "regionctl on a newest commit torn as a power loss leaves it: verify exits 6, stat and "
+    "inspect say its payload was not checked, load, export and dump return the commit before",
+    "[regionctl]") {
+  TempDir dir;
+  const auto [path, older, older_slot, newest] = CommitTwice(dir, 5000, 20000, 50);
+  const std::string newest_text = std::to_string(newest);
+  // The header and the first two payload pages reached the disk, the rest
+  // did not.
+  TearPayload(path, MustFindRegion(path, "state"), newest, 2 * 4096, 20000);
+
+  ProcessResult result = Regionctl({"verify", path});
+  RequireVerdict(result, kExitTornCommit);
+  CHECK_THAT(result.stdout_bytes,
+             Catch::Contains("; TORN: the newest commit (generation 2, slot " + newest_text +
+                             ") does not match its payload; load returns generation 1, length "
+                             "5000 (4.9 KiB), active slot " +
+                             std::to_string(older_slot) + ", committed "));
+  CHECK_THAT(result.stderr_bytes, Catch::EndsWith("'state' (generation 2, slot " + newest_text +
+                                                  "; load returns generation 1)\n"));
+
+  // Headers only: generation 2 shows, never as the newest commit without
+  // saying that its payload was not read.
+  result = Regionctl({"inspect", path});
+  RequireSuccess(result);
+  const std::string commit_line = LineStartingWith(result.stdout_bytes, "region[0].commit ");
+  CHECK_THAT(commit_line, Catch::Contains("  newest header: generation 2, length 20000 (19.5 "
+                                          "KiB), slot " +
+                                          newest_text + ", committed ") &&
+                              Catch::EndsWith(" (payload not checked: run verify)"));
+  CHECK_THAT(LineStartingWith(result.stdout_bytes, "region[0].slot[" + newest_text + "]"),
+             Catch::Contains("  header valid (payload not checked: run verify), generation 2, "
+                             "length 20000 (19.5 KiB), committed "));
+  const nlohmann::json inspected = RegionJsonNamed(InspectJson(path), "state");
+  CHECK(inspected["generation"] == 2);
+  CHECK(inspected["active_slot"] == newest);
   CHECK(inspected["payload_checked"] == false);
-  CHECK(damaged_slot["payload_checked"] == true);
+  CHECK(inspected["torn"].is_null());  // unknown without the payload
+  CHECK(inspected["slots"][newest]["state"] == "valid");
+  CHECK(inspected["slots"][newest]["payload_checked"] == false);
+
+  result = Regionctl({"stat", path});
+  RequireSuccess(result);
+  CHECK_THAT(LineStartingWith(result.stdout_bytes, "'state'"),
+             Catch::Matches("'state' +64\\.0 KiB +19\\.5 KiB +2 +[0-9]+ s ago"));
+  CHECK_THAT(LineStartingWith(result.stdout_bytes, "newest header "),
+             Catch::EndsWith(" s ago (payload not checked: run verify)"));
+  CHECK_THAT(result.stdout_bytes,
+             Catch::EndsWith("\n(slot headers only; payloads not checked: run verify)\n"));
+  result = Regionctl({"stat", path, "--json"});
+  RequireSuccess(result);
+  const nlohmann::json stat = ParseJson(result);
+  CHECK(stat["payload_checked"] == false);
+  CHECK(stat["regions"][0]["generation"] == 2);
+  CHECK(stat["regions"][0]["payload_checked"] == false);
+
+  // What Load returns: the commit before, byte for byte, and one warning.
+  result = Regionctl({"load", path, "state"});
+  RequireSuccess(result);
+  CHECK(result.StdoutAsBytes() == older);
+  CHECK(result.stderr_bytes == TornWarning(2, 1));
+  const std::string exported = dir.File("exported.bin");
+  result = Regionctl({"export", path, "state", "--output", exported, "--json"});
+  RequireSuccess(result);
+  CHECK(result.stderr_bytes == TornWarning(2, 1));
+  const nlohmann::json export_json = ParseJson(result);
+  CHECK(export_json["generation"] == 1);
+  CHECK(export_json["skipped_torn_generation"] == 2);
+  CHECK(FileBytes(exported) == older);
+  result = Regionctl({"dump", path, "--region", "state"});
+  RequireSuccess(result);
+  CHECK(result.stderr_bytes == TornWarning(2, 1));
+  CHECK(std::count(result.stdout_bytes.begin(), result.stdout_bytes.end(), '\n') ==
+        static_cast<std::ptrdiff_t>((older.size() + 15) / 16));
+}
+
+TEST_CASE(
+    "regionctl on a region whose only commit is torn: verify, load, export and dump --region "
+    "exit 6, and export leaves its file as it was",
+    "[regionctl]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::vector<std::byte> only = PatternBytes(12000, 60);
+  MustCommit(path, "state", only, 1);
+  const uint32_t torn = ActiveSlot(path, "state");
+  const std::string torn_text = std::to_string(torn);
+  TearPayload(path, MustFindRegion(path, "state"), torn, 4096, only.size());
+
+  ProcessResult result = Regionctl({"verify", path});
+  RequireVerdict(result, kExitTornCommit);
+  CHECK_THAT(result.stdout_bytes,
+             Catch::Contains("; TORN: the newest commit (generation 1, slot " + torn_text +
+                             ") does not match its payload; no older commit is intact\n"));
+  CHECK_THAT(result.stdout_bytes,
+             Catch::EndsWith("\nnote: region 'state' is torn: its newest commit (generation 1, "
+                             "slot " +
+                             torn_text +
+                             ") has an intact header but its payload does not match: a power "
+                             "loss interrupted that commit, or it was damaged after it returned; "
+                             "no older commit of the region is intact, so load fails (exit 6)\n"));
+  CHECK_THAT(result.stdout_bytes, !Catch::Contains("every commit is lost"));
+  CHECK(result.stderr_bytes ==
+        "regionctl: torn commit: verify '" + path +
+            "': 1 region has a torn newest commit (intact header, payload does not match): "
+            "'state' (generation 1, slot " +
+            torn_text + "; no older commit is intact: load fails)\n");
+  result = Regionctl({"verify", path, "--json"});
+  RequireVerdict(result, kExitTornCommit);
+  nlohmann::json document = ParseJson(result);
+  CHECK(document["torn_regions"] == nlohmann::json::array({"state"}));
+  nlohmann::json region = RegionJsonNamed(document, "state");
+  CHECK(region["torn"] == true);
+  CHECK(region["torn_generation"] == 1);
+  CHECK(region["torn_slot"] == torn);
+  CHECK(region["damaged"] == false);
+  CHECK(region["generation"] == 0);
+  CHECK(region["active_slot"].is_null());
+
+  // load and dump --region: exit 6 with the library's message, no output.
+  const std::string output = dir.File("output.bin");
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"load", path, "state"},
+                                             {"load", path, "state", "--output", output},
+                                             {"dump", path, "--region", "state"}}) {
+    INFO(Describe(args));
+    result = Regionctl(args);
+    RequireFailure(result, kExitTornCommit);
+    CHECK(result.stderr_bytes == TornOnlyFailure(path, 1));
+  }
+  CHECK_FALSE(std::filesystem::exists(output));
+  // export: the same, and FILE keeps its bytes (no temp left either).
+  const std::string exported = dir.File("exported.bin");
+  WriteWholeFile(exported, PatternBytes(10, 99));
+  result = Regionctl({"export", path, "state", "--output", exported});
+  RequireFailure(result, kExitTornCommit);
+  CHECK(result.stderr_bytes == TornOnlyFailure(path, 1));
+  CHECK(FileBytes(exported) == PatternBytes(10, 99));
+  CHECK(dir.List() == std::vector<std::string>{"exported.bin", "store.rs"});
+
+  // 3 outranks 6: a region whose only header is damaged, beside the torn one.
+  MustCommit(path, "other", PatternBytes(100, 61), 1);
+  FlipByte(path, slot::HeaderFileOffset(MustFindRegion(path, "other"), ActiveSlot(path, "other")) +
+                     slot::hdr::kGeneration);
+  result = Regionctl({"verify", path});
+  RequireVerdict(result, kExitInvalidStore);
+  CHECK_THAT(result.stderr_bytes, Catch::StartsWith("regionctl: corruption: verify '" + path +
+                                                    "': 1 region is damaged"));
+  CHECK_THAT(result.stdout_bytes, Catch::Contains("\nnote: region 'state' is torn: "));
+  result = Regionctl({"verify", path, "--json"});
+  RequireVerdict(result, kExitInvalidStore);
+  document = ParseJson(result);
+  CHECK(document["ok"] == false);
+  CHECK(document["torn_regions"] == nlohmann::json::array({"state"}));
+  CHECK(document["damaged_regions"] == nlohmann::json::array({"other"}));
+
+  // Generation 1 has been seen: the next commit is 2.
+  const std::vector<std::byte> next = PatternBytes(300, 62);
+  MustCommit(path, "state", next, 2);
+  CHECK(MustLoad(path, "state") == next);
+}
+
+// The child of the killed-first-commit test: opens the store read-write and
+// commits `payload` to region `name` over and over, the library publishing
+// each commit's phase in `phase_word`, until the parent kills it.
+[[noreturn]] void CommitLargePayloadUntilKilled(const std::string& path, const std::string& name,
+                                                const std::vector<std::byte>& payload,
+                                                Durability durability,
+                                                std::atomic<uint32_t>* phase_word) {
+  ::alarm(60);  // a child the parent fails to kill must not outlive the run
+  internal::SetCommitPhaseWord(phase_word);
+  Result<Store> store = Store::Open(path, OpenMode::kReadWrite);
+  if (!store.ok()) ::_exit(10);
+  for (;;) {
+    if (!store->Commit(name, payload, durability).ok()) ::_exit(11);
+  }
+}
+
+TEST_CASE(
+    "regionctl after a SIGKILL during a region's first commit: verify exits 0 with no commit "
+    "yet and load exits 1, never 3 or 6",
+    "[regionctl][crash][multiprocess]") {
+  const Durability durability = GENERATE(Durability::kSync, Durability::kPwriteFdatasync);
+  INFO("durability " << DurabilityName(durability));
+  const std::vector<std::byte> payload = PatternBytes(32 * kMiB, 70);
+  TempDir dir;
+  SharedMemory<std::atomic<uint32_t>> phase;
+  int killed_before_header = 0;
+  for (int kill_index = 0; kill_index < 3; ++kill_index) {
+    INFO("kill " << kill_index);
+    const std::string path = dir.File("store.rs");
+    RequireSuccess(Regionctl({"create", path, "--size", "0", "--checkpoint", "big:32MiB"}));
+    phase->store(internal::kIdle);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) CommitLargePayloadUntilKilled(path, "big", payload, durability, &*phase);
+    // Spin until the child is inside its first commit, or gone (it failed).
+    int wait_status = 0;
+    bool gone = false;
+    while (!gone && phase->load() == internal::kIdle) {
+      gone = ::waitpid(child, &wait_status, WNOHANG) == child;
+    }
+    if (!gone) {
+      REQUIRE(::kill(child, SIGKILL) == 0);
+      REQUIRE(::waitpid(child, &wait_status, 0) == child);
+    }
+    INFO("child wait status " << wait_status);
+    REQUIRE(WIFSIGNALED(wait_status));
+    REQUIRE(WTERMSIG(wait_status) == SIGKILL);
+
+    // A kill leaves every slot valid or empty: never torn, damaged or
+    // incomplete.
+    const ProcessResult verified = Regionctl({"verify", path});
+    RequireSuccess(verified);
+    CHECK_THAT(verified.stdout_bytes, Catch::EndsWith("\nok: every checksum verified\n"));
+    const ProcessResult loaded = Regionctl({"load", path, "big"});
+    if (verified.stdout_bytes.find("; no commit yet\n") != std::string::npos) {
+      ++killed_before_header;
+      RequireFailure(loaded, kExitFailure);
+      CHECK_THAT(loaded.stderr_bytes, Catch::Contains("region 'big': no commit yet"));
+    } else {
+      // The kill came after the first commit had stored its header.
+      CHECK_THAT(
+          LineStartingWith(verified.stdout_bytes, "region 'big': "),
+          Catch::Contains("; generation ") && Catch::Contains(", length 33554432 (32.0 MiB)"));
+      RequireSuccess(loaded);
+      CHECK(loaded.stderr_bytes.empty());
+      CHECK(loaded.StdoutAsBytes() == payload);
+    }
+    std::filesystem::remove(path);
+  }
+  if (killed_before_header == 0) WARN("every kill came after a first commit had completed");
 }
 
 TEST_CASE("regionctl verify exits 3 when every slot header of a region is damaged", "[regionctl]") {
@@ -1246,9 +1658,16 @@ TEST_CASE("regionctl stat summarizes regions, in a table and as JSON", "[regionc
   CHECK_THAT(result.stdout_bytes,
              Catch::Contains("regions        2 (68.0 KiB of capacity)\n") &&
                  Catch::Contains("commits        2 (sum of the regions' generations)\n") &&
-                 Catch::Contains("committed      2.9 KiB (newest commit of each region)\n") &&
-                 Catch::Contains("region   capacity   length  generation  last commit\n") &&
-                 Catch::Contains("'other'   4.0 KiB        -           0        never\n"));
+                 Catch::Contains("committed      2.9 KiB (newest header of each region)\n") &&
+                 Catch::Contains("region   capacity   length  generation  newest header\n") &&
+                 Catch::Contains("'other'   4.0 KiB        -           0          never\n") &&
+                 Catch::EndsWith("\n(slot headers only; payloads not checked: run verify)\n"));
+  // Headers only: never an unqualified "newest commit".
+  CHECK_THAT(result.stdout_bytes,
+             !Catch::Contains("newest commit") && !Catch::Contains("last commit"));
+  CHECK_THAT(result.stdout_bytes,
+             Catch::Matches("(.|\n)*\nnewest header  [0-9]+ s ago \\(payload not checked: run "
+                            "verify\\)\n(.|\n)*"));
   CHECK_THAT(result.stdout_bytes, Catch::Matches("(.|\n)*'state'  64\\.0 KiB  2\\.9 KiB           2 +[0-9]+ s ago\n(.|\n)*"));
 
   result = Regionctl({"stat", path, "--json"});
@@ -1260,6 +1679,7 @@ TEST_CASE("regionctl stat summarizes regions, in a table and as JSON", "[regionc
   CHECK(document["commits"] == 2);
   CHECK(document["committed_bytes"] == 3000);
   CHECK(document["age_seconds"].is_number_unsigned());
+  CHECK(document["payload_checked"] == false);
   REQUIRE(document["regions"].size() == 2);
   const nlohmann::json& state = document["regions"][0];
   CHECK(state["name"] == "state");
@@ -1269,6 +1689,7 @@ TEST_CASE("regionctl stat summarizes regions, in a table and as JSON", "[regionc
   CHECK(state["commit_unix_ns"] == document["newest_commit_unix_ns"]);
   CHECK(state["age_seconds"].is_number_unsigned());
   CHECK(state["damaged"] == false);
+  CHECK(state["payload_checked"] == false);
   const nlohmann::json& other = document["regions"][1];
   CHECK(other["generation"] == 0);
   CHECK(other["commit_unix_ns"].is_null());
@@ -1373,8 +1794,13 @@ TEST_CASE("regionctl export writes the newest commit atomically; import commits 
   result = Regionctl({"export", path, "state", "--output", output, "--no-fsync", "--json"});
   RequireSuccess(result);
   document = ParseJson(result);
-  CHECK(document == nlohmann::json{{"path", path}, {"region", "state"}, {"generation", 2},
-                                   {"length", 123}, {"output", output}, {"durable", false}});
+  CHECK(document == nlohmann::json{{"path", path},
+                                   {"region", "state"},
+                                   {"generation", 2},
+                                   {"length", 123},
+                                   {"output", output},
+                                   {"durable", false},
+                                   {"skipped_torn_generation", nullptr}});
   CHECK(testing::ReadWholeFile(output) == second);
   CHECK(Entries(dir) == std::vector<std::string>{"input.bin", "state.bin", "store.rs"});
 

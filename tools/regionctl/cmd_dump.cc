@@ -92,7 +92,7 @@ Status RunDump(const DumpArgs& args) {
     Result<RegionEntry> region = FindRegionEntry(store->info(), args.region, args.path, "dump");
     if (!region.ok()) return region.status();
     std::vector<std::byte> payload;
-    Result<CheckpointMeta> loaded = store->Load(args.region, payload);
+    Result<CheckpointMeta> loaded = LoadRegionWarningIfTorn(*store, args.region, payload);
     if (!loaded.ok()) return loaded.status();
     return PrintDump(0, payload);
   }
@@ -118,6 +118,8 @@ void SetupDump(CLI::App& app, Status& outcome) {
       "Lines as xxd prints them: offset (in the data area, or in the payload), 16 bytes\n"
       "in hex, then as ASCII ('.' for anything else). Without --length, to the end of\n"
       "the data area. Takes no lock. A range outside the data area is a usage error (2).\n"
+      "--region shows what load returns: exit 1, 3 or 6 as load, and a warning on stderr\n"
+      "when it passed over a torn newest commit.\n"
       "A reader that closes the pipe early (| head) ends the dump quietly, exit 0.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
   AddFollowSymlinksFlag(command, args->follow_symlinks);

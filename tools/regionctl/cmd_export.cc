@@ -42,7 +42,7 @@ Status RunExport(const ExportArgs& args) {
   }
   // Load first: a region with no (valid) commit leaves FILE as it was.
   std::vector<std::byte> payload;
-  Result<CheckpointMeta> loaded = store->Load(args.name, payload);
+  Result<CheckpointMeta> loaded = LoadRegionWarningIfTorn(*store, args.name, payload);
   if (!loaded.ok()) return loaded.status();
   if (Status s = ReplaceFileAtomically(args.output_path, payload, {.durable = !args.no_fsync});
       !s.ok()) {
@@ -56,6 +56,10 @@ Status RunExport(const ExportArgs& args) {
         {"length", payload.size()},
         {"output", args.output_path},
         {"durable", !args.no_fsync},
+        // Non-null when Load passed over a torn newer commit (also warned on stderr).
+        {"skipped_torn_generation", loaded->skipped_torn_generation != 0
+                                        ? nlohmann::ordered_json(loaded->skipped_torn_generation)
+                                        : nlohmann::ordered_json(nullptr)},
     };
     // Paths need not be UTF-8: replace bad bytes rather than let dump() throw.
     PrintJsonDocument(document);
@@ -82,7 +86,10 @@ void SetupExport(CLI::App& app, Status& outcome) {
       "failed directory fsync, which leaves the new FILE in place and says so). The new\n"
       "FILE has mode 0600. --no-fsync skips both fsyncs (after a power loss FILE may be\n"
       "old, new or empty). Takes no lock. Exit 1 if the region has no commit yet or\n"
-      "FILE's directory is missing, 3 if the region's slots hold data but none is valid.");
+      "FILE's directory is missing, 3 if the region's slots hold data but none is valid,\n"
+      "6 if its newest commit is torn (intact header, payload does not match) and no older\n"
+      "commit is intact (FILE untouched in all three). With an older intact commit, that\n"
+      "one is exported (exit 0) and a warning on stderr names the torn generation.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
   AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_option("NAME", args->name, "Name of the checkpoint region")

@@ -144,7 +144,9 @@ void SetupInspect(CLI::App& app, Status& outcome) {
       "Example:\n"
       "  regionctl inspect state.rs --json\n"
       "Reads with pread only (no mapping, no lock): safe on a store another process writes\n"
-      "(a slot being committed meanwhile may show as incomplete).\n"
+      "(a slot being committed meanwhile may show as incomplete). Slot headers only: a\n"
+      "header that checks out is shown with \"payload not checked\" (a torn commit looks\n"
+      "valid here); run verify to check the payloads.\n"
       "page_size is this machine's page size; created_page_size is the creating machine's.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
   AddFollowSymlinksFlag(command, args->follow_symlinks);

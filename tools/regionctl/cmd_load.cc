@@ -29,7 +29,7 @@ Status RunLoad(const LoadArgs& args) {
   if (!region.ok()) return region.status();
   // Load before opening --output: a failed load leaves no file.
   std::vector<std::byte> payload;
-  Result<CheckpointMeta> loaded = store->Load(args.name, payload);
+  Result<CheckpointMeta> loaded = LoadRegionWarningIfTorn(*store, args.name, payload);
   if (!loaded.ok()) return loaded.status();
   return WriteOutput(args.output_path, payload);
 }
@@ -46,7 +46,10 @@ void SetupLoad(CLI::App& app, Status& outcome) {
       "  regionctl load state.rs state --output snapshot.bin\n"
       "The output is the payload, nothing added. Takes no lock: works while a writer\n"
       "holds the store. Exit 1 if the region has no commit yet, 3 if its slots hold\n"
-      "data but none is valid, 4 if a writer kept replacing the slot being read.");
+      "data but none is valid, 4 if a writer kept replacing the slot being read, 6 if\n"
+      "its newest commit is torn (intact header, payload does not match) and no older\n"
+      "commit is intact. With an older intact commit, that one is written (exit 0) and a\n"
+      "warning on stderr names the torn generation.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
   AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_option("NAME", args->name, "Name of the checkpoint region")

@@ -67,29 +67,51 @@ class ProgressBar {
 struct Verdict {
   size_t incomplete_slots = 0;
   std::vector<std::string> damaged_regions;
+  // Regions whose newest header checks out over a payload that does not.
+  std::vector<const RegionReport*> torn_regions;
   std::vector<std::string> notes;
+
+  bool ok() const { return damaged_regions.empty() && torn_regions.empty(); }
 };
+
+// What an incomplete (invalid, older) slot means: after a kill the writer
+// leaves none, so it is a power loss's trace or damage, never "expected".
+std::string IncompleteNote(const RegionView& region, const SlotReport& slot) {
+  const RegionReport& report = region.report;
+  std::string note = "region ";
+  note += QuoteName(region.entry.name);
+  note += " slot ";
+  note += std::to_string(slot.index);
+  note += " is incomplete (";
+  note += slot.reason;
+  note +=
+      "): an invalid slot older than the newest commit: the trace of a commit interrupted by a "
+      "power loss, or damage; ";
+  if (report.torn) {
+    note += "the newest commit is torn (see the note on the region)";
+  } else {
+    note += "the newest commit (generation ";
+    note += std::to_string(report.generation);
+    note += ", slot ";
+    note += std::to_string(report.active_slot);
+    note += ") is intact, and a later commit overwrites the slot";
+  }
+  return note;
+}
 
 Verdict Judge(const std::vector<RegionView>& regions) {
   Verdict verdict;
   for (const RegionView& region : regions) {
     if (region.report.damaged) verdict.damaged_regions.push_back(region.entry.name);
+    if (region.report.torn) {
+      verdict.torn_regions.push_back(&region.report);
+      verdict.notes.push_back("region " + QuoteName(region.entry.name) +
+                              " is torn: " + TornVerdict(region.report));
+    }
     for (const SlotReport& slot : region.report.slots) {
       if (slot.state != SlotState::kIncomplete) continue;
       ++verdict.incomplete_slots;
-      std::string note = "region ";
-      note += QuoteName(region.entry.name);
-      note += " slot ";
-      note += std::to_string(slot.index);
-      note += " is incomplete (";
-      note += slot.reason;
-      note += "): the trace of an interrupted commit, expected after a crash; the newest";
-      note += " valid commit (generation ";
-      note += std::to_string(region.report.generation);
-      note += ", slot ";
-      note += std::to_string(region.report.active_slot);
-      note += ") is intact, and a later commit overwrites the slot";
-      verdict.notes.push_back(std::move(note));
+      verdict.notes.push_back(IncompleteNote(region, slot));
     }
   }
   return verdict;
@@ -108,11 +130,14 @@ void PrintHuman(const std::string& path, const StoreRegions& store, const Verdic
     }
   }
   for (const std::string& note : verdict.notes) std::cout << "note: " << note << '\n';
-  if (verdict.damaged_regions.empty()) {
+  // A torn or damaged region is reported on stderr (the failure line).
+  if (verdict.ok()) {
     std::cout << "ok: every checksum verified";
     if (verdict.incomplete_slots > 0) {
       std::cout << "; " << verdict.incomplete_slots << " incomplete slot"
-                << (verdict.incomplete_slots == 1 ? "" : "s") << " (expected after a crash)";
+                << (verdict.incomplete_slots == 1 ? "" : "s")
+                << " (older than the newest commit: see the note"
+                << (verdict.incomplete_slots == 1 ? "" : "s") << ")";
     }
     std::cout << '\n';
   }
@@ -121,19 +146,53 @@ void PrintHuman(const std::string& path, const StoreRegions& store, const Verdic
 void PrintJson(const std::string& path, const StoreRegions& store, const Verdict& verdict) {
   nlohmann::ordered_json regions = nlohmann::ordered_json::array();
   for (const RegionView& region : store.regions) regions.push_back(RegionJson(region));
+  nlohmann::ordered_json torn_regions = nlohmann::ordered_json::array();
+  for (const RegionReport* report : verdict.torn_regions) torn_regions.push_back(report->name);
   const nlohmann::ordered_json document = {
       {"path", path},
-      {"ok", verdict.damaged_regions.empty()},
+      {"ok", verdict.ok()},
       {"format_version", store.info.format_version},
       {"data_size", store.info.data_size},
       {"regions", std::move(regions)},
       {"incomplete_slots", verdict.incomplete_slots},
       {"damaged_regions", verdict.damaged_regions},
+      {"torn_regions", std::move(torn_regions)},
       {"notes", verdict.notes},
   };
   // Names and paths need not be UTF-8 in a damaged file: replace bad bytes
   // rather than let dump() throw.
   PrintJsonDocument(document);
+}
+
+// The failure line: damaged regions (exit 3) outrank torn ones (exit 6): a
+// damaged region has lost every commit, a torn one may still hold an older.
+Status VerdictStatus(const std::string& path, const Verdict& verdict) {
+  if (!verdict.damaged_regions.empty()) {
+    std::string message = std::to_string(verdict.damaged_regions.size());
+    message += verdict.damaged_regions.size() == 1 ? " region is" : " regions are";
+    message += " damaged (slots hold data but none is valid; every commit is lost):";
+    for (const std::string& name : verdict.damaged_regions) {
+      message += ' ';
+      message += QuoteName(name);
+    }
+    return Status::Error(StatusCode::kCorruption, "verify", path, std::move(message));
+  }
+  std::string message = std::to_string(verdict.torn_regions.size());
+  message += verdict.torn_regions.size() == 1 ? " region has" : " regions have";
+  message += " a torn newest commit (intact header, payload does not match):";
+  for (size_t index = 0; index < verdict.torn_regions.size(); ++index) {
+    const RegionReport& report = *verdict.torn_regions[index];
+    message += index == 0 ? " " : ", ";
+    message += QuoteName(report.name);
+    message += " (generation ";
+    message += std::to_string(report.torn_generation);
+    message += ", slot ";
+    message += std::to_string(report.torn_slot);
+    message += report.has_commit
+                   ? "; load returns generation " + std::to_string(report.generation) + ")"
+                   : "; no older commit is intact: load fails)";
+  }
+  return Status::Error(StatusCode::kTornCommit, "verify", path, std::move(message));
 }
 
 Status RunVerify(const VerifyArgs& args) {
@@ -162,15 +221,8 @@ Status RunVerify(const VerifyArgs& args) {
   } else {
     PrintHuman(args.path, *store, verdict);
   }
-  if (verdict.damaged_regions.empty()) return Status::Ok();
-  std::string message = std::to_string(verdict.damaged_regions.size());
-  message += verdict.damaged_regions.size() == 1 ? " region is" : " regions are";
-  message += " damaged (slots hold data but none is valid; every commit is lost):";
-  for (const std::string& name : verdict.damaged_regions) {
-    message += ' ';
-    message += QuoteName(name);
-  }
-  return Status::Error(StatusCode::kCorruption, "verify", args.path, std::move(message));
+  if (verdict.ok()) return Status::Ok();
+  return VerdictStatus(args.path, verdict);
 }
 
 }  // namespace
@@ -183,11 +235,14 @@ void SetupVerify(CLI::App& app, Status& outcome) {
       "Example:\n"
       "  regionctl verify state.rs --json\n"
       "Reads with pread only (no mapping, no lock). Exit 0 if every region's newest\n"
-      "commit is intact, even beside an incomplete slot (an interrupted commit, expected\n"
-      "after a crash; reported as a note). Exit 3 if the superblock or region table is\n"
-      "damaged, or a region's slots hold data but none is valid. The data area has no\n"
-      "checksums; it is read whole, so an unreadable block fails (exit 1); pages already in\n"
-      "the page cache are not read from the disk again. A commit running\n"
+      "commit is intact, also beside an incomplete slot (an invalid slot older than the\n"
+      "newest commit: a power loss's trace or damage; reported as a note). Exit 6 if a\n"
+      "region's newest commit is torn (its header is intact, its payload does not match:\n"
+      "a power loss interrupted that commit, or it was damaged after it returned); the\n"
+      "notes say what load returns instead. Exit 3 (it outranks 6) if the superblock or\n"
+      "region table is damaged, or a region's slots hold data but none is valid. The data\n"
+      "area has no checksums; it is read whole, so an unreadable block fails (exit 1);\n"
+      "pages already in the page cache are not read from the disk again. A commit running\n"
       "meanwhile may show as incomplete. A progress bar goes to stderr when it is a\n"
       "terminal and the store is larger than 64 MiB.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");

@@ -135,8 +135,9 @@ ExitCode ExitCodeFor(StatusCode code) {
       return ExitCode::kUsage;
     case StatusCode::kCorruption:
     case StatusCode::kUnsupportedVersion:
-    case StatusCode::kTornCommit:
       return ExitCode::kInvalidStore;
+    case StatusCode::kTornCommit:
+      return ExitCode::kTornCommit;
     case StatusCode::kBusy:
       return ExitCode::kBusy;
     case StatusCode::kNotFound:
@@ -324,6 +325,23 @@ Result<RegionEntry> FindRegionEntry(const StoreInfo& info, std::string_view name
     }
   }
   return Status::Error(StatusCode::kInvalidArgument, operation, path, std::move(message));
+}
+
+Result<CheckpointMeta> LoadRegionWarningIfTorn(const Store& store, const std::string& name,
+                                               std::vector<std::byte>& payload) {
+  Result<CheckpointMeta> loaded = store.Load(name, payload);
+  if (loaded.ok() && loaded->skipped_torn_generation != 0) {
+    // A warning, not a failure: the older commit is intact and is what an
+    // application reopening the store gets too.
+    std::cerr << "regionctl: warning: region " << QuoteName(name) << ": its newest commit "
+              << "(generation " << loaded->skipped_torn_generation
+              << ") has an intact header but its payload does not match (a power loss "
+                 "interrupted it, or it was damaged after it returned); returned the older "
+                 "generation "
+              << loaded->generation << " instead\n";
+    std::cerr.flush();
+  }
+  return loaded;
 }
 
 Result<Input> ReadInput(const std::string& input_path, uint64_t limit) {

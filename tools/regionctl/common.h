@@ -10,8 +10,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,6 +19,7 @@
 
 #include "regionstore/checkpoint.h"
 #include "regionstore/status.h"
+#include "regionstore/store.h"
 #include "regionstore/store_info.h"
 
 namespace regionstore::regionctl {
@@ -28,7 +29,8 @@ namespace regionstore::regionctl {
 enum class ExitCode : int {
   kSuccess = 0,
   // A failure not listed below: missing file, permission, I/O error, no space,
-  // already exists, poisoned store, a checkpoint region with no commit yet.
+  // already exists, poisoned store, a checkpoint region with no commit yet
+  // (also when a commit was killed before its header was stored).
   kFailure = 1,
   // A bad command line (every CLI11 parse error), or an argument the store
   // rejects (an offset or length outside the data area, a size too large, a
@@ -43,6 +45,15 @@ enum class ExitCode : int {
   // Another writer holds the store's lock; or, for load, the writer kept
   // replacing the slot being read.
   kBusy = 4,
+  // 5 is reserved (a wait that timed out).
+  // A checkpoint region's newest commit header is intact but its payload does
+  // not match (SlotState::kTorn): a power loss interrupted that commit, or it
+  // was damaged after it returned; nothing tells the two apart. verify exits
+  // with it when some region is torn and nothing is worse (3 wins); load,
+  // export and dump --region when no older commit of the region is intact
+  // (StatusCode::kTornCommit; with an older one they return it, exit 0, and
+  // warn on stderr).
+  kTornCommit = 6,
 };
 
 // The exit code for a failed (or OK) library status.
@@ -94,6 +105,15 @@ std::string QuoteName(std::string_view name);
 // kInvalidArgument, naming the regions the store does have.
 Result<RegionEntry> FindRegionEntry(const StoreInfo& info, std::string_view name,
                                     const std::string& path, const char* operation);
+
+// Store::Load of region `name` into `payload`. When Load passed over a torn
+// newer commit (CheckpointMeta::skipped_torn_generation), prints one
+// "regionctl: warning: ..." line on stderr naming it and the generation
+// returned. For load, export and dump --region, so the three say the same.
+// Errors: those of Store::Load (kNotFound: no commit yet; kCorruption: no
+// header passes its checks; kTornCommit: the only intact header is torn).
+Result<CheckpointMeta> LoadRegionWarningIfTorn(const Store& store, const std::string& name,
+                                               std::vector<std::byte>& payload);
 
 // For viewers (dump): the reader of standard output closed the pipe (EPIPE)
 // after taking what it wanted (`| head`). main() then ends with exit 0 and no

@@ -38,7 +38,9 @@ namespace {
 // Every --help ends with these: the same codes for every command.
 constexpr const char* kExitCodes =
     "Exit codes: 0 success, 1 failure, 2 usage error, 3 not a valid store or damaged,\n"
-    "4 busy (another writer holds the store).";
+    "4 busy (another writer holds the store), 6 torn commit (a region's newest commit\n"
+    "header is intact but its payload does not match: a power loss interrupted that\n"
+    "commit, or it was damaged after it returned).";
 
 // The commands, for messages about a missing or unknown one.
 constexpr const char* kCommandList =

@@ -79,12 +79,23 @@ nlohmann::ordered_json RegionJson(const RegionView& region) {
       {"length", report.has_commit ? report.length : 0},
       {"commit_unix_ns", nullptr},
       {"active_slot", nullptr},
+      {"payload_checked", report.payload_checked},
       {"damaged", report.damaged},
+      // Unknown (null) when no payload was read: a torn commit looks valid
+      // from its header.
+      {"torn", report.payload_checked ? nlohmann::ordered_json(report.torn)
+                                      : nlohmann::ordered_json(nullptr)},
+      {"torn_generation", nullptr},
+      {"torn_slot", nullptr},
       {"slots", std::move(slots)},
   };
   if (report.has_commit) {
     json["commit_unix_ns"] = report.commit_unix_ns;
     json["active_slot"] = report.active_slot;
+  }
+  if (report.torn) {
+    json["torn_generation"] = report.torn_generation;
+    json["torn_slot"] = report.torn_slot;
   }
   return json;
 }
@@ -103,15 +114,50 @@ std::string CommitSummary(const RegionReport& report) {
   if (report.damaged) {
     return "DAMAGED: its slots hold data but none is valid (every commit is lost)";
   }
-  if (!report.has_commit) return "no commit yet";
-  std::string text = "generation ";
+  std::string text;
+  if (report.torn) {
+    text = "TORN: the newest commit (generation ";
+    text += std::to_string(report.torn_generation);
+    text += ", slot ";
+    text += std::to_string(report.torn_slot);
+    text += ") does not match its payload; ";
+    if (!report.has_commit) return text + "no older commit is intact";
+    text += "load returns ";
+  } else if (!report.has_commit) {
+    return "no commit yet";
+  } else if (!report.payload_checked) {
+    // Header-only reads: this header may sit over a torn payload.
+    text = "newest header: ";
+  }
+  text += "generation ";
   text += std::to_string(report.generation);
   text += ", length ";
   text += BytesAndHuman(report.length);
-  text += ", active slot ";
+  text += report.payload_checked ? ", active slot " : ", slot ";
   text += std::to_string(report.active_slot);
   text += ", committed ";
   text += UnixNanosWithUtc(report.commit_unix_ns);
+  if (!report.payload_checked) text += " (payload not checked: run verify)";
+  return text;
+}
+
+std::string TornVerdict(const RegionReport& report) {
+  std::string text = "its newest commit (generation ";
+  text += std::to_string(report.torn_generation);
+  text += ", slot ";
+  text += std::to_string(report.torn_slot);
+  text +=
+      ") has an intact header but its payload does not match: a power loss interrupted that "
+      "commit, or it was damaged after it returned; ";
+  if (report.has_commit) {
+    text += "load returns the older generation ";
+    text += std::to_string(report.generation);
+    text += " (slot ";
+    text += std::to_string(report.active_slot);
+    text += ") instead";
+  } else {
+    text += "no older commit of the region is intact, so load fails (exit 6)";
+  }
   return text;
 }
 

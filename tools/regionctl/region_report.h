@@ -32,19 +32,32 @@ struct StoreRegions {
 Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptions& options);
 
 // {"name", "capacity", "slot_count", "slots_offset", "slot_stride",
-//  "generation", "length", "commit_unix_ns", "active_slot", "damaged",
+//  "generation", "length", "commit_unix_ns", "active_slot",
+//  "payload_checked", "damaged", "torn", "torn_generation", "torn_slot",
 //  "slots": [{"index", "state", "generation", "length", "commit_unix_ns",
 //             "reason", "payload_checked"}]}
 // With no commit, generation and length are 0, commit_unix_ns and
-// active_slot null. A slot's generation, length and commit_unix_ns are null
-// when its header could not be trusted; reason is null unless it is invalid.
+// active_slot null. With payload_checked false (headers only) they describe
+// the newest header that checks out, and torn is null (unknown); otherwise
+// torn is a bool, and torn_generation and torn_slot are null unless it is
+// true. A slot's generation, length and commit_unix_ns are null when its
+// header could not be trusted; reason is null unless it is invalid.
 nlohmann::ordered_json RegionJson(const RegionView& region);
 
 // "capacity 65536 (64.0 KiB), 3 slots of 131072 bytes"
 std::string CapacitySummary(const RegionEntry& entry);
 // "generation 7, length 4096 (4.0 KiB), active slot 1, committed <time>",
-// "no commit yet", or "DAMAGED: ..." when slots hold data but none is valid.
+// "no commit yet", "DAMAGED: ..." when slots hold data but none is valid,
+// "TORN: the newest commit (generation 8, slot 2) does not match its
+// payload; load returns generation 7, ..." (or "no older commit is
+// intact"), and after a header-only read "newest header: generation 7, ...,
+// slot 1, committed <time> (payload not checked: run verify)".
 std::string CommitSummary(const RegionReport& report);
+// For a torn region (report.torn): "its newest commit (generation 8, slot
+// 2) has an intact header but its payload does not match: ...; load returns
+// the older generation 7 (slot 1) instead" or "...; no older commit of the
+// region is intact, so load fails (exit 6)".
+std::string TornVerdict(const RegionReport& report);
 // "valid, generation 7, length 4096 (4.0 KiB), committed <time>",
 // "incomplete: payload checksum mismatch (generation 8, length 10 B)", "empty".
 std::string SlotSummary(const SlotReport& slot);
