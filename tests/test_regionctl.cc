@@ -448,7 +448,7 @@ TEST_CASE("regionctl with no arguments prints help and exits with 2", "[regionct
 TEST_CASE("regionctl --help, --version and each command's --help exit with 0", "[regionctl]") {
   ProcessResult result = Regionctl({"--version"});
   RequireSuccess(result);
-  CHECK(result.stdout_bytes == "regionctl 0.3.0\n");
+  CHECK(result.stdout_bytes == "regionctl " REGIONSTORE_VERSION_STRING "\n");
 
   result = Regionctl({"--help"});
   RequireSuccess(result);
