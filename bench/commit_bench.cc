@@ -25,6 +25,11 @@
 //     floor), with where each one's pages sit in the page cache.
 //  3. page-cache folios: 1 MiB pwrite+fdatasync and 1 MiB commits on files
 //     whose pages sit in large folios or in 4 KiB folios.
+//  4. writer open (bench/open_bench.cc): Store::Open plus a first 16-byte
+//     commit on a store whose two other regions hold 1 GiB commits, beside
+//     the same on a store with empty big regions, and after SIGKILLed
+//     writers; bytes counted through the Io. Needs ~12 GiB free for a few
+//     seconds (two stores, removed at the end), else it says so and skips.
 // The folio census reads /proc/kpageflags, so it needs root; without it the
 // tables say "unknown".
 //
@@ -33,8 +38,9 @@
 // measures no device and gets a loud warning.
 //
 // Usage: regionstore_commit_bench [--quick] [--realtime] [--rounds=N]
-//                                 [--only=ratio|peers|folios] [--json=FILE]
-// --json writes sections 1 and 2's medians and ratios to FILE, for
+//                                 [--only=ratio|peers|folios|open] [--json=FILE]
+//                                 [--open-mib=N] [--open-rounds=N] [--open-kills=N]
+// --json writes sections 1, 2 and 4's medians and ratios to FILE, for
 // bench/report.py.
 #include <fcntl.h>
 #include <sched.h>
@@ -75,6 +81,7 @@
 #include <utility>
 #include <vector>
 
+#include "open_bench.h"
 #include "regionstore/store.h"
 
 #ifndef REGIONSTORE_COMMIT_BENCH_DEFAULT_DIR
@@ -149,7 +156,7 @@ struct Options {
   bool quick = false;
   bool realtime = false;     // durable arms under SCHED_FIFO
   int rounds = 0;            // 0: the default for the run length
-  std::string only;          // "", "ratio", "peers" or "folios"
+  std::string only;          // "", "ratio", "peers", "folios" or "open"
   std::string dir;
   std::string json_path;     // --json=FILE, or ""
   // Target time of one batch: section 1's mapped and durable modes, and
@@ -157,6 +164,10 @@ struct Options {
   double mapped_batch_ms = 0;
   double durable_batch_ms = 0;
   double peer_batch_ms = 0;
+  // Section 4: each big region's capacity and commit, rounds, random kills.
+  uint64_t open_mib = 1024;
+  int open_rounds = 0;  // 0: the default for the run length
+  int open_kills = -1;  // -1: the default for the run length
   // /sys/dev/block/MAJ:MIN/stat of the directory's device, or "" if none.
   std::string device_stat;
 };
@@ -174,23 +185,39 @@ Options ParseOptions(int argc, char** argv) {
       if (options.rounds < 1) Die("--rounds needs a positive number");
     } else if (arg.starts_with("--only=")) {
       options.only = std::string(arg.substr(7));
-      if (options.only != "ratio" && options.only != "peers" && options.only != "folios") {
-        Die("--only takes ratio, peers or folios");
+      if (options.only != "ratio" && options.only != "peers" && options.only != "folios" &&
+          options.only != "open") {
+        Die("--only takes ratio, peers, folios or open");
       }
+    } else if (arg.starts_with("--open-mib=")) {
+      const long long mib = std::atoll(argv[i] + 11);
+      if (mib < 1) Die("--open-mib needs a positive number");
+      options.open_mib = static_cast<uint64_t>(mib);
+    } else if (arg.starts_with("--open-rounds=")) {
+      options.open_rounds = std::atoi(argv[i] + 14);
+      if (options.open_rounds < 1) Die("--open-rounds needs a positive number");
+    } else if (arg.starts_with("--open-kills=")) {
+      options.open_kills = std::atoi(argv[i] + 13);
+      if (options.open_kills < 0) Die("--open-kills needs a number >= 0");
     } else if (arg.starts_with("--json=")) {
       options.json_path = std::string(arg.substr(7));
       if (options.json_path.empty()) Die("--json needs a file name");
     } else if (arg == "--help" || arg == "-h") {
       std::printf(
           "usage: regionstore_commit_bench [--quick] [--realtime] [--rounds=N]\n"
-          "                                [--only=ratio|peers|folios] [--json=FILE]\n"
+          "                                [--only=ratio|peers|folios|open] [--json=FILE]\n"
+          "                                [--open-mib=N] [--open-rounds=N] [--open-kills=N]\n"
           "  files go to $REGIONSTORE_BENCH_DIR (default %s)\n"
           "  --quick: 5 short rounds per measurement, well under a minute\n"
           "  --realtime: run the durable arms under SCHED_FIFO (root), so that on busy CPUs\n"
           "    each wait for I/O does not also wait for a scheduler tick\n"
           "  --rounds=N: interleaved rounds per measurement (default 31, --quick 5)\n"
-          "  --json=FILE: also write the commit and peer medians and ratios to FILE\n"
-          "    (bench/report.py reads it)\n",
+          "  --json=FILE: also write the commit, peer and open medians and ratios to FILE\n"
+          "    (bench/report.py reads it)\n"
+          "  --open-mib=N: section 4's big regions hold N MiB commits (default 1024; the two\n"
+          "    stores need ~12 N MiB free while it runs)\n"
+          "  --open-rounds=N: section 4's interleaved rounds (default 51, --quick 21)\n"
+          "  --open-kills=N: section 4's kills at a random moment (default 20, --quick 10)\n",
           REGIONSTORE_COMMIT_BENCH_DEFAULT_DIR);
       std::exit(0);
     } else {
@@ -201,6 +228,8 @@ Options ParseOptions(int argc, char** argv) {
     }
   }
   if (options.rounds == 0) options.rounds = options.quick ? 5 : 31;
+  if (options.open_rounds == 0) options.open_rounds = options.quick ? 21 : 51;
+  if (options.open_kills < 0) options.open_kills = options.quick ? 10 : 20;
   options.mapped_batch_ms = options.quick ? 5 : 20;
   options.durable_batch_ms = options.quick ? 15 : 40;
   options.peer_batch_ms = options.quick ? 20 : 60;
@@ -1619,7 +1648,8 @@ int main(int argc, char** argv) {
                         {"rounds", options.rounds},
                         {"realtime", options.realtime},
                         {"commits", nlohmann::json::array()},
-                        {"peers", nullptr}};
+                        {"peers", nullptr},
+                        {"open", nullptr}};
   if (options.only.empty() || options.only == "ratio") {
     std::fprintf(stderr, "section 1: commit vs raw\n");
     const std::vector<RatioRow> rows = RunRatios(options);
@@ -1642,6 +1672,18 @@ int main(int argc, char** argv) {
   if (options.only.empty() || options.only == "folios") {
     std::fprintf(stderr, "section 3: folios\n");
     PrintFolios(RunFolios(options), options);
+    std::fflush(stdout);
+  }
+  if (options.only.empty() || options.only == "open") {
+    std::fprintf(stderr, "section 4: writer open\n");
+    regionstore_bench::OpenBenchOptions open;
+    open.dir = options.dir;
+    open.big_bytes = options.open_mib * kMiB;
+    open.rounds = options.open_rounds;
+    open.kill_trials = options.open_kills;
+    open.realtime = options.realtime;
+    doc["open"] = regionstore_bench::RunOpenBench(open);
+    std::fflush(stdout);
   }
   std::printf("Run time: %.0f s.\n", Seconds(Clock::now() - started));
   if (!options.json_path.empty()) WriteJson(options.json_path, doc);

@@ -14,7 +14,10 @@ with storesize/<arm>/<store bytes>/aligned/<impl> rows, the store-size sweep.
 Several JSON files are merged (context from the first). MB/s = bytes / median seconds / 1024^2, as in the lab.
 With --commits, adds the checkpoint commit arms (4 KiB, 64 KiB, 1 MiB) beside
 raw writes of the same size and the LMDB/SQLite peer ratios, from
-regionstore_commit_bench --json. With --chart, also draws MB/s per mode and
+regionstore_commit_bench --json, and, when that JSON has it, the writer-open
+table (section 4: open + a first 16-byte commit on a store whose big regions
+hold 1 GiB commits beside one whose big regions are empty, and after a
+SIGKILLed writer). With --chart, also draws MB/s per mode and
 size (python3-matplotlib, Debian's, under /usr/bin/python3): the lab's arms
 with durable and not durable ones in separate panels, and the write-size
 sweep with the commit arms. Without matplotlib the tables still print.
@@ -281,6 +284,54 @@ def commits_table(doc):
     return "\n".join(lines)
 
 
+def open_table(doc):
+    """The writer-open section of regionstore_commit_bench --json (issue 13):
+    open + first tiny commit + close, full store beside empty store, bytes
+    written by the open, and the next open after a SIGKILLed writer."""
+    opened = doc.get("open")
+    if not opened:
+        return ""
+    lines = [""]
+    if "skipped" in opened:
+        lines.append(f"Writer open (regionstore_commit_bench section 4): {opened['skipped']}.")
+        return "\n".join(lines)
+    big = opened["big_bytes"] // (1 << 20)
+    lines.append(
+        f"Writer open (regionstore_commit_bench section 4): Store::Open(kReadWrite) + a first "
+        f"{opened['commit_bytes']}-byte kSync commit into a 4 KiB region + close, on a store "
+        f"whose two other regions hold {big:,} MiB commits (full) beside the same layout with "
+        f"those regions empty; {opened['rounds']} interleaved rounds, warm cache, "
+        f"{'SCHED_FIFO' if opened.get('realtime') else 'SCHED_OTHER'}, medians. "
+        f"Bytes: what the store read and wrote through its Io. Device: "
+        f"{opened.get('device_note', '?')}, the whole device during the open.")
+    lines.append("")
+    lines.append("| store | open + commit + close µs | open µs | first commit µs "
+                 "| open writes B | open reads B | first commit writes B | device KiB written "
+                 "during open |")
+    lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for row in opened["stores"]:
+        lines.append(
+            f"| {row['store']} | {fmt(row['total_ns'] / 1e3)} | {fmt(row['open_ns'] / 1e3)} "
+            f"| {fmt(row['commit_ns'] / 1e3)} | {fmt(row['open_written'])} "
+            f"| {fmt(row['open_read'])} | {fmt(row['commit_written'])} "
+            f"| {fmt(row['device_open_kib'])} |")
+    ratio = opened["full_over_empty"]
+    lines.append("")
+    lines.append(f"full / empty (open + commit + close, per-round ratios): "
+                 f"{fmt(ratio['median'], 2)} ({fmt(ratio['low'], 2)}–{fmt(ratio['high'], 2)}); "
+                 f"issue 13's target ≤ 1.10 and under 5 ms.")
+    lines.append("")
+    lines.append("| next open of the full store after a SIGKILLed writer | opens | open µs "
+                 "| open writes B (median, max) | device KiB written during open |")
+    lines.append("| --- | ---: | ---: | ---: | ---: |")
+    for row in opened["kills"]:
+        lines.append(
+            f"| killed {row['kill']} | {row['opens']} | {fmt(row['open_ns'] / 1e3)} "
+            f"| {fmt(row['open_written'])}, {fmt(row['open_written_max'])} "
+            f"| {fmt(row['device_open_kib'])} |")
+    return "\n".join(lines)
+
+
 def chart(m, commits, path):
     """MB/s per mode and size, with python3-matplotlib (PNG or SVG by the
     file name). Top: the lab's 1 MiB update, durable and not durable arms in
@@ -403,6 +454,9 @@ def main(argv):
         with open(options["--commits"], encoding="utf-8") as f:
             commits = json.load(f)
         print(commits_table(commits))
+        text = open_table(commits)
+        if text:
+            print(text)
     if options["--chart"]:
         error = chart(m, commits.get("commits") or [], options["--chart"])
         if error:

@@ -5,8 +5,9 @@
 # `regionctl inspect`, runs the region lab (bench/regionstore_bench: one-shot and
 # long-lived arms, library beside raw syscalls, interleaved, then the sweeps) and
 # the checkpoint commit benchmark's quick run (commits beside raw writes, LMDB and
-# SQLite), and prints their tables with bench/report.py, which also draws the
-# chart (build/release/lab/lab-bench.png).
+# SQLite, and a writer's open on a store holding 1 GiB commits), and prints their
+# tables with bench/report.py, which also draws the chart
+# (build/release/lab/lab-bench.png).
 # REGIONSTORE_BENCH_DIR moves the lab's files (default: build/release/lab).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -60,6 +61,10 @@ REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_bench" \
 # Checkpoint commits at 4 KiB, 64 KiB and 1 MiB beside raw writes of the same
 # size, and LMDB/SQLite; --quick: 5 interleaved rounds (full report in
 # commit-bench.md, including the page-cache folio section the table leaves out).
+# Then the writer open (section 4, 21 rounds): two stores of ~6 GiB each (two
+# 1 GiB regions of three slots, and a 4 KiB one), one holding 1 GiB commits,
+# created, filled and removed again: ~12 GiB of disk for 30-45 s here, almost
+# all of it Store::Create's zero-fill; skipped, saying so, without the room.
 REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_commit_bench" --quick \
   --json="${lab}/commit-bench.json" > "${lab}/commit-bench.md"
 echo
