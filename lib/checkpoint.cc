@@ -364,6 +364,9 @@ Result<uint32_t> Store::Rep::FindRegion(std::string_view name, const char* opera
 }
 
 Status Store::Rep::RecoverOnOpen() {
+  // Without checkpoint regions no promise rests on what earlier handles
+  // left: raw writes keep only what their own mode promised. No barrier.
+  if (info.regions.empty()) return Status::Ok();
   regions.assign(info.regions.size(), RegionState{});
   for (uint32_t r = 0; r < info.regions.size(); ++r) {
     regions[r].known_generation.assign(info.regions[r].slot_count, 0);
