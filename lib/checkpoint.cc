@@ -345,6 +345,17 @@ Status Store::Rep::ClearMark(uint32_t entry) {
   return file->WriteAt(*intent_offset + uint64_t{entry} * intent::kEntrySize, kFree);
 }
 
+Status Store::Rep::NoteVolatileCommit() {
+  if (volatile_pending) return Status::Ok();
+  if (Status s = SetMark(intent::kVolatileEntry, {Kind::kVolatilePending, 0, 0, 0, boot_id});
+      !s.ok()) {
+    ++stats.failed_writes;
+    return Poison(s, "commit: pwrite (intent mark)");
+  }
+  volatile_pending = true;
+  return Status::Ok();
+}
+
 Status Store::Rep::FileBarrier(Durability mode, const char* operation) {
   return Timed(mode, [&] {
     Status s = MarkedBarrier(/*whole_file=*/true, [&] { return file->DataSync(); });
@@ -382,6 +393,7 @@ Status Store::Rep::RecoverOnOpen() {
   }
   std::vector<intent::Entry> marks;
   std::vector<uint32_t> mark_entries;
+  bool unknown_boot = false;
   const bool ignore_marks =
       internal::CurrentMutation() == internal::Mutation::kIgnoreIntentMarks;
   for (uint32_t e = 0; e < intent::kEntryCount && !ignore_marks; ++e) {
@@ -390,19 +402,25 @@ Status Store::Rep::RecoverOnOpen() {
     // was filled from the disk since. (And the mark may be a durable copy of
     // one whose clearing never reached the disk: zeroing its commit then
     // would lose a commit that returned.)
-    if (mark && (!boot.ok() || mark->boot_id == boot_id)) {
+    // A mark made where no boot id could be read (all zero), or read where
+    // none can be, cannot be told from a stale one.
+    if (mark && (!boot.ok() || mark->boot_id == boot_id || mark->boot_id == intent::BootId{})) {
+      if (!boot.ok() || mark->boot_id == intent::BootId{}) unknown_boot = true;
       marks.push_back(*mark);
       mark_entries.push_back(e);
     }
   }
-  // Without a boot id no mark can be told from a stale one: zero nothing,
-  // and write every region's newest commit again instead, which covers a
-  // failed barrier of any earlier handle.
-  if (!boot.ok() && !marks.empty()) return RecoverEveryRegion();
+  // Such a mark: zero nothing, and write every region's newest commit again
+  // instead, which covers a failed barrier of any earlier handle.
+  if (unknown_boot) return RecoverEveryRegion();
   bool file_barrier = false;
+  bool zeroed = false;
   const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
   for (const intent::Entry& mark : marks) {
     if (mark.kind == Kind::kFileBarrier) file_barrier = true;
+    // Commits an earlier handle left without a barrier: this open's
+    // fdatasync makes them durable, and runs as a file barrier for that.
+    if (mark.kind == Kind::kVolatilePending) volatile_pending = true;
     if (mark.kind != Kind::kCommitBarrier) continue;
     // The barrier of this commit did not return: it may have failed,
     // leaving pages the kernel marked clean but never wrote, and the
@@ -424,6 +442,7 @@ Status Store::Rep::RecoverOnOpen() {
       return s.WithOperation("open: clear the header of a commit whose barrier did not return",
                              path);
     }
+    zeroed = true;
   }
   // Each mark is acted on once: left in place, it would match the next
   // commit that gets the same generation in the same slot (a lost commit's
@@ -440,15 +459,12 @@ Status Store::Rep::RecoverOnOpen() {
   // commit again, so the fdatasync covers it.
   if (file_barrier) return RecoverEveryRegion();
   // Whatever earlier handles left in the page cache becomes durable here.
-  // If this fails, the kernel may have marked some of it clean unwritten
-  // and will not say so again: record that for the next open at once. (An
-  // earlier handle does not record commits it left without a barrier, so
-  // this mark goes down after the failure, not before; a kill in the few
-  // instructions between them is the one case no mark covers.)
-  if (Status s = file->DataSync(); !s.ok()) {
-    static_cast<void>(SetMark(intent::kFileBarrierEntry, {Kind::kFileBarrier, 0, 0, 0, boot_id}));
-    return s.WithOperation("open: fdatasync", path);
-  }
+  // If this fails, the kernel may have marked some of it clean unwritten and
+  // will not say so again; when that matters (commits an earlier handle left
+  // without a barrier, headers zeroed just now), the file-barrier mark is
+  // down before the call, for the next open to see.
+  Status synced = MarkedBarrier(/*whole_file=*/true, [&] { return file->DataSync(); }, zeroed);
+  if (!synced.ok()) return synced.WithOperation("open: fdatasync", path);
   return Status::Ok();
 }
 
@@ -540,20 +556,38 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
     state.known_generation[i] = 0;
     if (Status s = file->WriteAt(unit, zero_unit); !s.ok()) {
       ++stats.failed_writes;
-      return Poison(s, "commit: clear a checkpoint slot header no commit owns");
+      return Poison(s, rewrite ? "open: clear a checkpoint slot header no commit owns"
+                               : "commit: clear a checkpoint slot header no commit owns");
     }
     // A whole-file barrier follows the rewrite below.
     if (rewrite) continue;
-    Status synced = MarkedBarrier(/*whole_file=*/false, [&] {
-      return SyncPages(unit, slot::kHeaderUnitSize, SyncKind::kSync,
-                       "commit: msync(MS_SYNC) of a cleared slot header");
-    });
+    // Marked whatever else is pending: if this fails, the zero unit may be
+    // clean in the cache and missing on disk, and the next open must write
+    // every header unit again.
+    Status synced = MarkedBarrier(
+        /*whole_file=*/false,
+        [&] {
+          return SyncPages(unit, slot::kHeaderUnitSize, SyncKind::kSync,
+                           "commit: msync(MS_SYNC) of a cleared slot header");
+        },
+        /*always_mark=*/true);
     if (!synced.ok()) return synced;
   }
-  // Write the recovered commit again, byte for byte, for the whole-file
-  // barrier that follows: an earlier handle's failed barrier may have left
-  // its pages clean in the cache but missing on disk, and the barrier skips
-  // clean pages.
+  // Write every header unit and the recovered commit again, byte for byte,
+  // for the whole-file barrier that follows: an earlier handle's failed
+  // barrier may have left their pages clean in the cache but missing on disk
+  // (a commit, or a header it zeroed), and the barrier skips clean pages.
+  if (rewrite) {
+    std::vector<std::byte> unit_bytes(slot::kHeaderUnitSize);
+    for (uint32_t i = 0; i < region.slot_count; ++i) {
+      if (state.newest == i) continue;  // with its payload, below
+      const uint64_t unit = slot::HeaderFileOffset(region, i);
+      if (Status s = read(unit, unit_bytes); !s.ok()) return s;
+      if (Status s = file->WriteAt(unit, unit_bytes); !s.ok()) {
+        return s.WithOperation("open: rewrite a checkpoint slot header", path);
+      }
+    }
+  }
   if (rewrite && state.newest) {
     const uint64_t begin = slot::HeaderFileOffset(region, *state.newest);
     const uint64_t end = slot::PayloadFileOffset(region, *state.newest) + recovered_length;
@@ -629,10 +663,13 @@ Result<uint64_t> Store::Commit(std::string_view name, std::span<const std::byte>
   switch (durability) {
     case Durability::kNone:
     case Durability::kAsync: {
-      r.volatile_pending = true;
+      if (Status s = r.NoteVolatileCommit(); !s.ok()) return s;
       MarkCommitPhase(internal::kCopy);
       header.payload_checksum = format::Checksum(payload);
       ClearHeaderMagic(base + unit_offset);
+      // As a seqlock writer: no payload store may become visible before the
+      // cleared magic (a reader must not see the old magic over new bytes).
+      std::atomic_thread_fence(std::memory_order_release);
       CopyToShared(base + payload_offset, payload.data(), payload.size());
       StoreHeaderWords(base + unit_offset, slot::EncodeHeader(header));
       if (durability == Durability::kAsync) {
@@ -812,6 +849,10 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
       // Passed over a newer header whose payload does not match: say so.
       if (all.front().slot != newest.slot) {
         meta.skipped_torn_generation = all.front().header.generation;
+      }
+      for (uint32_t i = 0; i < region.slot_count; ++i) {
+        const auto kind = slot::DecodeHeader(headers[i], index, i, region.capacity).kind;
+        meta.invalid_header_slots += kind == slot::DecodedHeader::Kind::kInvalid ? 1 : 0;
       }
       return meta;
     }

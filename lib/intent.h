@@ -39,17 +39,23 @@ enum class Kind : uint32_t {
   // A durable barrier for the commit (region, slot, generation) is running.
   kCommitBarrier = 1,
   // A barrier is running that can report a writeback error of pages the
-  // writer cannot name: commits made without a barrier (kNone, kAsync)
-  // since its last whole-file barrier, or, at open, whatever earlier
-  // handles left in the page cache. Left in place if the barrier fails.
+  // writer cannot name (commits made without a barrier, or headers it
+  // zeroed), or, at open, whatever earlier handles left in the page cache.
+  // Left in place if the barrier fails.
   kFileBarrier = 2,
+  // This writer has made commits without a barrier (kNone, kAsync) since
+  // its last successful whole-file barrier: they are in the page cache
+  // only. Cleared by the next successful fdatasync; the next open's
+  // fdatasync, which makes them durable, runs as a file barrier.
+  kVolatilePending = 3,
 };
 
 // Where this writer keeps each kind of mark: fixed entries, so that setting
 // one never needs a search. Batches of several regions will use entries
 // from kFirstCommitEntry on.
 inline constexpr uint32_t kFileBarrierEntry = 0;
-inline constexpr uint32_t kFirstCommitEntry = 1;
+inline constexpr uint32_t kVolatileEntry = 1;
+inline constexpr uint32_t kFirstCommitEntry = 2;
 
 using BootId = std::array<std::byte, 16>;
 using EntryBytes = std::array<std::byte, kEntrySize>;

@@ -137,27 +137,36 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // Failures poison, as `operation`.
   Status FileBarrier(Durability mode, const char* operation);
   // A barrier run by `call`. While this handle has commits without a
-  // barrier pending, any barrier can report (and so consume) a writeback
-  // error of their pages, the file's error state being one for all ranges:
-  // the kFileBarrier mark is set around it and stays if it fails. A
+  // barrier pending (or with `always_mark`: it zeroed headers that must not
+  // come back), any barrier can report, and so consume, a writeback error
+  // of pages nothing names, a file having one error state for all its
+  // ranges: the kFileBarrier mark is set around it and stays if it fails. A
   // `whole_file` barrier that succeeds also makes those commits durable.
   template <typename Call>
-  Status MarkedBarrier(bool whole_file, Call call) {
-    const bool marked = volatile_pending && intent_offset.has_value();
+  Status MarkedBarrier(bool whole_file, Call call, bool always_mark = false) {
+    const bool marked = (volatile_pending || always_mark) && intent_offset.has_value();
     if (marked) {
       Status s = SetMark(intent::kFileBarrierEntry, {intent::Kind::kFileBarrier, 0, 0, 0, boot_id});
-      if (!s.ok()) return Poison(s, "pwrite (intent mark)");
+      if (!s.ok()) return Poison(s, "write the intent mark");
     }
     Status status = call();
     if (!status.ok()) return status;
     if (marked) {
       if (Status s = ClearMark(intent::kFileBarrierEntry); !s.ok()) {
-        return Poison(s, "pwrite (clear the intent mark)");
+        return Poison(s, "clear the intent mark");
       }
     }
-    if (whole_file) volatile_pending = false;
+    if (whole_file && volatile_pending) {
+      if (Status s = ClearMark(intent::kVolatileEntry); !s.ok()) {
+        return Poison(s, "clear the intent mark");
+      }
+      volatile_pending = false;
+    }
     return status;
   }
+  // Before a commit without a barrier: records kVolatilePending once per
+  // whole-file barrier. Errors: those of the pwrite (the handle poisoned).
+  Status NoteVolatileCommit();
   // kSync and kPwriteFdatasync commits of `header` (its payload checksum
   // filled in here) into slot `target` of region `index`.
   Status DurableCommit(uint32_t index, uint32_t target, slot::Header& header,

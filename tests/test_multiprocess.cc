@@ -61,7 +61,7 @@ TEST_CASE("Another process sees the bytes as soon as Write returns, in every mod
   }
 }
 
-TEST_CASE("A second writer in another process gets kBusy; readers are not blocked",
+TEST_CASE("A second writer in another process gets kBusy: readers are not blocked",
           "[store][multiprocess][lock]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");

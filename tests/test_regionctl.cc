@@ -1108,7 +1108,7 @@ TEST_CASE("regionctl verify on a clean store exits 0 and reports every region an
 }
 
 TEST_CASE(
-    "regionctl verify exits 6 for a bit-flipped newest payload; load returns the commit before "
+    "regionctl verify exits 6 for a bit-flipped newest payload: load returns the commit before "
     "with a warning, and the next commit's generation is above the torn one",
     "[regionctl]") {
   TempDir dir;
@@ -1569,7 +1569,7 @@ TEST_CASE("regionctl verify, load, commit and inspect exit 3 on a damaged region
   }
 }
 
-TEST_CASE("regionctl load works while another process holds the writer lock; commit exits 4",
+TEST_CASE("regionctl load works while another process holds the writer lock: commit exits 4",
           "[regionctl][multiprocess]") {
   TempDir dir;
   const std::string path = CreateCheckpointStore(dir, "store.rs");
@@ -1752,7 +1752,7 @@ TEST_CASE("regionctl dump prints hex and ASCII lines like xxd", "[regionctl][dum
 // Lists `dir`, to show export leaves no temp file behind.
 std::vector<std::string> Entries(const TempDir& dir) { return dir.List(); }
 
-TEST_CASE("regionctl export writes the newest commit atomically; import commits a file",
+TEST_CASE("regionctl export writes the newest commit atomically: import commits a file",
           "[regionctl][export]") {
   TempDir dir;
   const std::string path = CreateCheckpointStore(dir, "store.rs");

@@ -129,6 +129,11 @@ struct CheckpointMeta {
   // Load returned the older commit above: a power loss interrupted that
   // newer commit, or it was damaged after it returned.
   uint64_t skipped_torn_generation = 0;
+  // Slots of the region whose header fails its checks (not empty, not
+  // unfinished). A kill cannot leave one: it is damage, or a power loss
+  // while a header was written, and it may have held a newer commit than
+  // the one returned.
+  uint32_t invalid_header_slots = 0;
 };
 
 struct VerifyOptions {

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,6 +26,7 @@
 #include "regionstore/io.h"
 #include "support/forwarding_io.h"
 #include "regionstore/status.h"
+#include "intent.h"
 #include "regionstore/store.h"
 
 namespace regionstore::golden {
@@ -134,24 +136,37 @@ inline Status WriteGoldenStore(const std::string& directory, const GoldenStore& 
   // ends up in the file.
   OpenOptions open_options;
   open_options.io = &io;
-  auto opened = Store::Open(path, OpenMode::kReadWrite, open_options);
-  if (!opened.ok()) return opened.status();
-  for (const ByteRange& range : store.pattern_ranges) {
-    std::vector<std::byte> bytes(range.length);
-    for (uint64_t i = 0; i < range.length; ++i) bytes[i] = PatternByte(range.offset + i);
-    if (Status s = opened->Write(range.offset, bytes, Durability::kPwriteFdatasync); !s.ok()) {
-      return s;
+  std::optional<uint64_t> area;
+  {
+    auto opened = Store::Open(path, OpenMode::kReadWrite, open_options);
+    if (!opened.ok()) return opened.status();
+    for (const ByteRange& range : store.pattern_ranges) {
+      std::vector<std::byte> bytes(range.length);
+      for (uint64_t i = 0; i < range.length; ++i) bytes[i] = PatternByte(range.offset + i);
+      if (Status s = opened->Write(range.offset, bytes, Durability::kPwriteFdatasync); !s.ok()) {
+        return s;
+      }
     }
-  }
-  for (const GoldenCommit& commit : store.commits) {
-    std::vector<std::byte> payload(commit.length);
-    for (uint64_t i = 0; i < commit.length; ++i) payload[i] = CommitByte(i, commit.salt);
-    if (auto committed = opened->Commit(commit.region, payload, commit.durability);
-        !committed.ok()) {
-      return committed.status();
+    for (const GoldenCommit& commit : store.commits) {
+      std::vector<std::byte> payload(commit.length);
+      for (uint64_t i = 0; i < commit.length; ++i) payload[i] = CommitByte(i, commit.salt);
+      if (auto committed = opened->Commit(commit.region, payload, commit.durability);
+          !committed.ok()) {
+        return committed.status();
+      }
     }
+    area = intent::AreaOffset(opened->info());
   }
-  return Status::Ok();
+  // The intent area holds what a running writer was doing, tagged with this
+  // boot's id (a kNone commit last leaves a "commits without a barrier"
+  // mark): runtime state, not content. A store at rest has it zero, and so
+  // does every golden file (docs/FORMAT.md, "Intent area").
+  if (!area) return Status::Ok();
+  auto file = Io::Default()->Open(path, /*writable=*/true, SymlinkPolicy::kRefuse);
+  if (!file.ok()) return file.status();
+  const std::vector<std::byte> zeros(intent::kAreaSize);
+  if (Status s = (*file)->WriteAt(*area, zeros); !s.ok()) return s;
+  return (*file)->DataSync();
 }
 
 }  // namespace regionstore::golden

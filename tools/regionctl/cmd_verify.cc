@@ -69,10 +69,22 @@ struct Verdict {
   std::vector<std::string> damaged_regions;
   // Regions whose newest header checks out over a payload that does not.
   std::vector<const RegionReport*> torn_regions;
+  // Regions with a valid commit beside a header that fails its checks: a
+  // kill cannot leave one, so it is damage or a power loss's trace, and it
+  // may have held a newer commit than the one Load returns.
+  std::vector<std::string> bad_header_regions;
   std::vector<std::string> notes;
 
-  bool ok() const { return damaged_regions.empty() && torn_regions.empty(); }
+  bool ok() const {
+    return damaged_regions.empty() && torn_regions.empty() && bad_header_regions.empty();
+  }
 };
+
+// An incomplete slot whose header fails its own checks (no generation can
+// be trusted from it), as opposed to an older header over a bad payload.
+bool HeaderFailed(const SlotReport& slot) {
+  return slot.state == SlotState::kIncomplete && slot.generation == 0;
+}
 
 // What an incomplete (invalid, older) slot means: after a kill the writer
 // leaves none, so it is a power loss's trace or damage, never "expected".
@@ -84,6 +96,13 @@ std::string IncompleteNote(const RegionView& region, const SlotReport& slot) {
   note += std::to_string(slot.index);
   note += " is incomplete (";
   note += slot.reason;
+  if (HeaderFailed(slot)) {
+    note +=
+        "): its header fails its checks, which no kill leaves: damage, or a power loss while it "
+        "was written; nothing says how new it was, so it may have held a newer commit than the "
+        "one load returns";
+    return note;
+  }
   note +=
       "): an invalid slot older than the newest commit: the trace of a commit interrupted by a "
       "power loss, or damage; ";
@@ -108,10 +127,15 @@ Verdict Judge(const std::vector<RegionView>& regions) {
       verdict.notes.push_back("region " + QuoteName(region.entry.name) +
                               " is torn: " + TornVerdict(region.report));
     }
+    bool bad_header = false;
     for (const SlotReport& slot : region.report.slots) {
       if (slot.state != SlotState::kIncomplete) continue;
       ++verdict.incomplete_slots;
+      bad_header = bad_header || HeaderFailed(slot);
       verdict.notes.push_back(IncompleteNote(region, slot));
+    }
+    if (bad_header && !region.report.torn) {
+      verdict.bad_header_regions.push_back(region.entry.name);
     }
   }
   return verdict;
@@ -157,6 +181,7 @@ void PrintJson(const std::string& path, const StoreRegions& store, const Verdict
       {"incomplete_slots", verdict.incomplete_slots},
       {"damaged_regions", verdict.damaged_regions},
       {"torn_regions", std::move(torn_regions)},
+      {"bad_header_regions", verdict.bad_header_regions},
       {"notes", verdict.notes},
   };
   // Names and paths need not be UTF-8 in a damaged file: replace bad bytes
@@ -176,6 +201,18 @@ Status VerdictStatus(const std::string& path, const Verdict& verdict) {
       message += QuoteName(name);
     }
     return Status::Error(StatusCode::kCorruption, "verify", path, std::move(message));
+  }
+  if (verdict.torn_regions.empty()) {
+    std::string message = std::to_string(verdict.bad_header_regions.size());
+    message += verdict.bad_header_regions.size() == 1 ? " region has" : " regions have";
+    message +=
+        " a slot header that fails its checks beside the commit load returns (damage, or a power "
+        "loss while it was written; it may have held a newer commit):";
+    for (const std::string& name : verdict.bad_header_regions) {
+      message += ' ';
+      message += QuoteName(name);
+    }
+    return Status::Error(StatusCode::kTornCommit, "verify", path, std::move(message));
   }
   std::string message = std::to_string(verdict.torn_regions.size());
   message += verdict.torn_regions.size() == 1 ? " region has" : " regions have";
@@ -235,11 +272,12 @@ void SetupVerify(CLI::App& app, Status& outcome) {
       "Example:\n"
       "  regionctl verify state.rs --json\n"
       "Reads with pread only (no mapping, no lock). Exit 0 if every region's newest\n"
-      "commit is intact, also beside an incomplete slot (an invalid slot older than the\n"
-      "newest commit: a power loss's trace or damage; reported as a note). Exit 6 if a\n"
-      "region's newest commit is torn (its header is intact, its payload does not match:\n"
-      "a power loss interrupted that commit, or it was damaged after it returned); the\n"
-      "notes say what load returns instead. Exit 3 (it outranks 6) if the superblock or\n"
+      "commit is intact, also beside an older header whose payload does not match (a\n"
+      "power loss's trace or damage; reported as a note). Exit 6 if a region's newest\n"
+      "commit is torn (its header is intact, its payload does not match: a power loss\n"
+      "interrupted that commit, or it was damaged after it returned), or a slot header\n"
+      "fails its checks (no kill leaves one; it may have held a newer commit); the notes\n"
+      "say what load returns instead. Exit 3 (it outranks 6) if the superblock or\n"
       "region table is damaged, or a region's slots hold data but none is valid. The data\n"
       "area has no checksums; it is read whole, so an unreadable block fails (exit 1);\n"
       "pages already in the page cache are not read from the disk again. A commit running\n"

@@ -340,6 +340,14 @@ Result<CheckpointMeta> LoadRegionWarningIfTorn(const Store& store, const std::st
                  "generation "
               << loaded->generation << " instead\n";
     std::cerr.flush();
+  } else if (loaded.ok() && loaded->invalid_header_slots != 0) {
+    std::cerr << "regionctl: warning: region " << QuoteName(name) << ": "
+              << loaded->invalid_header_slots << " slot header"
+              << (loaded->invalid_header_slots == 1 ? " fails" : "s fail")
+              << " its checks (damage, or a power loss while it was written; it may have held a "
+                 "newer commit than generation "
+              << loaded->generation << ", returned): run `regionctl verify`\n";
+    std::cerr.flush();
   }
   return loaded;
 }
