@@ -114,7 +114,7 @@ void PlantCommitMark(const std::string& path, const std::string& region,
   PwriteAt(path, *area + intent::kFirstCommitEntry * intent::kEntrySize, entry);
 }
 
-TEST_CASE("A current-boot commit mark costs the next open one header unit: another boot's, nothing",
+TEST_CASE("A current-boot commit mark costs the next open one header unit, another boot's, nothing",
           "[checkpoint][open]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");

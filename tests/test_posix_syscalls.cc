@@ -356,7 +356,7 @@ struct HookedStore {
 };
 
 TEST_CASE(
-    "A commit whose nth write, msync, fdatasync or sync_file_range fails with EIO: an error "
+    "A commit whose nth write, msync, fdatasync or sync_file_range fails with EIO, an error "
     "and a poisoned store, then a reopen loads the previous or the failed payload",
     "[io][fault]") {
   for (const Durability mode : kDurableModes) {

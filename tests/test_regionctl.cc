@@ -1108,7 +1108,7 @@ TEST_CASE("regionctl verify on a clean store exits 0 and reports every region an
 }
 
 TEST_CASE(
-    "regionctl verify exits 6 for a bit-flipped newest payload: load returns the commit before "
+    "regionctl verify exits 6 for a bit-flipped newest payload, load returns the commit before "
     "with a warning, and the next commit's generation is above the torn one",
     "[regionctl]") {
   TempDir dir;
@@ -1195,6 +1195,43 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "regionctl verify exits 6 for a damaged header beside the newest valid commit, as it may have "
+    "held a newer one",
+    "[regionctl]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::vector<std::byte> older = PatternBytes(2000, 41);
+  MustCommit(path, "state", older, 1);
+  MustCommit(path, "state", PatternBytes(2000, 42), 2);
+  const uint32_t newest = ActiveSlot(path, "state");
+  // One byte of the newest commit's header: from the header alone nothing
+  // says it was the newest, so no report may call the older commit "ok".
+  FlipByte(path, slot::HeaderFileOffset(MustFindRegion(path, "state"), newest) +
+                     slot::hdr::kGeneration);
+
+  ProcessResult result = Regionctl({"verify", path});
+  CHECK(result.exit_code == kExitTornCommit);
+  CHECK_THAT(result.stdout_bytes, !Catch::Contains("ok: "));
+  CHECK_THAT(result.stdout_bytes, Catch::Contains("its header fails its checks, which no kill "
+                                                  "leaves"));
+  CHECK_THAT(result.stderr_bytes, Catch::Contains("fails its checks beside the commit load "
+                                                  "returns") &&
+                                      Catch::Contains("'state'"));
+  result = Regionctl({"verify", path, "--json"});
+  CHECK(result.exit_code == kExitTornCommit);
+  const nlohmann::json document = ParseJson(result);
+  CHECK(document["ok"] == false);
+  CHECK(document["bad_header_regions"] == nlohmann::json::array({"state"}));
+
+  // load returns the valid commit, and says what it could not read.
+  result = Regionctl({"load", path, "state"});
+  RequireSuccess(result);
+  CHECK(result.StdoutAsBytes() == older);
+  CHECK_THAT(result.stderr_bytes, Catch::Contains("warning") &&
+                                      Catch::Contains("1 slot header fails its checks"));
+}
+
+TEST_CASE(
     "regionctl verify exits 0 beside an invalid slot older than the newest commit and says what "
     "it may be",
     "[regionctl]") {
@@ -1250,7 +1287,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "regionctl on a newest commit torn as a power loss leaves it: verify exits 6, stat and "
+    "regionctl on a newest commit torn as a power loss leaves it, verify exits 6, stat and "
     "inspect say its payload was not checked, load, export and dump return the commit before",
     "[regionctl]") {
   TempDir dir;
@@ -1427,7 +1464,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "regionctl after a SIGKILL during a region's first commit: verify exits 0 with no commit "
+    "regionctl after a SIGKILL during a region's first commit, verify exits 0 with no commit "
     "yet and load exits 1, never 3 or 6",
     "[regionctl][crash][multiprocess]") {
   const Durability durability = GENERATE(Durability::kSync, Durability::kPwriteFdatasync);
@@ -1569,7 +1606,7 @@ TEST_CASE("regionctl verify, load, commit and inspect exit 3 on a damaged region
   }
 }
 
-TEST_CASE("regionctl load works while another process holds the writer lock: commit exits 4",
+TEST_CASE("regionctl load works while another process holds the writer lock, commit exits 4",
           "[regionctl][multiprocess]") {
   TempDir dir;
   const std::string path = CreateCheckpointStore(dir, "store.rs");

@@ -40,7 +40,8 @@ constexpr const char* kExitCodes =
     "Exit codes: 0 success, 1 failure, 2 usage error, 3 not a valid store or damaged,\n"
     "4 busy (another writer holds the store), 6 torn commit (a region's newest commit\n"
     "header is intact but its payload does not match: a power loss interrupted that\n"
-    "commit, or it was damaged after it returned).";
+    "commit, or it was damaged after it returned; for verify also a slot header that\n"
+    "fails its checks beside a valid commit).";
 
 // The commands, for messages about a missing or unknown one.
 constexpr const char* kCommandList =
