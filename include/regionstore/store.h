@@ -137,9 +137,10 @@ class REGIONSTORE_EXPORT Store {
   // fdatasync once, which makes whatever earlier handles left in the page
   // cache durable. That is all: after a clean close or a kill between
   // commits the open reads a few KiB and writes nothing, however much the
-  // regions hold. (Only where the marks cannot rule out a failed whole-file
-  // barrier, or in a store too old to have an intent area, does it write
-  // every region's newest commit again before the fdatasync.) A region's
+  // regions hold. (After a kill or failure inside a barrier that ran while
+  // commits without a barrier were pending, or in a store too old to have an
+  // intent area, it writes every region's header units and newest commit
+  // again before the fdatasync.) A region's
   // slots are read at its first Commit through the handle (its headers and
   // newest payload, with pread); regions nobody commits to cost nothing.
   // Damaged slots are never returned. docs/CHECKPOINTS.md, "Recovery".
