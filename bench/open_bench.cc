@@ -1,7 +1,7 @@
-// Writer open (issue 13, "Speed"): a writer's Store::Open plus a first tiny
+// Writer open: a writer's Store::Open plus a first tiny
 // commit into a small region, on a store whose two other regions hold big
 // commits, beside the same on a store with the same layout whose big
-// regions are empty. Issue 13 asks for at most 1.1x, under 5 ms warm, and
+// regions are empty. The target is at most 1.1x, under 5 ms warm, and
 // for the open to write nothing after a clean close and at most one header
 // unit per region after a kill.
 //
@@ -452,7 +452,7 @@ std::string WrittenCounts(const Summary& s) {
 nlohmann::json RunOpenBench(const OpenBenchOptions& options) {
   const std::string full_path = options.dir + "/open-full.rgn";
   const std::string empty_path = options.dir + "/open-empty.rgn";
-  std::printf("## 4. Writer open on a store with big commits (issue 13)\n\n");
+  std::printf("## 4. Writer open on a store with big commits\n\n");
   // Old copies first, so the free-space check sees their room.
   std::filesystem::remove(full_path);
   std::filesystem::remove(empty_path);
@@ -557,7 +557,7 @@ nlohmann::json RunOpenBench(const OpenBenchOptions& options) {
   PrintStoreRow("empty", empty_summary, device.found());
   std::printf(
       "\nfull / empty, open + commit + close: %s (per-round ratios, median; range %s-%s); "
-      "ratio of the medians %s. Issue 13's target: at most 1.10, under 5 ms.\n\n",
+      "ratio of the medians %s. Target: at most 1.10, under 5 ms.\n\n",
       Fixed(ratio, 2).c_str(), Fixed(ratio_low, 2).c_str(), Fixed(ratio_high, 2).c_str(),
       Fixed(ratio_of_medians, 2).c_str());
   std::printf(

@@ -285,7 +285,7 @@ def commits_table(doc):
 
 
 def open_table(doc):
-    """The writer-open section of regionstore_commit_bench --json (issue 13):
+    """The writer-open section of regionstore_commit_bench --json:
     open + first tiny commit + close, full store beside empty store, bytes
     written by the open, and the next open after a SIGKILLed writer."""
     opened = doc.get("open")
@@ -319,7 +319,7 @@ def open_table(doc):
     lines.append("")
     lines.append(f"full / empty (open + commit + close, per-round ratios): "
                  f"{fmt(ratio['median'], 2)} ({fmt(ratio['low'], 2)}–{fmt(ratio['high'], 2)}); "
-                 f"issue 13's target ≤ 1.10 and under 5 ms.")
+                 f"target ≤ 1.10 and under 5 ms.")
     lines.append("")
     lines.append("| next open of the full store after a SIGKILLed writer | opens | open µs "
                  "| open writes B (median, max) | device KiB written during open |")
