@@ -1,4 +1,4 @@
-// The writer-open section of regionstore_commit_bench :
+// The writer-open section of regionstore_commit_bench:
 // what a writer's Store::Open plus a first tiny commit costs on a store
 // whose other regions hold big commits, beside the same on a store with the
 // same layout and empty big regions. bench/open_bench.cc says how.
