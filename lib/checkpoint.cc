@@ -414,7 +414,7 @@ Status Store::Rep::RecoverOnOpen() {
   // instead, which covers a failed barrier of any earlier handle.
   if (unknown_boot) return RecoverEveryRegion();
   bool file_barrier = false;
-  bool zeroed = false;
+  bool must_mark = false;
   const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
   for (const intent::Entry& mark : marks) {
     if (mark.kind == Kind::kFileBarrier) file_barrier = true;
@@ -426,6 +426,11 @@ Status Store::Rep::RecoverOnOpen() {
     // leaving pages the kernel marked clean but never wrote, and the
     // fdatasync below would skip them. The commit was in flight, so losing
     // it is allowed; counting it durable is not.
+    // Even where the header already reads zero (the failing handle zeroed
+    // it), that zero may be clean in the cache and missing on disk: the
+    // fdatasync below must make it durable, marked, before the generation
+    // can be issued again.
+    must_mark = true;
     if (mark.region >= info.regions.size()) continue;
     const RegionEntry& region = info.regions[mark.region];
     if (mark.slot >= region.slot_count) continue;
@@ -442,7 +447,6 @@ Status Store::Rep::RecoverOnOpen() {
       return s.WithOperation("open: clear the header of a commit whose barrier did not return",
                              path);
     }
-    zeroed = true;
   }
   // Each mark is acted on once: left in place, it would match the next
   // commit that gets the same generation in the same slot (a lost commit's
@@ -461,9 +465,10 @@ Status Store::Rep::RecoverOnOpen() {
   // Whatever earlier handles left in the page cache becomes durable here.
   // If this fails, the kernel may have marked some of it clean unwritten and
   // will not say so again; when that matters (commits an earlier handle left
-  // without a barrier, headers zeroed just now), the file-barrier mark is
-  // down before the call, for the next open to see.
-  Status synced = MarkedBarrier(/*whole_file=*/true, [&] { return file->DataSync(); }, zeroed);
+  // without a barrier, a commit mark's zeroed header), the file-barrier mark
+  // is down before the call, for the next open to see.
+  Status synced =
+      MarkedBarrier(/*whole_file=*/true, [&] { return file->DataSync(); }, must_mark);
   if (!synced.ok()) return synced.WithOperation("open: fdatasync", path);
   return Status::Ok();
 }

@@ -147,6 +147,7 @@ struct SimTotals {
   uint64_t in_flight = 0;
   uint64_t failed = 0;   // barriers failed with EIO, each followed by a reopen
   uint64_t reopens = 0;  // kills between commits, each followed by a reopen
+  uint64_t failed_opens = 0;  // reopens whose fdatasync failed first
   std::vector<std::string> violations;
 };
 
@@ -167,9 +168,27 @@ struct Expected {
 // violation.
 std::optional<Store> OpenAndRecover(CrashSim& sim, std::vector<RegionModel>& model,
                                     const std::vector<Expected>* expected,
-                                    const std::string& where, SimTotals& totals) {
+                                    const std::string& where, SimTotals& totals,
+                                    std::mt19937_64* fail_open = nullptr) {
   OpenOptions options;
   options.io = &sim;
+  // One reopen in eight first meets a failing fdatasync (the open's one
+  // barrier): the open must fail, the process may die right then, and the
+  // open after it must still find what G2 says, with nothing counted durable
+  // that the failure may have dropped.
+  if (fail_open != nullptr && (*fail_open)() % 8 == 0) {
+    const bool kill_at_failure = (*fail_open)() % 2 == 0;
+    sim.FailNextBarrier(kill_at_failure);
+    auto failed = Store::Open("sim", OpenMode::kReadWrite, options);
+    sim.Observe();
+    if (failed.ok() || failed.status().code() != StatusCode::kIOError) {
+      totals.violations.push_back(where + ": an open whose fdatasync failed returned " +
+                                  (failed.ok() ? std::string("OK") : failed.status().ToString()));
+      return std::nullopt;
+    }
+    ++totals.failed_opens;
+    if (kill_at_failure) sim.RestoreKilledState();
+  }
   auto opened = Store::Open("sim", OpenMode::kReadWrite, options);
   if (!opened.ok()) {
     totals.violations.push_back(where + ": open failed: " + opened.status().ToString());
@@ -263,7 +282,7 @@ void RunTrial(uint64_t seed, int epochs, int images_per_epoch, SimTotals& totals
         if (kill_at_failure) sim.RestoreKilledState();
         store.reset();
         expected[r].failed = payload;
-        store = OpenAndRecover(sim, model, &expected, where + " (reopened after EIO)", totals);
+        store = OpenAndRecover(sim, model, &expected, where + " (reopened after EIO)", totals, &rng);
         if (!store) return;
         for (size_t i = 0; i < kRegions.size(); ++i) {
           expected[i] = Expected{model[i].durable, std::nullopt};
@@ -289,7 +308,7 @@ void RunTrial(uint64_t seed, int epochs, int images_per_epoch, SimTotals& totals
       if (op != ops - 1 && rng() % 6 == 0) {
         ++totals.reopens;
           store.reset();
-        store = OpenAndRecover(sim, model, &expected, where + " (reopened)", totals);
+        store = OpenAndRecover(sim, model, &expected, where + " (reopened)", totals, &rng);
         if (!store) return;
       }
     }
@@ -336,7 +355,8 @@ TEST_CASE("Power loss at random points: every recovered region obeys G1 and G3",
   WARN("power-loss simulator: " << totals.images << " images after " << totals.commits
                                 << " commits (" << totals.in_flight << " in flight), "
                                 << totals.failed << " failed barriers and " << totals.reopens
-                                << " reopens in the same boot, "
+                                << " reopens in the same boot (" << totals.failed_opens
+                                << " after a failed open), "
                                 << totals.violations.size() << " violations; base seed " << base);
   for (size_t i = 0; i < std::min<size_t>(totals.violations.size(), 10); ++i) {
     UNSCOPED_INFO(totals.violations[i]);
