@@ -81,6 +81,7 @@
 #include <utility>
 #include <vector>
 
+#include "realtime_scope.h"
 #include "open_bench.h"
 #include "regionstore/store.h"
 
@@ -295,34 +296,7 @@ class Payloads {
 // --------------------------------------------------------------------------
 // Scheduling
 
-// With --realtime, runs the durable arms under SCHED_FIFO: they sleep on I/O
-// most of the time, and on CPUs other processes keep busy a woken SCHED_OTHER
-// thread can wait a scheduler tick for a CPU after every wait, which then
-// measures the neighbours rather than the I/O path. The CPU-bound mapped
-// arms stay SCHED_OTHER, so the bench never hogs a CPU at real-time priority.
-class RealtimeScope {
- public:
-  explicit RealtimeScope(bool enabled) {
-    if (!enabled) return;
-    const sched_param param{10};
-    if (::sched_setscheduler(0, SCHED_FIFO, &param) != 0) {
-      std::fprintf(stderr, "regionstore_commit_bench: --realtime: sched_setscheduler: %s; "
-                   "running SCHED_OTHER\n", std::strerror(errno));
-      return;
-    }
-    active_ = true;
-  }
-  RealtimeScope(const RealtimeScope&) = delete;
-  RealtimeScope& operator=(const RealtimeScope&) = delete;
-  ~RealtimeScope() {
-    if (!active_) return;
-    const sched_param param{0};
-    ::sched_setscheduler(0, SCHED_OTHER, &param);
-  }
-
- private:
-  bool active_ = false;
-};
+using regionstore::bench::RealtimeScope;
 
 // --------------------------------------------------------------------------
 // Arms and interleaved rounds
@@ -1055,7 +1029,7 @@ std::vector<RatioRow> RunRatios(const Options& options) {
       arms[kSameIo] = SameIoArm(target, size);
       arms[kChecksum] = ChecksumArm(size);
       std::fprintf(stderr, "  %s %s\n", mode.name, SizeName(size).c_str());
-      const RealtimeScope realtime(durable && options.realtime);
+      const RealtimeScope realtime(durable && options.realtime, "regionstore_commit_bench");
       const Rounds rounds = RunInterleaved(
           arms, options.rounds, durable ? options.durable_batch_ms : options.mapped_batch_ms,
           options.device_stat);
@@ -1313,7 +1287,7 @@ std::vector<PeerResult> RunPeers(const Options& options) {
                              return PwriteFdatasync(floor_fd, v, 0);
                            });
     std::fprintf(stderr, "  peers %s\n", SizeName(size).c_str());
-    const RealtimeScope realtime(options.realtime);
+    const RealtimeScope realtime(options.realtime, "regionstore_commit_bench");
     const Rounds rounds = RunInterleaved(arms, options.rounds, options.peer_batch_ms,
                                          options.device_stat);
     const RoundTimes& times = rounds.ns;
@@ -1526,7 +1500,7 @@ FolioResult RunFolios(const Options& options) {
                                huge, "blob", size, Durability::kPwriteFdatasync);
   std::fprintf(stderr, "  folios\n");
   {
-    const RealtimeScope realtime(options.realtime);
+    const RealtimeScope realtime(options.realtime, "regionstore_commit_bench");
     const Rounds rounds = RunInterleaved(arms, options.rounds, options.peer_batch_ms,
                                          options.device_stat);
     const RoundTimes& times = rounds.ns;

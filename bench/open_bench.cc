@@ -28,6 +28,7 @@
 // random moment 0-2 ms after its first commit returned (mostly inside a
 // commit's barrier, where its intent mark is set). After each kill the next
 // writer open is measured as in a round.
+#include "realtime_scope.h"
 #include "open_bench.h"
 
 #include <fcntl.h>
@@ -383,36 +384,8 @@ int KillCommitLoop(const std::string& path, KillPoint point, int delay_micros) {
   return commits;
 }
 
-// With --realtime: SCHED_FIFO for the rounds and kills (as the commit
-// benchmark's durable arms), so a wake-up after I/O does not also wait for a
-// scheduler tick when other processes keep the CPUs busy. Never for the
-// setup, which keeps a CPU busy for seconds.
-class RealtimeScope {
- public:
-  explicit RealtimeScope(bool enabled) {
-    if (!enabled) return;
-    const sched_param param{10};
-    if (::sched_setscheduler(0, SCHED_FIFO, &param) != 0) {
-      std::fprintf(stderr,
-                   "regionstore_commit_bench: open: --realtime: sched_setscheduler: %s; "
-                   "running SCHED_OTHER\n",
-                   std::strerror(errno));
-      return;
-    }
-    active_ = true;
-  }
-  RealtimeScope(const RealtimeScope&) = delete;
-  RealtimeScope& operator=(const RealtimeScope&) = delete;
-  ~RealtimeScope() {
-    if (!active_) return;
-    const sched_param param{0};
-    ::sched_setscheduler(0, SCHED_OTHER, &param);
-  }
-  bool active() const { return active_; }
-
- private:
-  bool active_ = false;
-};
+// --realtime: the rounds and kills run SCHED_FIFO, never the setup.
+using regionstore::bench::RealtimeScope;
 
 // --------------------------------------------------------------------------
 // Printing
@@ -485,7 +458,7 @@ nlohmann::json RunOpenBench(const OpenBenchOptions& options) {
   const uint64_t file_bytes = info->file_size;
   std::fprintf(stderr, "  open: setup took %.0f s\n", setup_s);
 
-  const RealtimeScope realtime(options.realtime);
+  const RealtimeScope realtime(options.realtime, "regionstore_commit_bench: open");
   std::fprintf(stderr, "  open: %d rounds\n", options.rounds);
   uint64_t stamp = 0;
   for (int round = 0; round < kWarmupRounds; ++round) {
