@@ -81,8 +81,8 @@
 #include <utility>
 #include <vector>
 
-#include "realtime_scope.h"
 #include "open_bench.h"
+#include "realtime_scope.h"
 #include "regionstore/store.h"
 
 #ifndef REGIONSTORE_COMMIT_BENCH_DEFAULT_DIR

@@ -28,7 +28,6 @@
 // random moment 0-2 ms after its first commit returned (mostly inside a
 // commit's barrier, where its intent mark is set). After each kill the next
 // writer open is measured as in a round.
-#include "realtime_scope.h"
 #include "open_bench.h"
 
 #include <fcntl.h>
@@ -59,6 +58,7 @@
 #include <vector>
 
 #include "counting_io.h"
+#include "realtime_scope.h"
 #include "regionstore/store.h"
 
 namespace regionstore_bench {

@@ -248,8 +248,7 @@ Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region
         "or it was damaged after it returned";
   }
   for (const SlotReport& s : report.slots) {
-    if (s.state == SlotState::kValid &&
-        (!report.has_commit || s.generation > report.generation)) {
+    if (s.state == SlotState::kValid && (!report.has_commit || s.generation > report.generation)) {
       report.has_commit = true;
       report.active_slot = s.index;
       report.generation = s.generation;
@@ -310,8 +309,8 @@ Status NoCommitYet(const std::string& path, const std::string& name) {
 Status NoValidSlot(const std::string& path, const std::string& name) {
   return Status::Error(StatusCode::kCorruption, "load", path,
                        "region '" + name +
-                           "': its slots hold data but none is valid (no slot header passes its checks: every commit is "
-                           "damaged); run `regionctl verify` for details");
+                           "': its slots hold data but none is valid (no slot header passes its "
+                           "checks: every commit is damaged); run `regionctl verify` for details");
 }
 
 Status TornOnly(const std::string& path, const std::string& name, uint64_t generation) {
@@ -394,8 +393,7 @@ Status Store::Rep::RecoverOnOpen() {
   std::vector<intent::Entry> marks;
   std::vector<uint32_t> mark_entries;
   bool unknown_boot = false;
-  const bool ignore_marks =
-      internal::CurrentMutation() == internal::Mutation::kIgnoreIntentMarks;
+  const bool ignore_marks = internal::CurrentMutation() == internal::Mutation::kIgnoreIntentMarks;
   for (uint32_t e = 0; e < intent::kEntryCount && !ignore_marks; ++e) {
     const auto mark = intent::DecodeEntry(std::span(area).subspan(e * intent::kEntrySize));
     // A mark from another boot says nothing about today's page cache: it
@@ -467,8 +465,7 @@ Status Store::Rep::RecoverOnOpen() {
   // will not say so again; when that matters (commits an earlier handle left
   // without a barrier, a commit mark's zeroed header), the file-barrier mark
   // is down before the call, for the next open to see.
-  Status synced =
-      MarkedBarrier(/*whole_file=*/true, [&] { return file->DataSync(); }, must_mark);
+  Status synced = MarkedBarrier(/*whole_file=*/true, [&] { return file->DataSync(); }, must_mark);
   if (!synced.ok()) return synced.WithOperation("open: fdatasync", path);
   return Status::Ok();
 }
@@ -531,8 +528,8 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
   for (const ValidHeader& candidate : ValidHeadersNewestFirst(headers, region, index)) {
     Result<bool> matches = true;
     if (internal::CurrentMutation() != internal::Mutation::kSettleTrustsHeader) {
-      matches = PayloadMatches(read, slot::PayloadFileOffset(region, candidate.slot),
-                               candidate.header);
+      matches =
+          PayloadMatches(read, slot::PayloadFileOffset(region, candidate.slot), candidate.header);
     }
     if (!matches.ok()) return matches.status();
     if (*matches) {
@@ -848,7 +845,22 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
         copy_checksum == newest.header.payload_checksum ||
         internal::CurrentMutation() == internal::Mutation::kSkipPayloadCheck;
     std::vector<slot::HeaderBytes> after = read_headers();
-    if (payload_ok && after[newest.slot] == headers[newest.slot]) {
+    // The headers were read one slot after another. While every one of them
+    // checked out or was empty, the newest commit at the first read was
+    // among them (a slot is rewritten only after a newer commit completed
+    // elsewhere). A slot caught mid-rewrite (unfinished or invalid) breaks
+    // that: the reader may have read the slot of a newer commit before it
+    // was complete and the previous newest after its own rewrite began, and
+    // see only an older commit. Then the whole set must read the same twice,
+    // so it held at one instant between the two reads.
+    bool in_transition = false;
+    for (uint32_t i = 0; i < region.slot_count && !in_transition; ++i) {
+      const auto kind = slot::DecodeHeader(headers[i], index, i, region.capacity).kind;
+      in_transition = kind == slot::DecodedHeader::Kind::kUnfinished ||
+                      kind == slot::DecodedHeader::Kind::kInvalid;
+    }
+    if (payload_ok && after[newest.slot] == headers[newest.slot] &&
+        (!in_transition || after == headers)) {
       CheckpointMeta meta{newest.header.generation, newest.header.length,
                           newest.header.commit_unix_ns, newest.slot};
       // Passed over a newer header whose payload does not match: say so.

@@ -10,9 +10,8 @@ namespace regionstore::intent {
 std::optional<uint64_t> AreaOffset(const StoreInfo& info) {
   if (info.data_offset < format::kSuperblockSize + kAreaSize) return std::nullopt;
   const uint64_t start = info.data_offset - kAreaSize;
-  const uint64_t table_end =
-      info.region_table_offset +
-      format::RegionTableBytes(static_cast<uint32_t>(info.regions.size()));
+  const uint64_t table_end = info.region_table_offset +
+                             format::RegionTableBytes(static_cast<uint32_t>(info.regions.size()));
   if (table_end > start) return std::nullopt;
   return start;
 }

@@ -54,7 +54,8 @@ std::string_view SlotStateName(SlotState state) {
   switch (state) {
     case SlotState::kEmpty: return "empty";
     case SlotState::kValid: return "valid";
-    case SlotState::kTorn: return "torn";
+    case SlotState::kTorn:
+      return "torn";
     case SlotState::kIncomplete: return "incomplete";
     case SlotState::kDamaged: return "damaged";
   }
@@ -98,9 +99,8 @@ std::string CheckHeaderFields(std::span<const std::byte> bytes, uint32_t region,
   h.commit_unix_ns = Load64(bytes, hdr::kCommitUnixNs);
   h.payload_checksum = Load64(bytes, hdr::kPayloadChecksum);
   if (h.region != region || h.slot != slot) {
-    return "header names region " + std::to_string(h.region) + " slot " +
-           std::to_string(h.slot) + ", not region " + std::to_string(region) + " slot " +
-           std::to_string(slot);
+    return "header names region " + std::to_string(h.region) + " slot " + std::to_string(h.slot) +
+           ", not region " + std::to_string(region) + " slot " + std::to_string(slot);
   }
   if (h.generation == 0 || h.generation > kMaxGeneration) {
     return "generation " + std::to_string(h.generation) + " is outside 1.." +

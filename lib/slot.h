@@ -92,7 +92,7 @@ HeaderBytes EncodeHeader(const Header& header);
 // What the 64 header bytes say, before the payload is looked at.
 struct DecodedHeader {
   enum class Kind : uint8_t {
-    kEmpty,       // all 64 bytes zero: never written
+    kEmpty,  // all 64 bytes zero: never written
     // The magic field is zero but other bytes are not: a header whose
     // commit was interrupted before it stored the magic (writers clear the
     // magic first and store it last). Holds no commit.

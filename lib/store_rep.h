@@ -169,7 +169,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   Status NoteVolatileCommit();
   // kSync and kPwriteFdatasync commits of `header` (its payload checksum
   // filled in here) into slot `target` of region `index`.
-  Status DurableCommit(uint32_t index, uint32_t target, slot::Header& header,
+  Status DurableCommit(uint32_t index, uint32_t target, slot::Header & header,
                        std::span<const std::byte> payload, Durability durability);
 
   // The index of region `name`. Errors: kNotFound.

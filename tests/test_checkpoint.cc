@@ -271,10 +271,10 @@ TEST_CASE("EIO at the commit barrier poisons: reopening gives the previous commi
   // fdatasync. The writes of a durable commit, in order: the zero header
   // unit and the payload (one gathered write, counted per part), the intent
   // mark, the header unit.
-  for (Case c : {Case{Durability::kPwriteFdatasync, Op::kDataSync, 1},
-                 Case{Durability::kPwriteFdatasync, Op::kWriteAt, 1},
-                 Case{Durability::kSync, Op::kMsync, 1}, Case{Durability::kSync, Op::kWriteAt, 3},
-                 Case{Durability::kAsync, Op::kMsync, 1}}) {
+  for (Case c :
+       {Case{Durability::kPwriteFdatasync, Op::kDataSync, 1},
+        Case{Durability::kPwriteFdatasync, Op::kWriteAt, 1}, Case{Durability::kSync, Op::kMsync, 1},
+        Case{Durability::kSync, Op::kWriteAt, 3}, Case{Durability::kAsync, Op::kMsync, 1}}) {
     INFO(DurabilityName(c.mode) << " failing op " << static_cast<int>(c.op) << " #" << c.nth);
     {
       TestIo io;
@@ -366,7 +366,8 @@ TEST_CASE("Hand-damaged slots are reported and skipped, never returned", "[check
     if (d.reason != nullptr) {
       // Damage in the newest header is an invalid slot; damage in its
       // payload cannot be told from a commit a power loss tore: kTorn.
-      CHECK(damaged.state == (d.offset >= place.payload ? SlotState::kTorn : SlotState::kIncomplete));
+      CHECK(damaged.state ==
+            (d.offset >= place.payload ? SlotState::kTorn : SlotState::kIncomplete));
       CHECK_THAT(damaged.reason, Catch::Contains(d.reason));
     } else {
       CHECK(damaged.state == SlotState::kEmpty);  // a zeroed header is an empty slot

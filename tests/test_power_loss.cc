@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
-#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -145,8 +144,8 @@ struct SimTotals {
   uint64_t images = 0;
   uint64_t commits = 0;
   uint64_t in_flight = 0;
-  uint64_t failed = 0;   // barriers failed with EIO, each followed by a reopen
-  uint64_t reopens = 0;  // kills between commits, each followed by a reopen
+  uint64_t failed = 0;        // barriers failed with EIO, each followed by a reopen
+  uint64_t reopens = 0;       // kills between commits, each followed by a reopen
   uint64_t failed_opens = 0;  // reopens whose fdatasync failed first
   std::vector<std::string> violations;
 };
@@ -155,7 +154,7 @@ struct SimTotals {
 // commit that returned, or, if the last commit failed, that or the failed
 // one, byte-exact.
 struct Expected {
-  uint64_t returned = 0;  // 0: no commit returned yet
+  uint64_t returned = 0;                         // 0: no commit returned yet
   std::optional<std::vector<std::byte>> failed;  // payload of a failed commit
 };
 
@@ -167,9 +166,8 @@ struct Expected {
 // region must hold what G2 says. Returns nullopt after recording a
 // violation.
 std::optional<Store> OpenAndRecover(CrashSim& sim, std::vector<RegionModel>& model,
-                                    const std::vector<Expected>* expected,
-                                    const std::string& where, SimTotals& totals,
-                                    std::mt19937_64* fail_open = nullptr) {
+                                    const std::vector<Expected>* expected, const std::string& where,
+                                    SimTotals& totals, std::mt19937_64* fail_open = nullptr) {
   OpenOptions options;
   options.io = &sim;
   // One reopen in eight first meets a failing fdatasync (the open's one
@@ -208,8 +206,7 @@ std::optional<Store> OpenAndRecover(CrashSim& sim, std::vector<RegionModel>& mod
       if (!as_returned && !as_failed) {
         totals.violations.push_back(
             where + " region '" + kRegions[r].name + "': G2: a reopen in the same boot loads " +
-            (loaded.ok() ? "generation " + std::to_string(recovered)
-                         : loaded.status().ToString()) +
+            (loaded.ok() ? "generation " + std::to_string(recovered) : loaded.status().ToString()) +
             ", not the last returned commit " + std::to_string(e.returned) +
             (e.failed ? " or the failed one" : ""));
         return std::nullopt;
@@ -273,16 +270,17 @@ void RunTrial(uint64_t seed, int epochs, int images_per_epoch, SimTotals& totals
       sim.Observe();
       if (fail) {
         if (committed.ok() || committed.status().code() != StatusCode::kIOError) {
-          totals.violations.push_back(where + ": a commit whose barrier failed returned " +
-                                      (committed.ok() ? std::string("OK")
-                                                      : committed.status().ToString()));
+          totals.violations.push_back(
+              where + ": a commit whose barrier failed returned " +
+              (committed.ok() ? std::string("OK") : committed.status().ToString()));
           return;
         }
         ++totals.failed;
         if (kill_at_failure) sim.RestoreKilledState();
         store.reset();
         expected[r].failed = payload;
-        store = OpenAndRecover(sim, model, &expected, where + " (reopened after EIO)", totals, &rng);
+        store =
+            OpenAndRecover(sim, model, &expected, where + " (reopened after EIO)", totals, &rng);
         if (!store) return;
         for (size_t i = 0; i < kRegions.size(); ++i) {
           expected[i] = Expected{model[i].durable, std::nullopt};
@@ -307,7 +305,7 @@ void RunTrial(uint64_t seed, int epochs, int images_per_epoch, SimTotals& totals
       // every region as it was (G2) and needs no write to get there.
       if (op != ops - 1 && rng() % 6 == 0) {
         ++totals.reopens;
-          store.reset();
+        store.reset();
         store = OpenAndRecover(sim, model, &expected, where + " (reopened)", totals, &rng);
         if (!store) return;
       }
@@ -356,8 +354,8 @@ TEST_CASE("Power loss at random points: every recovered region obeys G1 and G3",
                                 << " commits (" << totals.in_flight << " in flight), "
                                 << totals.failed << " failed barriers and " << totals.reopens
                                 << " reopens in the same boot (" << totals.failed_opens
-                                << " after a failed open), "
-                                << totals.violations.size() << " violations; base seed " << base);
+                                << " after a failed open), " << totals.violations.size()
+                                << " violations; base seed " << base);
   for (size_t i = 0; i < std::min<size_t>(totals.violations.size(), 10); ++i) {
     UNSCOPED_INFO(totals.violations[i]);
   }
@@ -372,14 +370,14 @@ TEST_CASE("The simulator catches each deliberately broken protocol", "[checkpoin
     Mutation mutation;
     const char* what;
   };
-  for (Broken broken : {Broken{Mutation::kBarrierHeaderOnly, "barrier covers only the header"},
-                        Broken{Mutation::kTwoSlotAlternation, "two-slot alternation"},
-                        Broken{Mutation::kSkipPayloadCheck, "payload checksum not checked"},
-                        Broken{Mutation::kTargetFromRawGeneration,
-                               "target chosen from unvalidated generations"},
-                        Broken{Mutation::kSettleTrustsHeader,
-                               "settle trusts a header without checking its payload"},
-                        Broken{Mutation::kIgnoreIntentMarks, "open ignores the intent marks"}}) {
+  for (Broken broken :
+       {Broken{Mutation::kBarrierHeaderOnly, "barrier covers only the header"},
+        Broken{Mutation::kTwoSlotAlternation, "two-slot alternation"},
+        Broken{Mutation::kSkipPayloadCheck, "payload checksum not checked"},
+        Broken{Mutation::kTargetFromRawGeneration, "target chosen from unvalidated generations"},
+        Broken{Mutation::kSettleTrustsHeader,
+               "settle trusts a header without checking its payload"},
+        Broken{Mutation::kIgnoreIntentMarks, "open ignores the intent marks"}}) {
     MutationScope scope(broken.mutation);
     SimTotals totals;
     uint64_t trials = 0;

@@ -258,8 +258,7 @@ void CheckWriter(const std::string& path, const StoreInfo& info,
       for (const SlotReport& s : verified[r].slots) {
         highest = highest || s.generation == slot::kMaxGeneration;
       }
-      const bool exhausted =
-          generation.status().code() == StatusCode::kCorruption && highest;
+      const bool exhausted = generation.status().code() == StatusCode::kCorruption && highest;
       if (exhausted) continue;
       Broken("Commit: unexpected error " + generation.status().ToString());
     }

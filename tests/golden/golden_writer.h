@@ -15,19 +15,19 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "intent.h"
 #include "regionstore/checkpoint.h"
 #include "regionstore/durability.h"
 #include "regionstore/io.h"
-#include "support/forwarding_io.h"
 #include "regionstore/status.h"
-#include "intent.h"
 #include "regionstore/store.h"
+#include "support/forwarding_io.h"
 
 namespace regionstore::golden {
 
