@@ -82,6 +82,7 @@
 #include <vector>
 
 #include "open_bench.h"
+#include "median.h"
 #include "realtime_scope.h"
 #include "regionstore/store.h"
 
@@ -370,13 +371,7 @@ std::optional<DeviceCounters> ReadDevice(const std::string& stat_path) {
 // reference arm took longer than this per operation ran in that slow state.
 constexpr double kSlowRoundNs = 2e6;
 
-double Median(std::vector<double> values) {
-  std::erase_if(values, [](double v) { return std::isnan(v); });
-  if (values.empty()) return NAN;
-  std::sort(values.begin(), values.end());
-  const size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
+using regionstore::bench::Median;
 
 double Seconds(Clock::duration elapsed) { return std::chrono::duration<double>(elapsed).count(); }
 

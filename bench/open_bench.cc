@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "counting_io.h"
+#include "median.h"
 #include "realtime_scope.h"
 #include "regionstore/store.h"
 
@@ -84,13 +85,7 @@ constexpr uint64_t kSpareBytes = 1024 * kMiB;
   std::exit(1);
 }
 
-double Median(std::vector<double> values) {
-  std::erase_if(values, [](double v) { return std::isnan(v); });
-  if (values.empty()) return NAN;
-  std::sort(values.begin(), values.end());
-  const size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
+using regionstore::bench::Median;
 
 double Nanos(Clock::duration elapsed) {
   return std::chrono::duration<double, std::nano>(elapsed).count();
