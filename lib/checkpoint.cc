@@ -366,9 +366,11 @@ Status Store::Rep::FileBarrier(Durability mode, const char* operation) {
 // Recovery
 
 Result<uint32_t> Store::Rep::FindRegion(std::string_view name, const char* operation) const {
-  for (uint32_t i = 0; i < info.regions.size(); ++i) {
-    if (info.regions[i].name == name) return i;
-  }
+  const auto at = std::lower_bound(by_name.begin(), by_name.end(), name,
+                                   [&](uint32_t index, std::string_view wanted) {
+                                     return info.regions[index].name < wanted;
+                                   });
+  if (at != by_name.end() && info.regions[*at].name == name) return *at;
   return Status::Error(StatusCode::kNotFound, operation, path,
                        "no checkpoint region named '" + std::string(name) + "'");
 }

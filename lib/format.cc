@@ -40,16 +40,29 @@ uint64_t Checksum(std::span<const std::byte> bytes) {
 #endif
 }
 
-Result<Layout> LayoutFor(uint64_t data_size) {
+Result<Layout> LayoutFor(uint64_t data_size, uint64_t region_count) {
   if (data_size > kMaxDataSize) {
     return Status::Error(StatusCode::kInvalidArgument, "create", "",
                          "data size " + std::to_string(data_size) + " exceeds the maximum of " +
                              std::to_string(kMaxDataSize) + " bytes");
   }
   Layout layout;
+  layout.data_offset = DataOffsetFor(std::min(region_count, kMaxRegions));
   layout.data_size = data_size;
-  layout.file_size = kDataOffset + AlignUp(data_size, kAreaAlignment);
+  layout.file_size = layout.data_offset + AlignUp(data_size, kAreaAlignment);
   return layout;
+}
+
+uint32_t IncompatFlagsFor(const StoreInfo& info) {
+  uint32_t flags = 0;
+  if (info.regions.size() > kMaxRegionsSmallTable) flags |= kIncompatLargeTable;
+  for (const RegionEntry& region : info.regions) {
+    if (region.layout == SlotLayout::kCompact) {
+      flags |= kIncompatCompactSlots;
+      break;
+    }
+  }
+  return flags;
 }
 
 std::vector<std::byte> EncodeHeader(const StoreInfo& info) {
@@ -58,7 +71,7 @@ std::vector<std::byte> EncodeHeader(const StoreInfo& info) {
   std::memcpy(bytes.data() + sb::kMagic, kMagic, sizeof kMagic);
   Store32(bytes, sb::kVersion, info.format_version);
   Store32(bytes, sb::kSuperblockSize, static_cast<uint32_t>(kSuperblockSize));
-  Store32(bytes, sb::kIncompatFlags, 0);
+  Store32(bytes, sb::kIncompatFlags, IncompatFlagsFor(info));
   Store32(bytes, sb::kCompatFlags, 0);
   std::memcpy(bytes.data() + sb::kUuid, info.uuid.data(), info.uuid.size());
   Store64(bytes, sb::kFileSize, info.file_size);
@@ -82,6 +95,9 @@ std::vector<std::byte> EncodeHeader(const StoreInfo& info) {
     Store64(entry, re::kCapacity, region.capacity);
     Store64(entry, re::kSlotsOffset, region.slots_offset);
     Store64(entry, re::kSlotStride, region.slot_stride);
+    if (region.layout == SlotLayout::kCompact) {
+      Store32(entry, re::kSlotAlignment, region.slot_alignment);
+    }
   }
   Store64(bytes, sb::kRegionTableChecksum, Checksum(table));
   Store64(bytes, kSuperblockChecksumOffset, Checksum(bytes.first(kSuperblockChecksumOffset)));
@@ -118,14 +134,17 @@ Result<Superblock> DecodeSuperblock(std::span<const std::byte> superblock,
                              std::to_string(Load32(superblock, sb::kSuperblockSize)) +
                              ", expected " + std::to_string(kSuperblockSize));
   }
-  if (const uint32_t incompat = Load32(superblock, sb::kIncompatFlags); incompat != 0) {
+  const uint32_t incompat = Load32(superblock, sb::kIncompatFlags);
+  if ((incompat & ~kKnownIncompatFlags) != 0) {
     return Status::Error(StatusCode::kUnsupportedVersion, "open: validate superblock", path,
-                         "unknown incompatible feature flags " + Hex(incompat));
+                         "unknown incompatible feature flags " +
+                             Hex(incompat & ~kKnownIncompatFlags));
   }
 
   Superblock decoded;
   StoreInfo& info = decoded.info;
   info.format_version = version;
+  info.incompat_flags = incompat;
   std::memcpy(info.uuid.data(), superblock.data() + sb::kUuid, info.uuid.size());
   info.file_size = Load64(superblock, sb::kFileSize);
   info.data_offset = Load64(superblock, sb::kDataOffset);
@@ -153,11 +172,17 @@ Result<Superblock> DecodeSuperblock(std::span<const std::byte> superblock,
     return Corrupt(path, "data offset " + std::to_string(info.data_offset) +
                              " is not a 64 KiB multiple after the region table");
   }
-  if (decoded.region_count > kMaxRegions ||
-      decoded.region_count > (info.data_offset - info.region_table_offset) / kRegionEntrySize) {
+  // Without the large-table flag the table ends by 1 MiB, as every reader
+  // since version 1 expects; with it, the intent area must fit after it.
+  const bool large_table = (incompat & kIncompatLargeTable) != 0;
+  const uint64_t region_limit = large_table ? kMaxRegions : kMaxRegionsSmallTable;
+  uint64_t room = info.data_offset - info.region_table_offset;
+  if (large_table) room = room > kIntentAreaSize ? room - kIntentAreaSize : 0;
+  if (decoded.region_count > region_limit || decoded.region_count > room / kRegionEntrySize) {
     return Corrupt(path, "region count " + std::to_string(decoded.region_count) +
-                             " exceeds the limit of " + std::to_string(kMaxRegions) +
-                             " or does not fit between the region table and the data area");
+                             " exceeds the limit of " + std::to_string(region_limit) +
+                             " or does not fit between the region table and the data area" +
+                             (large_table ? " (and its intent area)" : ""));
   }
   if (info.data_size > kMaxDataSize) {
     return Corrupt(path, "data size " + std::to_string(info.data_size) + " is impossible");
@@ -217,31 +242,65 @@ Status DecodeRegionTable(std::span<const std::byte> table, Superblock& superbloc
       return Corrupt(path, where + ": reserved bytes are not zero");
     }
     // Slots lie after the data area and after the previous region, inside the
-    // file, on 64 KiB boundaries; the arithmetic is bounded by file_size, so
-    // it cannot overflow once each factor is checked against it.
-    // A slot is a 64 KiB unit ending in the header, then the payload area.
+    // file, on their alignment; the arithmetic is bounded by file_size, so it
+    // cannot overflow once each factor is checked against it.
     if (region.slot_count < slot::kSlotsPerRegion || region.slot_count > slot::kMaxSlotsPerRegion) {
       return Corrupt(path, where + " ('" + region.name + "'): " +
                                std::to_string(region.slot_count) + " slots; between " +
                                std::to_string(slot::kSlotsPerRegion) + " and " +
                                std::to_string(slot::kMaxSlotsPerRegion) + " expected");
     }
-    if (region.slot_stride <= kAreaAlignment || region.slot_stride % kAreaAlignment != 0 ||
-        region.slots_offset % kAreaAlignment != 0 || region.slots_offset < next_free ||
+    const uint32_t compact_alignment = Load32(entry, re::kSlotAlignment);
+    if (compact_alignment != 0) {
+      if ((superblock.info.incompat_flags & kIncompatCompactSlots) == 0) {
+        return Corrupt(path, where + " ('" + region.name +
+                                 "'): compact slots in a store without the compact-slots flag");
+      }
+      if (compact_alignment < slot::kHeaderUnitSize || compact_alignment > kAreaAlignment ||
+          (compact_alignment & (compact_alignment - 1)) != 0) {
+        return Corrupt(path, where + " ('" + region.name + "'): slot alignment " +
+                                 std::to_string(compact_alignment) +
+                                 " is not a power of two from 4096 to 65536");
+      }
+      region.layout = SlotLayout::kCompact;
+      region.slot_alignment = compact_alignment;
+    } else {
+      region.layout = SlotLayout::kAligned;
+      region.slot_alignment = static_cast<uint32_t>(kAreaAlignment);
+    }
+    // A slot is its header space (the 64 KiB unit ending in the header unit,
+    // or the compact header unit alone), then the payload area.
+    const uint64_t header_space = slot::PayloadOffsetInSlot(region);
+    if (region.slot_stride <= header_space || region.slot_stride % region.slot_alignment != 0 ||
+        region.slots_offset % region.slot_alignment != 0 || region.slots_offset < next_free ||
         region.slots_offset > info.file_size || region.slot_stride > info.file_size ||
-        region.capacity == 0 || region.capacity > region.slot_stride - kAreaAlignment ||
+        region.capacity == 0 || region.capacity > region.slot_stride - header_space ||
         region.slot_count > (info.file_size - region.slots_offset) / region.slot_stride) {
       return Corrupt(path, where + " ('" + region.name + "'): slots do not fit the file");
     }
     next_free = region.slots_offset + uint64_t{region.slot_count} * region.slot_stride;
-    for (const RegionEntry& earlier : info.regions) {
-      if (earlier.name == region.name) {
-        return Corrupt(path, where + ": duplicate region name '" + region.name + "'");
-      }
-    }
     info.regions.push_back(std::move(region));
   }
+  // Names are unique: sort the indexes by name, so that a table of a million
+  // entries is checked in n log n and not n^2.
+  std::vector<uint32_t> by_name = SortedByName(info.regions);
+  for (size_t i = 1; i < by_name.size(); ++i) {
+    if (info.regions[by_name[i - 1]].name == info.regions[by_name[i]].name) {
+      const uint32_t later = std::max(by_name[i - 1], by_name[i]);
+      return Corrupt(path, "region entry " + std::to_string(later) + ": duplicate region name '" +
+                               info.regions[later].name + "'");
+    }
+  }
   return Status::Ok();
+}
+
+std::vector<uint32_t> SortedByName(const std::vector<RegionEntry>& regions) {
+  std::vector<uint32_t> order(regions.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return regions[a].name < regions[b].name || (regions[a].name == regions[b].name && a < b);
+  });
+  return order;
 }
 
 }  // namespace regionstore::format

@@ -32,8 +32,26 @@ inline constexpr uint64_t kSuperblockChecksumOffset = kSuperblockSize - 8;
 inline constexpr uint64_t kRegionTableOffset = kSuperblockSize;
 inline constexpr uint64_t kRegionEntrySize = 128;
 inline constexpr uint64_t kDataOffset = 1 * kMiB;
-inline constexpr uint64_t kMaxRegions = (kDataOffset - kRegionTableOffset) / kRegionEntrySize;
 inline constexpr uint64_t kMaxRegionNameLength = 64;
+
+// The 4 KiB intent area sits right before the data area (intent.h).
+inline constexpr uint64_t kIntentAreaSize = 4096;
+
+// Without kIncompatLargeTable the table must end by kDataOffset: at most
+// 8,160 entries (writers make at most 8,128 there, room for the intent area).
+inline constexpr uint64_t kMaxRegionsSmallTable =
+    (kDataOffset - kRegionTableOffset) / kRegionEntrySize;
+// Tables past that set kIncompatLargeTable; readers accept up to this many
+// entries (a 128 MiB table).
+inline constexpr uint64_t kMaxRegions = uint64_t{1} << 20;
+
+// incompat_flags bits: a reader that does not know one refuses the store.
+// A region table entry with compact slots (slot_alignment != 0).
+inline constexpr uint32_t kIncompatCompactSlots = 1u << 0;
+// More regions than fit below 1 MiB: the data area starts at the first
+// 1 MiB boundary after the table and the intent area.
+inline constexpr uint32_t kIncompatLargeTable = 1u << 1;
+inline constexpr uint32_t kKnownIncompatFlags = kIncompatCompactSlots | kIncompatLargeTable;
 
 // Every area (data, checkpoint slots) starts on and spans whole 64 KiB units:
 // covers 4, 16 and 64 KiB pages.
@@ -71,7 +89,8 @@ inline constexpr size_t kSlotCount = 68;
 inline constexpr size_t kCapacity = 72;
 inline constexpr size_t kSlotsOffset = 80;
 inline constexpr size_t kSlotStride = 88;
-inline constexpr size_t kReservedStart = 96;
+inline constexpr size_t kSlotAlignment = 96;  // 0: 64 KiB slots; else compact slots
+inline constexpr size_t kReservedStart = 100;
 }  // namespace re
 
 // Rounds `value` up to a multiple of `alignment` (a power of two); the caller
@@ -110,14 +129,24 @@ inline void Store64(std::span<std::byte> bytes, size_t offset, uint64_t value) {
 // XXH3-64 (seed 0) of `bytes`, through the runtime-dispatched implementation.
 uint64_t Checksum(std::span<const std::byte> bytes);
 
-// The layout a new store with `data_size` bytes of data area gets.
+// Where the data area of a new store with `region_count` regions starts:
+// 1 MiB while the table and the intent area fit below it (every store made
+// before 0.5 that has an intent area), else the next 1 MiB boundary after
+// them, so that a 1 MiB-aligned data offset stays a 1 MiB-aligned file offset.
+constexpr uint64_t DataOffsetFor(uint64_t region_count) {
+  return AlignUp(kRegionTableOffset + region_count * kRegionEntrySize + kIntentAreaSize,
+                 kDataOffset);
+}
+
+// The layout a new store with `data_size` bytes of data area and
+// `region_count` regions gets (the regions' slots come after file_size).
 struct Layout {
   uint64_t data_offset = kDataOffset;
   uint64_t data_size = 0;
   uint64_t file_size = 0;
 };
 // Errors: kInvalidArgument if `data_size` exceeds kMaxDataSize.
-Result<Layout> LayoutFor(uint64_t data_size);
+Result<Layout> LayoutFor(uint64_t data_size, uint64_t region_count = 0);
 
 // Encodes superblock + region table: the first `data_offset` bytes of the
 // file (the rest of that header area is zero).
@@ -147,6 +176,15 @@ constexpr uint64_t RegionTableBytes(uint32_t region_count) {
 // `superblock.info.regions`. Errors: kCorruption.
 Status DecodeRegionTable(std::span<const std::byte> table, Superblock& superblock,
                          const std::string& path);
+
+// The incompat_flags a store with `info.regions` needs: kIncompatLargeTable
+// past 8,160 regions, kIncompatCompactSlots when a region has compact slots.
+// A store with neither is written exactly as before 0.5.
+uint32_t IncompatFlagsFor(const StoreInfo& info);
+
+// Indexes of `regions` in name order (byte-wise), equal names by index: for
+// lookups by name in log n (binary search) and the duplicate check.
+std::vector<uint32_t> SortedByName(const std::vector<RegionEntry>& regions);
 
 }  // namespace regionstore::format
 

@@ -14,11 +14,12 @@
 #include <optional>
 #include <span>
 
+#include "format.h"
 #include "regionstore/store_info.h"
 
 namespace regionstore::intent {
 
-inline constexpr uint64_t kAreaSize = 4096;
+inline constexpr uint64_t kAreaSize = format::kIntentAreaSize;
 inline constexpr uint64_t kEntrySize = 64;
 inline constexpr uint32_t kEntryCount = kAreaSize / kEntrySize;
 

@@ -50,6 +50,15 @@ size_t Utf8SequenceLength(std::string_view text, size_t i) {
 
 Status ValidateRegionName(std::string_view name) { return slot::CheckName(name, "region name"); }
 
+std::string_view SlotLayoutName(SlotLayout layout) {
+  switch (layout) {
+    case SlotLayout::kAuto: return "auto";
+    case SlotLayout::kAligned: return "aligned";
+    case SlotLayout::kCompact: return "compact";
+  }
+  return "unknown";
+}
+
 std::string_view SlotStateName(SlotState state) {
   switch (state) {
     case SlotState::kEmpty: return "empty";
@@ -170,45 +179,64 @@ Status CheckName(std::string_view name, const char* operation) {
   return Status::Ok();
 }
 
+SlotLayout ResolveLayout(SlotLayout requested, uint64_t capacity, uint64_t page_size) {
+  if (requested != SlotLayout::kAuto) return requested;
+  return capacity <= kCompactSlotLimit && page_size <= format::kAreaAlignment
+             ? SlotLayout::kCompact
+             : SlotLayout::kAligned;
+}
+
 Result<std::pair<std::vector<RegionEntry>, uint64_t>> LayoutRegions(
-    const std::vector<CheckpointSpec>& specs, uint64_t data_end) {
+    const std::vector<CheckpointSpec>& specs, uint64_t data_end, uint64_t page_size) {
+  const auto invalid = [](std::string message) {
+    return Status::Error(StatusCode::kInvalidArgument, "create", "", std::move(message));
+  };
   if (specs.size() > kMaxRegionsCreated) {
-    return Status::Error(StatusCode::kInvalidArgument, "create", "",
-                         std::to_string(specs.size()) + " regions; at most " +
-                             std::to_string(kMaxRegionsCreated) + " are allowed");
+    return invalid(std::to_string(specs.size()) + " regions; at most " +
+                   std::to_string(kMaxRegionsCreated) + " are allowed");
   }
+  const uint64_t compact_alignment = std::max<uint64_t>(page_size, kHeaderUnitSize);
   std::vector<RegionEntry> regions;
   regions.reserve(specs.size());
   uint64_t next = data_end;
   for (const CheckpointSpec& spec : specs) {
     if (Status s = CheckName(spec.name, "create"); !s.ok()) return s;
-    for (const RegionEntry& earlier : regions) {
-      if (earlier.name == spec.name) {
-        return Status::Error(StatusCode::kInvalidArgument, "create", "",
-                             "region name '" + spec.name + "' is given twice");
-      }
-    }
     if (spec.capacity == 0 || spec.capacity > kMaxCapacity) {
-      return Status::Error(StatusCode::kInvalidArgument, "create", "",
-                           "region '" + spec.name + "': capacity " +
-                               std::to_string(spec.capacity) + " is not between 1 and " +
-                               std::to_string(kMaxCapacity) + " bytes");
+      return invalid("region '" + spec.name + "': capacity " + std::to_string(spec.capacity) +
+                     " is not between 1 and " + std::to_string(kMaxCapacity) + " bytes");
     }
     RegionEntry entry;
     entry.name = spec.name;
     entry.capacity = spec.capacity;
     entry.slot_count = kSlotsPerRegion;
-    entry.slot_stride = StrideFor(spec.capacity);
-    entry.slots_offset = next;
-    next += uint64_t{kSlotsPerRegion} * entry.slot_stride;
+    entry.layout = ResolveLayout(spec.layout, spec.capacity, page_size);
+    if (entry.layout == SlotLayout::kCompact) {
+      if (compact_alignment > format::kAreaAlignment ||
+          (compact_alignment & (compact_alignment - 1)) != 0) {
+        return invalid("region '" + spec.name + "': compact slots need pages of 4 to 64 KiB; " +
+                       "this host's are " + std::to_string(page_size) + " bytes");
+      }
+      entry.slot_alignment = static_cast<uint32_t>(compact_alignment);
+    } else {
+      entry.layout = SlotLayout::kAligned;
+      entry.slot_alignment = static_cast<uint32_t>(format::kAreaAlignment);
+    }
+    entry.slot_stride = StrideFor(spec.capacity, entry.layout, entry.slot_alignment);
+    entry.slots_offset = format::AlignUp(next, entry.slot_alignment);
+    next = entry.slots_offset + uint64_t{kSlotsPerRegion} * entry.slot_stride;
     if (next > format::kMaxDataSize) {
-      return Status::Error(StatusCode::kInvalidArgument, "create", "",
-                           "the regions do not fit the largest store of " +
-                               std::to_string(format::kMaxDataSize) + " bytes");
+      return invalid("the regions do not fit the largest store of " +
+                     std::to_string(format::kMaxDataSize) + " bytes");
     }
     regions.push_back(std::move(entry));
   }
-  return std::make_pair(std::move(regions), next);
+  const std::vector<uint32_t> by_name = format::SortedByName(regions);
+  for (size_t i = 1; i < by_name.size(); ++i) {
+    if (regions[by_name[i - 1]].name == regions[by_name[i]].name) {
+      return invalid("region name '" + regions[by_name[i]].name + "' is given twice");
+    }
+  }
+  return std::make_pair(std::move(regions), format::AlignUp(next, format::kAreaAlignment));
 }
 
 ChecksumStream::ChecksumStream() : state_(XXH3_createState()) {

@@ -21,10 +21,9 @@ namespace regionstore::slot {
 
 inline constexpr char kMagic[8] = {'R', 'G', 'N', 'S', 'L', 'O', 'T', '1'};
 
-// Regions this version creates at most: the region table must end before
-// the intent area, the 4 KiB unit before the data area at 1 MiB.
-inline constexpr uint64_t kMaxRegionsCreated =
-    (format::kDataOffset - format::kRegionTableOffset - 4096) / format::kRegionEntrySize;
+// Regions this version creates at most: the table and the intent area
+// before a data area at the next 1 MiB boundary (format::DataOffsetFor).
+inline constexpr uint64_t kMaxRegionsCreated = format::kMaxRegions;
 
 // Slots per region this version creates. Three are what the commit protocol
 // needs: the newest commit, the newest durable one and a free target.
@@ -32,13 +31,20 @@ inline constexpr uint32_t kSlotsPerRegion = 3;
 // Readers accept tables with up to this many slots per region.
 inline constexpr uint32_t kMaxSlotsPerRegion = 64;
 
-// A slot is [zero: 60 KiB][header unit: 4 KiB][payload area], starting on a
-// 64 KiB boundary. The header sits right before the 64 KiB-aligned payload,
-// so one pwritev writes both, and one msync range covers both.
+// Two slot layouts (docs/FORMAT.md, "Checkpoint slots"), both with the
+// header unit right before the payload, so one pwritev writes both and one
+// msync range covers both:
+//  kAligned  [zero: 60 KiB][header unit: 4 KiB][payload area], from a 64 KiB
+//            boundary: the payload is 64 KiB-aligned, no two slots share a
+//            page of 4, 16 or 64 KiB;
+//  kCompact  [header unit: 4 KiB][payload area], slot and stride multiples
+//            of slot_alignment (the creating host's page size, at least
+//            4 KiB): no two slots share a page of that host.
 inline constexpr uint64_t kHeaderUnitSize = 4096;
-inline constexpr uint64_t kHeaderOffset = format::kAreaAlignment - kHeaderUnitSize;
-inline constexpr uint64_t kPayloadOffset = format::kAreaAlignment;
 inline constexpr uint64_t kHeaderSize = 64;  // meaningful bytes of the unit
+inline constexpr uint64_t kAlignedHeaderOffset = format::kAreaAlignment - kHeaderUnitSize;
+inline constexpr uint64_t kAlignedPayloadOffset = format::kAreaAlignment;
+inline constexpr uint64_t kCompactPayloadOffset = kHeaderUnitSize;
 
 // Header field offsets.
 namespace hdr {
@@ -60,9 +66,22 @@ inline constexpr uint64_t kMaxGeneration = (uint64_t{1} << 63) - 1;
 // Largest capacity Create accepts: keeps every slot sum far below 2^63.
 inline constexpr uint64_t kMaxCapacity = uint64_t{1} << 56;
 
-// Bytes from one slot to the next for a region of `capacity`.
-constexpr uint64_t StrideFor(uint64_t capacity) {
-  return format::kAreaAlignment + format::AlignUp(capacity, format::kAreaAlignment);
+// Offsets of the header unit and the payload inside a slot of `region`.
+inline uint64_t HeaderOffsetInSlot(const RegionEntry& region) {
+  return region.layout == SlotLayout::kCompact ? 0 : kAlignedHeaderOffset;
+}
+inline uint64_t PayloadOffsetInSlot(const RegionEntry& region) {
+  return region.layout == SlotLayout::kCompact ? kCompactPayloadOffset : kAlignedPayloadOffset;
+}
+
+// Bytes from one slot to the next for a region of `capacity`: a 64 KiB
+// multiple for kAligned, a multiple of `alignment` for kCompact.
+constexpr uint64_t StrideFor(uint64_t capacity, SlotLayout layout = SlotLayout::kAligned,
+                             uint64_t alignment = format::kAreaAlignment) {
+  if (layout == SlotLayout::kCompact) {
+    return format::AlignUp(kCompactPayloadOffset + capacity, alignment);
+  }
+  return kAlignedPayloadOffset + format::AlignUp(capacity, format::kAreaAlignment);
 }
 
 // File offsets of slot `index` of `region`.
@@ -70,10 +89,10 @@ inline uint64_t SlotOffset(const RegionEntry& region, uint32_t index) {
   return region.slots_offset + uint64_t{index} * region.slot_stride;
 }
 inline uint64_t HeaderFileOffset(const RegionEntry& region, uint32_t index) {
-  return SlotOffset(region, index) + kHeaderOffset;
+  return SlotOffset(region, index) + HeaderOffsetInSlot(region);
 }
 inline uint64_t PayloadFileOffset(const RegionEntry& region, uint32_t index) {
-  return SlotOffset(region, index) + kPayloadOffset;
+  return SlotOffset(region, index) + PayloadOffsetInSlot(region);
 }
 
 struct Header {
@@ -114,12 +133,19 @@ DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, ui
 // Validates names as ValidateRegionName does; errors carry `operation`.
 Status CheckName(std::string_view name, const char* operation);
 
+// The layout kAuto picks for `capacity`, given the creating host's page
+// size: kCompact up to kCompactSlotLimit (checkpoint.h) on hosts whose pages
+// are at most 64 KiB, kAligned above.
+SlotLayout ResolveLayout(SlotLayout requested, uint64_t capacity, uint64_t page_size);
+
 // Lays out `specs` after the data area (which ends at `data_end`, a 64 KiB
-// multiple), in order. Returns the entries and the end of the last slot.
+// multiple), in order, each region on its slot alignment; compact slots on
+// `page_size` (at least 4 KiB). Returns the entries and the file size (the
+// end of the last slot, rounded up to 64 KiB).
 // Errors: kInvalidArgument (bad or duplicate name, capacity 0 or too large,
-// too many regions).
+// too many regions, compact slots asked for on pages over 64 KiB).
 Result<std::pair<std::vector<RegionEntry>, uint64_t>> LayoutRegions(
-    const std::vector<CheckpointSpec>& specs, uint64_t data_end);
+    const std::vector<CheckpointSpec>& specs, uint64_t data_end, uint64_t page_size);
 
 // Streaming XXH3-64 for payloads read in pieces (pread verification).
 class ChecksumStream {

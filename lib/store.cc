@@ -102,9 +102,9 @@ Result<StoreInfo> ReadStoreInfo(const std::string& path, Io* io, SymlinkPolicy s
 
 Status Store::Create(const std::string& path, uint64_t data_size, const CreateOptions& options) {
   Io& io = options.io != nullptr ? *options.io : *Io::Default();
-  auto layout = format::LayoutFor(data_size);
+  auto layout = format::LayoutFor(data_size, options.checkpoints.size());
   if (!layout.ok()) return layout.status().WithOperation("create", path);
-  auto regions = slot::LayoutRegions(options.checkpoints, layout->file_size);
+  auto regions = slot::LayoutRegions(options.checkpoints, layout->file_size, io.PageSize());
   if (!regions.ok()) return regions.status().WithOperation("create", path);
 
   // Refuse early, before writing gigabytes, when the target exists; the
@@ -154,6 +154,7 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   info.region_table_offset = format::kRegionTableOffset;
   info.created_unix_ns = io.NowUnixNanos();
   info.created_page_size = static_cast<uint32_t>(io.PageSize());
+  info.incompat_flags = format::IncompatFlagsFor(info);
 
   const std::string directory = internal::DirectoryOf(path);
   if (options.warnings != nullptr) {
@@ -186,6 +187,7 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
       if (Status s = file.WriteAt(offset, std::span(zeros).first(length)); !s.ok()) {
         return s.WithOperation("create: zero-fill", path);
       }
+      if (options.progress) options.progress(offset + length, info.file_size);
     }
     if (Status s = file.WriteAt(0, format::EncodeHeader(info)); !s.ok()) {
       return s.WithOperation("create: write superblock", path);
@@ -252,6 +254,7 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   auto info = ReadValidatedInfo(*rep->file, path);
   if (!info.ok()) return info.status();
   rep->info = std::move(*info);
+  rep->by_name = format::SortedByName(rep->info.regions);
   auto mapping = rep->file->Map(rep->info.file_size, rep->writable);
   if (!mapping.ok()) return mapping.status().WithOperation("open: mmap", path);
   rep->mapping = std::move(*mapping);

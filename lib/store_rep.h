@@ -95,6 +95,8 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   bool writable = false;
   uint64_t page_size = 0;
   StoreInfo info;
+  // Indexes of info.regions in name order, for FindRegion's binary search.
+  std::vector<uint32_t> by_name;
   // Declared before `mapping` so the mapping is destroyed (unmapped) first.
   std::unique_ptr<File> file;
   std::unique_ptr<Mapping> mapping;

@@ -38,13 +38,18 @@ TEST_CASE("Create lays out three 64 KiB-aligned slots per region after the data 
           "[checkpoint][format]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 100 * kKiB, {{"state", 5000}, {"big", 70 * kKiB}});
+  MustCreateWithRegions(path, 100 * kKiB,
+                        {{"state", 5000, SlotLayout::kAligned}, {"big", 70 * kKiB}});
   auto info = ReadStoreInfo(path);
   REQUIRE(info.ok());
   REQUIRE(info->regions.size() == 2);
+  CHECK(info->incompat_flags == 0);
   const RegionEntry& a = info->regions[0];
   const RegionEntry& b = info->regions[1];
   CHECK(a.name == "state");
+  CHECK(a.layout == SlotLayout::kAligned);
+  CHECK(b.layout == SlotLayout::kAligned);
+  CHECK(a.slot_alignment == 64 * kKiB);
   CHECK(a.capacity == 5000);
   CHECK(a.slot_count == 3);
   CHECK(a.slots_offset == 1 * kMiB + 128 * kKiB);  // data area rounded up to 64 KiB
@@ -52,6 +57,75 @@ TEST_CASE("Create lays out three 64 KiB-aligned slots per region after the data 
   CHECK(b.slots_offset == a.slots_offset + 3 * a.slot_stride);
   CHECK(b.slot_stride == 64 * kKiB + 128 * kKiB);
   CHECK(info->file_size == b.slots_offset + 3 * b.slot_stride);
+}
+
+TEST_CASE("Create gives small regions compact slots on the page size, large ones 64 KiB units",
+          "[checkpoint][format]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  // 100 KiB of data area: the first region starts at 1 MiB + 128 KiB.
+  MustCreateWithRegions(path, 100 * kKiB,
+                        {{"tiny", 1},
+                         {"small", 100},
+                         {"page", 4096},
+                         {"page+1", 4097},
+                         {"limit", kCompactSlotLimit},
+                         {"big", kCompactSlotLimit + 1},
+                         {"forced", 100, SlotLayout::kAligned},
+                         {"after", 100}});
+  auto info = ReadStoreInfo(path);
+  REQUIRE(info.ok());
+  REQUIRE(info->regions.size() == 8);
+  CHECK(info->incompat_flags == 1);  // compact slots, no large table
+  const uint64_t page = Io::Default()->PageSize();
+  REQUIRE(page == 4096);  // the strides below are those of 4 KiB pages
+  struct Expected {
+    SlotLayout layout;
+    uint64_t offset;
+    uint64_t stride;
+  };
+  const uint64_t start = 1 * kMiB + 128 * kKiB;
+  const uint64_t after_limit = start + 3 * (8 + 8 + 8 + 12) * kKiB + 3 * 64 * kKiB;
+  const uint64_t big = format::AlignUp(after_limit, 64 * kKiB);
+  const std::vector<Expected> expected = {
+      {SlotLayout::kCompact, start, 8 * kKiB},
+      {SlotLayout::kCompact, start + 3 * 8 * kKiB, 8 * kKiB},
+      {SlotLayout::kCompact, start + 6 * 8 * kKiB, 8 * kKiB},
+      {SlotLayout::kCompact, start + 9 * 8 * kKiB, 12 * kKiB},
+      {SlotLayout::kCompact, start + 9 * 8 * kKiB + 3 * 12 * kKiB, 64 * kKiB},
+      {SlotLayout::kAligned, big, 64 * kKiB + 64 * kKiB},
+      {SlotLayout::kAligned, big + 3 * 128 * kKiB, 128 * kKiB},
+      {SlotLayout::kCompact, big + 6 * 128 * kKiB, 8 * kKiB},
+  };
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const RegionEntry& region = info->regions[i];
+    INFO(region.name);
+    CHECK(region.layout == expected[i].layout);
+    CHECK(region.slot_alignment == (expected[i].layout == SlotLayout::kCompact ? page : 64 * kKiB));
+    CHECK(region.slots_offset == expected[i].offset);
+    CHECK(region.slot_stride == expected[i].stride);
+    CHECK(slot::HeaderFileOffset(region, 1) ==
+          region.slots_offset + region.slot_stride +
+              (expected[i].layout == SlotLayout::kCompact ? 0 : 60 * kKiB));
+    CHECK(slot::PayloadFileOffset(region, 1) == slot::HeaderFileOffset(region, 1) + 4096);
+  }
+  // The file ends on a 64 KiB boundary after the last slot.
+  CHECK(info->file_size == format::AlignUp(big + 6 * 128 * kKiB + 3 * 8 * kKiB, 64 * kKiB));
+
+  // Every region commits and loads back byte-exact, in every mode.
+  auto store = Store::Open(path, OpenMode::kReadWrite);
+  REQUIRE(store.ok());
+  for (const RegionEntry& region : info->regions) {
+    INFO(region.name);
+    for (Durability mode : kAllModes) {
+      const std::vector<std::byte> payload =
+          PatternBytes(region.capacity, static_cast<uint8_t>(region.capacity + 3));
+      REQUIRE(store->Commit(region.name, payload, mode).ok());
+      std::vector<std::byte> out;
+      REQUIRE(store->Load(region.name, out).ok());
+      CHECK(out == payload);
+    }
+  }
 }
 
 TEST_CASE("Bad region specs are refused before anything is written", "[checkpoint][create]") {

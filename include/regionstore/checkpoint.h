@@ -35,8 +35,13 @@
 #include "regionstore/export.h"
 #include "regionstore/io.h"
 #include "regionstore/status.h"
+#include "regionstore/store_info.h"
 
 namespace regionstore {
+
+// SlotLayout::kAuto gives regions of at most this capacity compact slots
+// (docs/BENCH-CHECKPOINTS.md, "Compact slots", has the measurement behind it).
+inline constexpr uint64_t kCompactSlotLimit = 60 * 1024;
 
 // A region to lay out when creating a store.
 struct CheckpointSpec {
@@ -44,6 +49,8 @@ struct CheckpointSpec {
   std::string name;
   // The largest payload a commit may hold, in bytes (at least 1).
   uint64_t capacity = 0;
+  // kAuto: compact slots up to kCompactSlotLimit, 64 KiB-aligned ones above.
+  SlotLayout layout = SlotLayout::kAuto;
 };
 
 // Checks a region name against the rule above. Errors: kInvalidArgument,

@@ -33,6 +33,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -92,9 +93,15 @@ struct CreateOptions {
   // where the reservation does not prevent SIGBUS on a full disk.
   std::vector<std::string>* warnings = nullptr;
   // Checkpoint regions to lay out after the data area, in this order (at
-  // most 8,128). Each gets three slots of 64 KiB + its capacity rounded up
-  // to 64 KiB.
+  // most 1,048,576). Each gets three slots: compact ones (4 KiB + its
+  // capacity, rounded up to the page size) or 64 KiB-aligned ones (64 KiB +
+  // its capacity rounded up to 64 KiB), as CheckpointSpec::layout says.
+  // Past 8,128 regions the data area starts at the next 1 MiB boundary after
+  // the table instead of at 1 MiB.
   std::vector<CheckpointSpec> checkpoints;
+  // Called after each zero-filled chunk (8 MiB) with the bytes written so
+  // far and the file size: a store of many GiB takes seconds to fill.
+  std::function<void(uint64_t done, uint64_t total)> progress;
 };
 
 struct OpenOptions {

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "regionstore/export.h"
@@ -17,6 +18,26 @@
 #include "regionstore/status.h"
 
 namespace regionstore {
+
+// How a checkpoint region's slots are laid out (docs/FORMAT.md,
+// "Checkpoint slots").
+enum class SlotLayout : uint8_t {
+  // For CheckpointSpec only: kCompact for capacities up to
+  // kCompactSlotLimit (checkpoint.h), kAligned above.
+  kAuto,
+  // A 64 KiB unit ending in the 4 KiB header unit, then the payload on a
+  // 64 KiB boundary: no two slots share a page of 4, 16 or 64 KiB. The only
+  // layout before 0.5.
+  kAligned,
+  // The 4 KiB header unit, then the payload; slots on the page size of the
+  // host that created the store. A 100-byte region takes 3 x 8 KiB instead
+  // of 3 x 128 KiB. Stores with such regions are refused by releases before
+  // 0.5 (they set an incompatible-feature flag).
+  kCompact,
+};
+
+// "auto", "aligned", "compact".
+REGIONSTORE_EXPORT std::string_view SlotLayoutName(SlotLayout layout);
 
 // One entry of the region table (checkpoint regions; empty in stores made
 // without any).
@@ -26,10 +47,18 @@ struct RegionEntry {
   uint32_t slot_count = 0;
   uint64_t slots_offset = 0;  // file offset of slot 0
   uint64_t slot_stride = 0;   // bytes from one slot to the next
+  SlotLayout layout = SlotLayout::kAligned;  // kAligned or kCompact
+  // Slots start on and span multiples of this: 65536 for kAligned; for
+  // kCompact, the creating host's page size (4096 on x86-64).
+  uint32_t slot_alignment = 65536;
 };
 
 struct StoreInfo {
   uint32_t format_version = 0;
+  // Incompatible features the store uses (docs/FORMAT.md): bit 0 compact
+  // slots, bit 1 a region table past 1 MiB. 0 for every store a release
+  // before 0.5 can read.
+  uint32_t incompat_flags = 0;
   std::array<uint8_t, 16> uuid{};
   uint64_t file_size = 0;
   uint64_t data_offset = 0;  // file offset of data offset 0

@@ -99,11 +99,14 @@ void FixChecksums(const std::string& path, uint64_t file_size) {
     const uint64_t capacity = Load64(entry, format::re::kCapacity);
     const uint64_t slots_offset = Load64(entry, format::re::kSlotsOffset);
     const uint64_t stride = Load64(entry, format::re::kSlotStride);
+    // Compact slots (a non-zero slot alignment) start with the header unit.
+    const uint64_t header_offset =
+        Load32(entry, format::re::kSlotAlignment) != 0 ? 0 : slot::kAlignedHeaderOffset;
     for (uint32_t s = 0; s < slot_count; ++s) {
       uint64_t at = 0;
       if (__builtin_mul_overflow(uint64_t{s}, stride, &at) ||
           __builtin_add_overflow(at, slots_offset, &at) ||
-          __builtin_add_overflow(at, slot::kHeaderOffset, &at) || at > file_size ||
+          __builtin_add_overflow(at, header_offset, &at) || at > file_size ||
           file_size - at < slot::kHeaderSize) {
         break;
       }
@@ -151,17 +154,26 @@ void CheckLayout(const StoreInfo& info, uint64_t file_size) {
     if (region.slot_count == 0 || region.slot_count > slot::kMaxSlotsPerRegion) {
       Broken("accepted a region with a bad slot count");
     }
-    if (region.slot_stride < slot::kPayloadOffset ||
-        region.capacity > region.slot_stride - slot::kPayloadOffset) {
+    if (region.slot_stride < slot::PayloadOffsetInSlot(region) ||
+        region.capacity > region.slot_stride - slot::PayloadOffsetInSlot(region)) {
       Broken("accepted a slot stride that cannot hold the capacity");
     }
     if (region.slots_offset < next_free || region.slots_offset > file_size ||
         region.slot_stride > (file_size - region.slots_offset) / region.slot_count) {
       Broken("accepted a region whose slots are not inside the file, after what comes before");
     }
-    if (region.slots_offset % format::kAreaAlignment != 0 ||
-        region.slot_stride % format::kAreaAlignment != 0) {
-      Broken("accepted slots off the 64 KiB grid");
+    const bool compact = region.layout == SlotLayout::kCompact;
+    if (compact ? (region.slot_alignment < slot::kHeaderUnitSize ||
+                   region.slot_alignment > format::kAreaAlignment ||
+                   (region.slot_alignment & (region.slot_alignment - 1)) != 0 ||
+                   (info.incompat_flags & format::kIncompatCompactSlots) == 0)
+                : (region.layout != SlotLayout::kAligned ||
+                   region.slot_alignment != format::kAreaAlignment)) {
+      Broken("accepted a slot layout the format does not define");
+    }
+    if (region.slots_offset % region.slot_alignment != 0 ||
+        region.slot_stride % region.slot_alignment != 0) {
+      Broken("accepted slots off their alignment grid");
     }
     next_free = region.slots_offset + uint64_t{region.slot_count} * region.slot_stride;
   }

@@ -83,12 +83,13 @@ inline std::vector<GoldenStore> GoldenStores() {
       {"v1-64k.rgn", 65536, 0x20, {{0, 65536}}},
       // Checkpoint regions only: "state" (capacity 100) committed twice,
       // "blob" (70000, more than one 64 KiB unit) once; slot 2 of each and
-      // slots 1-2 of "blob" stay empty.
+      // slots 1-2 of "blob" stay empty. 64 KiB-aligned slots, the only
+      // layout before 0.5 (kAuto would give "state" compact ones).
       {"v1-checkpoints.rgn",
        0,
        0x30,
        {},
-       {{"state", 100}, {"blob", 70000}},
+       {{"state", 100, SlotLayout::kAligned}, {"blob", 70000, SlotLayout::kAligned}},
        {{"state", 100, 1, Durability::kSync},
         {"state", 37, 2, Durability::kPwriteFdatasync},
         {"blob", 70000, 3, Durability::kNone}}},
