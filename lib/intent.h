@@ -72,7 +72,8 @@ struct Entry {
 // File offset of the intent area of a store laid out as `info` says: the
 // 4 KiB unit that ends at data_offset, when the superblock and region table
 // end at or before its start. Stores whose table reaches into that unit
-// (more than 8,128 regions, possible only before 0.4) have none.
+// (8,129 to 8,160 regions with the data area at 1 MiB, made only before
+// 0.4) have none.
 std::optional<uint64_t> AreaOffset(const StoreInfo& info);
 
 EntryBytes EncodeEntry(const Entry& entry);
