@@ -188,8 +188,8 @@ Options ParseOptions(int argc, char** argv) {
   if (options.rounds == 0) options.rounds = options.quick ? 3 : 21;
   if (options.regions == 0) options.regions = options.quick ? 500 : 10000;
   if (options.data_mib.empty()) {
-    options.data_mib = options.quick ? std::vector<uint64_t>{16, 64}
-                                     : std::vector<uint64_t>{16, 2048, 32768};
+    options.data_mib =
+        options.quick ? std::vector<uint64_t>{16, 64} : std::vector<uint64_t>{16, 2048, 32768};
   }
   const char* dir = std::getenv("REGIONSTORE_BENCH_DIR");
   options.dir = dir != nullptr && *dir != '\0' ? dir : REGIONSTORE_SCALE_BENCH_DEFAULT_DIR;
@@ -335,16 +335,16 @@ void RunManyRegions(const Options& options) {
   uint64_t stamp = 0;
   uint64_t open_read_bytes = 0;
   std::vector<Arm> arms;
-  const bool have_regionctl = !options.regionctl.empty() &&
-                              ::access(options.regionctl.c_str(), X_OK) == 0;
+  const bool have_regionctl =
+      !options.regionctl.empty() && ::access(options.regionctl.c_str(), X_OK) == 0;
   if (have_regionctl) {
     for (const char* verb : {"inspect", "stat", "verify"}) {
       arms.push_back({std::string("regionctl ") + verb, [&, verb] {
                         const auto start = Clock::now();
                         const int rc = RunQuietly({options.regionctl, verb, path});
                         const double s = Seconds(Clock::now() - start);
-                        if (rc != 0) Die(std::string("regionctl ") + verb + " exited " +
-                                         std::to_string(rc));
+                        if (rc != 0)
+                          Die(std::string("regionctl ") + verb + " exited " + std::to_string(rc));
                         return s;
                       }});
     }
@@ -358,8 +358,7 @@ void RunManyRegions(const Options& options) {
                     }
                     return Seconds(Clock::now() - start);
                   }});
-  arms.push_back({"Store::Open(kReadWrite) + 16 B kSync commit into the last region + close",
-                  [&] {
+  arms.push_back({"Store::Open(kReadWrite) + 16 B kSync commit into the last region + close", [&] {
                     const auto start = Clock::now();
                     {
                       Store store = OpenWriter(path);
@@ -424,9 +423,9 @@ void RunManyRegions(const Options& options) {
       "0: file %s bytes (%s MiB; target <= 250 MiB: %s), Create %s s (target < 10 s: %s). "
       "Then one commit into each region (%s s, kNone, the last kPwriteFdatasync).\n\n",
       Grouped(options.regions).c_str(), static_cast<unsigned long long>(kRegionCapacity),
-      layout.c_str(), Grouped(stride).c_str(), Grouped(file_size).c_str(), Fixed(file_mib, 1).c_str(),
-      Verdict(file_mib <= 250), Fixed(create_s, 2).c_str(), Verdict(create_s < 10),
-      Fixed(fill_s, 2).c_str());
+      layout.c_str(), Grouped(stride).c_str(), Grouped(file_size).c_str(),
+      Fixed(file_mib, 1).c_str(), Verdict(file_mib <= 250), Fixed(create_s, 2).c_str(),
+      Verdict(create_s < 10), Fixed(fill_s, 2).c_str());
   std::printf(
       "%d rounds, the arms' order rotating; warm: the page cache holds the file; cold: "
       "posix_fadvise(DONTNEED) of the store file before each arm. regionctl: %s (fork + exec, "
@@ -550,10 +549,10 @@ void RunDataSizes(const Options& options) {
     }
     std::printf(".\n\n");
   }
-  std::printf("| data area | Create s | warm: open ms | commit ms | open + commit vs %s | cold: "
-              "open ms | commit ms | open + commit vs %s | within 20%% (warm / cold) |\n",
-              SizeName(stores.front().data_size).c_str(),
-              SizeName(stores.front().data_size).c_str());
+  std::printf(
+      "| data area | Create s | warm: open ms | commit ms | open + commit vs %s | cold: "
+      "open ms | commit ms | open + commit vs %s | within 20%% (warm / cold) |\n",
+      SizeName(stores.front().data_size).c_str(), SizeName(stores.front().data_size).c_str());
   std::printf("| --- | ---: | ---: | ---: | --- | ---: | ---: | --- | --- |\n");
   const auto ratio_cell = [](const std::vector<double>& num, const std::vector<double>& den,
                              double& median) {
@@ -573,10 +572,10 @@ void RunDataSizes(const Options& options) {
                 Millis(Median(warm.open[s])).c_str(), Millis(Median(warm.commit[s])).c_str(),
                 s == 0 ? "1" : warm_cell.c_str(), Millis(Median(cold.open[s])).c_str(),
                 Millis(Median(cold.commit[s])).c_str(), s == 0 ? "1" : cold_cell.c_str(),
-                s == 0 ? ""
-                       : (std::string(Verdict(warm_ratio <= 1.2)) + " / " +
-                          Verdict(cold_ratio <= 1.2))
-                             .c_str());
+                s == 0
+                    ? ""
+                    : (std::string(Verdict(warm_ratio <= 1.2)) + " / " + Verdict(cold_ratio <= 1.2))
+                          .c_str());
   }
   std::printf("\n");
 }
