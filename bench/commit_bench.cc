@@ -42,7 +42,7 @@
 // measures no device and gets a loud warning.
 //
 // Usage: regionstore_commit_bench [--quick] [--realtime] [--rounds=N]
-//                                 [--only=ratio|peers|folios|open|compact]
+//                                 [--only=ratio|peers|folios|open|compact|many]
 //                                 [--json=FILE] [--open-mib=N] [--open-rounds=N]
 //                                 [--open-kills=N] [--many-regions=N]
 // --json writes sections 1, 2, 4 and 5's medians and ratios to FILE, for
@@ -199,8 +199,8 @@ Options ParseOptions(int argc, char** argv) {
     } else if (arg.starts_with("--only=")) {
       options.only = std::string(arg.substr(7));
       if (options.only != "ratio" && options.only != "peers" && options.only != "folios" &&
-          options.only != "open" && options.only != "compact") {
-        Die("--only takes ratio, peers, folios, open or compact");
+          options.only != "open" && options.only != "compact" && options.only != "many") {
+        Die("--only takes ratio, peers, folios, open, compact or many (section 5b alone)");
       }
     } else if (arg.starts_with("--many-regions=")) {
       const long long regions = std::atoll(argv[i] + 15);
@@ -222,7 +222,7 @@ Options ParseOptions(int argc, char** argv) {
     } else if (arg == "--help" || arg == "-h") {
       std::printf(
           "usage: regionstore_commit_bench [--quick] [--realtime] [--rounds=N]\n"
-          "                                [--only=ratio|peers|folios|open|compact]\n"
+          "                                [--only=ratio|peers|folios|open|compact|many]\n"
           "                                [--json=FILE] [--open-mib=N] [--open-rounds=N]\n"
           "                                [--open-kills=N] [--many-regions=N]\n"
           "  files go to $REGIONSTORE_BENCH_DIR (default %s)\n"
@@ -1660,6 +1660,9 @@ struct ManyResult {
   PairedRatio pwrite_over_raw;      // commit kPwriteFdatasync / raw pwrite + fdatasync
   PairedRatio sync_over_dsync;      // commit kSync / raw pwritev2(RWF_DSYNC)
   PairedRatio sync_over_two_pages;  // commit kSync / raw 8 KiB pwrite + fdatasync
+  // Folio census after the rounds: the target's slots, the raw region's,
+  // the intent area (the 4 KiB before the data area).
+  std::string page_cache;
 };
 
 constexpr uint64_t kManyCapacity = 100;
@@ -1740,6 +1743,14 @@ ManyResult RunManyRegions(const Options& options) {
   result.sync_over_dsync = Paired(rounds.ns[kManySync], rounds.ns[kManyRawDsync], &reference);
   result.sync_over_two_pages =
       Paired(rounds.ns[kManySync], rounds.ns[kManyRawTwoPages], &reference);
+  const regionstore::RegionEntry& target_region = RegionOf(store.info(), target);
+  result.page_cache =
+      "target's slots: " +
+      CensusText(path, target_region.slots_offset, kSlotsPerRegion * target_region.slot_stride) +
+      "; raw's slots: " +
+      CensusText(path, raw_region.slots_offset, kSlotsPerRegion * raw_region.slot_stride) +
+      "; intent area: " +
+      CensusText(path, store.info().data_offset - kHeaderUnitSize, kHeaderUnitSize);
   std::filesystem::remove(path);
   return result;
 }
@@ -1773,6 +1784,7 @@ void PrintManyRegions(const ManyResult& r, const Options& options) {
   std::printf("| commit kSync / raw 8 KiB pwrite + fdatasync | %s | %s | |\n\n",
               FormatRatio(r.sync_over_two_pages).c_str(),
               FormatByState(r.sync_over_two_pages).c_str());
+  std::printf("Page cache after the rounds: %s.\n\n", r.page_cache.c_str());
 }
 
 }  // namespace
@@ -1916,12 +1928,14 @@ int main(int argc, char** argv) {
     doc["open"] = regionstore_bench::RunOpenBench(open);
     std::fflush(stdout);
   }
-  if (options.only.empty() || options.only == "compact") {
+  if (options.only.empty() || options.only == "compact" || options.only == "many") {
     std::fprintf(stderr, "section 5: compact slots\n");
-    const std::vector<LayoutRow> rows = RunLayouts(options);
-    PrintLayouts(rows, options);
-    doc["layouts"] = LayoutsJson(rows);
-    std::fflush(stdout);
+    if (options.only != "many") {
+      const std::vector<LayoutRow> rows = RunLayouts(options);
+      PrintLayouts(rows, options);
+      doc["layouts"] = LayoutsJson(rows);
+      std::fflush(stdout);
+    }
     const ManyResult many = RunManyRegions(options);
     PrintManyRegions(many, options);
     doc["many_regions"] = ManyJson(many);
