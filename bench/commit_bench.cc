@@ -30,6 +30,10 @@
 //     the same on a store with empty big regions, and after SIGKILLed
 //     writers; bytes counted through the Io. Needs ~12 GiB free for a few
 //     seconds (two stores, removed at the end), else it says so and skips.
+//  5. compact slots: (a) commits into compact and into 64 KiB-aligned slots
+//     of the same capacity, 4 KiB to 1 MiB, side by side, in kNone, kSync and
+//     kPwriteFdatasync; (b) a 100-byte kSync commit into one of 10,000
+//     compact regions beside a raw 4 KiB pwrite + fdatasync in the same file.
 // The folio census reads /proc/kpageflags, so it needs root; without it the
 // tables say "unknown".
 //
@@ -38,10 +42,11 @@
 // measures no device and gets a loud warning.
 //
 // Usage: regionstore_commit_bench [--quick] [--realtime] [--rounds=N]
-//                                 [--only=ratio|peers|folios|open] [--json=FILE]
-//                                 [--open-mib=N] [--open-rounds=N] [--open-kills=N]
-// --json writes sections 1, 2 and 4's medians and ratios to FILE, for
-// bench/report.py.
+//                                 [--only=ratio|peers|folios|open|compact|many]
+//                                 [--json=FILE] [--open-mib=N] [--open-rounds=N]
+//                                 [--open-kills=N] [--many-regions=N]
+// --json writes sections 1, 2, 4 and 5's medians and ratios to FILE, for
+// bench/report.py (which reads sections 1, 2 and 4).
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -98,11 +103,15 @@ using regionstore::Store;
 
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;
-// The slot layout of lib/slot.h (format v1): a slot starts on a 64 KiB
-// boundary, its 4 KiB header unit ends where its payload starts, 64 KiB in.
-// Setup checks these against a real commit (CheckSlotLayout).
-constexpr uint64_t kSlotHeaderUnitOffset = 60 * kKiB;
-constexpr uint64_t kSlotPayloadOffset = 64 * kKiB;
+// The two slot layouts of lib/slot.h (format v1), offsets inside a slot.
+// Aligned: the slot starts on a 64 KiB boundary, its 4 KiB header unit ends
+// where its payload starts, 64 KiB in. Compact: the header unit opens the
+// slot, the payload follows it. Setup checks these against a real commit
+// (CheckSlotLayout).
+constexpr uint64_t kAlignedHeaderUnitOffset = 60 * kKiB;
+constexpr uint64_t kAlignedPayloadOffset = 64 * kKiB;
+constexpr uint64_t kCompactHeaderUnitOffset = 0;
+constexpr uint64_t kCompactPayloadOffset = 4 * kKiB;
 constexpr uint64_t kHeaderUnitSize = 4 * kKiB;
 constexpr uint32_t kSlotsPerRegion = 3;
 
@@ -158,7 +167,7 @@ struct Options {
   bool quick = false;
   bool realtime = false;     // durable arms under SCHED_FIFO
   int rounds = 0;            // 0: the default for the run length
-  std::string only;          // "", "ratio", "peers", "folios" or "open"
+  std::string only;          // "", "ratio", "peers", "folios", "open" or "compact"
   std::string dir;
   std::string json_path;     // --json=FILE, or ""
   // Target time of one batch: section 1's mapped and durable modes, and
@@ -170,6 +179,8 @@ struct Options {
   uint64_t open_mib = 1024;
   int open_rounds = 0;  // 0: the default for the run length
   int open_kills = -1;  // -1: the default for the run length
+  // Section 5b: regions of 100 bytes in the many-regions store.
+  uint32_t many_regions = 10000;
   // /sys/dev/block/MAJ:MIN/stat of the directory's device, or "" if none.
   std::string device_stat;
 };
@@ -188,9 +199,13 @@ Options ParseOptions(int argc, char** argv) {
     } else if (arg.starts_with("--only=")) {
       options.only = std::string(arg.substr(7));
       if (options.only != "ratio" && options.only != "peers" && options.only != "folios" &&
-          options.only != "open") {
-        Die("--only takes ratio, peers, folios or open");
+          options.only != "open" && options.only != "compact" && options.only != "many") {
+        Die("--only takes ratio, peers, folios, open, compact or many (section 5b alone)");
       }
+    } else if (arg.starts_with("--many-regions=")) {
+      const long long regions = std::atoll(argv[i] + 15);
+      if (regions < 1 || regions > 1'000'000) Die("--many-regions needs 1 to 1000000");
+      options.many_regions = static_cast<uint32_t>(regions);
     } else if (arg.starts_with("--open-mib=")) {
       const long long mib = std::atoll(argv[i] + 11);
       if (mib < 1) Die("--open-mib needs a positive number");
@@ -207,8 +222,9 @@ Options ParseOptions(int argc, char** argv) {
     } else if (arg == "--help" || arg == "-h") {
       std::printf(
           "usage: regionstore_commit_bench [--quick] [--realtime] [--rounds=N]\n"
-          "                                [--only=ratio|peers|folios|open] [--json=FILE]\n"
-          "                                [--open-mib=N] [--open-rounds=N] [--open-kills=N]\n"
+          "                                [--only=ratio|peers|folios|open|compact|many]\n"
+          "                                [--json=FILE] [--open-mib=N] [--open-rounds=N]\n"
+          "                                [--open-kills=N] [--many-regions=N]\n"
           "  files go to $REGIONSTORE_BENCH_DIR (default %s)\n"
           "  --quick: 5 short rounds per measurement, well under a minute\n"
           "  --realtime: run the durable arms under SCHED_FIFO (root), so that on busy CPUs\n"
@@ -219,7 +235,8 @@ Options ParseOptions(int argc, char** argv) {
           "  --open-mib=N: section 4's big regions hold N MiB commits (default 1024; the two\n"
           "    stores need ~12 N MiB free while it runs)\n"
           "  --open-rounds=N: section 4's interleaved rounds (default 51, --quick 21)\n"
-          "  --open-kills=N: section 4's kills at a random moment (default 20, --quick 10)\n",
+          "  --open-kills=N: section 4's kills at a random moment (default 20, --quick 10)\n"
+          "  --many-regions=N: section 5b's store has N regions of 100 bytes (default 10000)\n",
           REGIONSTORE_COMMIT_BENCH_DEFAULT_DIR);
       std::exit(0);
     } else {
@@ -756,16 +773,20 @@ void RefillThroughMapping(const std::string& path, uint64_t offset, uint64_t len
 // --------------------------------------------------------------------------
 // Stores
 
+// Every region gets an explicit layout, never kAuto: the sections that
+// compare with earlier runs keep 64 KiB-aligned slots whatever
+// kCompactSlotLimit says.
 struct RegionSpec {
   std::string name;
   uint64_t capacity;
+  regionstore::SlotLayout layout = regionstore::SlotLayout::kAligned;
 };
 
 void CreateStore(const std::string& path, const std::vector<RegionSpec>& regions) {
   regionstore::CreateOptions options;
   options.replace_existing = true;
   for (const RegionSpec& region : regions) {
-    options.checkpoints.push_back({region.name, region.capacity});
+    options.checkpoints.push_back({region.name, region.capacity, region.layout});
   }
   if (auto s = Store::Create(path, 0, options); !s.ok()) Die(s.ToString());
 }
@@ -784,11 +805,16 @@ const regionstore::RegionEntry& RegionOf(const regionstore::StoreInfo& info,
   Die("no region " + name);
 }
 
+bool IsCompact(const regionstore::RegionEntry& region) {
+  return region.layout == regionstore::SlotLayout::kCompact;
+}
 uint64_t SlotPayloadOffset(const regionstore::RegionEntry& region, uint32_t slot) {
-  return region.slots_offset + slot * region.slot_stride + kSlotPayloadOffset;
+  return region.slots_offset + slot * region.slot_stride +
+         (IsCompact(region) ? kCompactPayloadOffset : kAlignedPayloadOffset);
 }
 uint64_t SlotHeaderUnitOffset(const regionstore::RegionEntry& region, uint32_t slot) {
-  return region.slots_offset + slot * region.slot_stride + kSlotHeaderUnitOffset;
+  return region.slots_offset + slot * region.slot_stride +
+         (IsCompact(region) ? kCompactHeaderUnitOffset : kAlignedHeaderUnitOffset);
 }
 
 // The raw arms write where the library would: checks the layout constants
@@ -819,8 +845,11 @@ void CheckSlotLayout(Store& store, const std::string& region_name) {
       ::pread(fd.get(), magic.data(), magic.size(),
               static_cast<off_t>(SlotHeaderUnitOffset(region, slot))) != 8 ||
       std::memcmp(magic.data(), "RGNSLOT1", 8) != 0) {
-    Die("the slot layout is not the one bench/commit_bench.cc assumes (header unit at slot + "
-        "60 KiB, payload at slot + 64 KiB): update kSlot*Offset");
+    Die("the " + std::string(regionstore::SlotLayoutName(region.layout)) + " slot layout of " +
+        region_name +
+        " is not the one bench/commit_bench.cc assumes (aligned: header unit at "
+        "slot + 60 KiB, payload at slot + 64 KiB; compact: header unit at the slot, payload at "
+        "slot + 4 KiB): update k*HeaderUnitOffset and k*PayloadOffset");
   }
 }
 
@@ -1541,6 +1570,223 @@ void PrintFolios(const FolioResult& r, const Options& options) {
               Fixed(r.mapped_write_kib, 0).c_str(), Fixed(r.huge_mapped_write_kib, 0).c_str());
 }
 
+// --------------------------------------------------------------------------
+// Section 5: compact slots beside aligned ones, and a store of many regions
+
+constexpr std::array<uint64_t, 5> kLayoutSizes{4 * kKiB, 16 * kKiB, 64 * kKiB, 256 * kKiB,
+                                               1 * kMiB};
+
+struct LayoutRow {
+  const ModeInfo* mode;
+  uint64_t size;
+  double compact_ns, aligned_ns;
+  PairedRatio cost;  // compact / aligned
+};
+
+// Per mode, one store with a compact and an aligned region of each size;
+// per size, the two commit arms interleaved (payload = capacity).
+std::vector<LayoutRow> RunLayouts(const Options& options) {
+  std::vector<LayoutRow> rows;
+  for (const ModeInfo& mode : kModes) {
+    if (mode.mode == Durability::kAsync) continue;
+    const std::string path = options.dir + "/layout-" + mode.name + ".rgn";
+    std::vector<RegionSpec> regions;
+    for (uint64_t size : kLayoutSizes) {
+      regions.push_back({"compact-" + SizeName(size), size, regionstore::SlotLayout::kCompact});
+      regions.push_back({"aligned-" + SizeName(size), size, regionstore::SlotLayout::kAligned});
+    }
+    CreateStore(path, regions);
+    Store store = OpenStore(path);
+    const bool durable = IsDurable(mode.mode);
+    for (uint64_t size : kLayoutSizes) {
+      CheckSlotLayout(store, "compact-" + SizeName(size));
+      CheckSlotLayout(store, "aligned-" + SizeName(size));
+      std::vector<Arm> arms;
+      arms.push_back(CommitArm("compact", store, "compact-" + SizeName(size), size, mode.mode));
+      arms.push_back(CommitArm("aligned", store, "aligned-" + SizeName(size), size, mode.mode));
+      std::fprintf(stderr, "  layouts %s %s\n", mode.name, SizeName(size).c_str());
+      const RealtimeScope realtime(durable && options.realtime, "regionstore_commit_bench");
+      const Rounds rounds = RunInterleaved(
+          arms, options.rounds, durable ? options.durable_batch_ms : options.mapped_batch_ms,
+          options.device_stat);
+      rows.push_back({&mode, size, Median(rounds.ns[0]), Median(rounds.ns[1]),
+                      Paired(rounds.ns[0], rounds.ns[1], durable ? &rounds.ns[1] : nullptr)});
+    }
+    const Fd fd(path, O_RDWR | O_CLOEXEC);
+    if (std::string e = DataSync(fd.get()); !e.empty()) Die(e);
+    std::filesystem::remove(path);
+  }
+  return rows;
+}
+
+void PrintLayouts(const std::vector<LayoutRow>& rows, const Options& options) {
+  std::printf("## 5. Compact slots and many regions\n\n");
+  std::printf("### 5a. Commit into compact vs 64 KiB-aligned slots\n\n");
+  std::printf(
+      "One store per mode with a compact and an aligned region of each capacity (explicit "
+      "layouts); payload = capacity. %d interleaved rounds per row (batches of ~%.0f ms "
+      "mapped, ~%.0f ms durable). compact / aligned = median of the per-round ratios (range); "
+      "durable rows also over the fast and the slow rounds (aligned under or over 2 ms/op).\n\n",
+      options.rounds, options.mapped_batch_ms, options.durable_batch_ms);
+  std::printf(
+      "| mode | size | compact us | aligned us | compact / aligned | fast / slow "
+      "(rounds) |\n");
+  std::printf("| --- | --- | ---: | ---: | --- | --- |\n");
+  for (const LayoutRow& row : rows) {
+    std::printf("| %s | %s | %s | %s | %s | %s |\n", row.mode->name, SizeName(row.size).c_str(),
+                FormatMicros(row.compact_ns).c_str(), FormatMicros(row.aligned_ns).c_str(),
+                FormatRatio(row.cost).c_str(),
+                IsDurable(row.mode->mode) ? FormatByState(row.cost).c_str() : "");
+  }
+  std::printf("\n");
+}
+
+enum ManyArm : size_t {
+  kManySync,
+  kManyPwrite,
+  kManyRawFdatasync,
+  kManyRawDsync,
+  kManyRawTwoPages,
+  kManyArms
+};
+
+struct ManyResult {
+  uint32_t regions = 0;
+  uint64_t file_size = 0;
+  std::array<std::string, kManyArms> names;
+  std::array<double, kManyArms> median_ns{};
+  std::array<DevicePerOp, kManyArms> device;
+  PairedRatio sync_over_raw;        // commit kSync / raw pwrite + fdatasync
+  PairedRatio pwrite_over_raw;      // commit kPwriteFdatasync / raw pwrite + fdatasync
+  PairedRatio sync_over_dsync;      // commit kSync / raw pwritev2(RWF_DSYNC)
+  PairedRatio sync_over_two_pages;  // commit kSync / raw 8 KiB pwrite + fdatasync
+  // Folio census after the rounds: the target's slots, the raw region's,
+  // the intent area (the 4 KiB before the data area).
+  std::string page_cache;
+};
+
+constexpr uint64_t kManyCapacity = 100;
+
+// "10,000".
+std::string Grouped(uint64_t value) {
+  const std::string digits = std::to_string(value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// "r-004999": the region names of the many-regions store.
+std::string ManyName(uint32_t index) {
+  char name[16];
+  std::snprintf(name, sizeof name, "r-%06u", index);
+  return name;
+}
+
+// A store of `options.many_regions` compact 100-byte regions plus "raw", one
+// more of them: 100-byte commits into the middle region (kSync and
+// kPwriteFdatasync) beside a raw 4 KiB pwrite + fdatasync (and a
+// pwritev2(RWF_DSYNC)) at the raw region's slot 0 payload, in the same file.
+ManyResult RunManyRegions(const Options& options) {
+  ManyResult result;
+  result.regions = options.many_regions;
+  const std::string path = options.dir + "/many-regions.rgn";
+  std::vector<RegionSpec> regions;
+  for (uint32_t i = 0; i < options.many_regions; ++i) {
+    regions.push_back({ManyName(i), kManyCapacity, regionstore::SlotLayout::kCompact});
+  }
+  regions.push_back({"raw", kManyCapacity, regionstore::SlotLayout::kCompact});
+  std::fprintf(stderr, "  many regions: creating %u\n", options.many_regions);
+  CreateStore(path, regions);
+  Store store = OpenStore(path);
+  result.file_size = store.info().file_size;
+  const std::string target = ManyName(options.many_regions / 2);
+  CheckSlotLayout(store, target);
+  const regionstore::RegionEntry raw_region = RegionOf(store.info(), "raw");
+  const uint64_t raw_at = SlotPayloadOffset(raw_region, 0);
+  const Fd fd(path, O_RDWR | O_CLOEXEC);
+  const int raw_fd = fd.get();
+  std::vector<Arm> arms(kManyArms);
+  arms[kManySync] =
+      CommitArm("Commit 100 B kSync", store, target, kManyCapacity, Durability::kSync);
+  arms[kManyPwrite] = CommitArm("Commit 100 B kPwriteFdatasync", store, target, kManyCapacity,
+                                Durability::kPwriteFdatasync);
+  arms[kManyRawFdatasync] = LoopArm("raw: pwrite 4 KiB + fdatasync", 4 * kKiB,
+                                    [raw_fd, raw_at](std::span<const std::byte> page) {
+                                      return PwriteFdatasync(raw_fd, page, raw_at);
+                                    });
+  arms[kManyRawDsync] = LoopArm("raw: pwritev2(RWF_DSYNC) 4 KiB", 4 * kKiB,
+                                [raw_fd, raw_at](std::span<const std::byte> page) {
+                                  return WriteOne(raw_fd, page, raw_at, RWF_DSYNC);
+                                });
+  // The pages a compact commit of 100 bytes writes: its header unit and the
+  // payload's page, here the raw region's whole slot 1.
+  const uint64_t raw_slot_at = SlotHeaderUnitOffset(raw_region, 1);
+  arms[kManyRawTwoPages] = LoopArm("raw: pwrite 8 KiB (a compact slot) + fdatasync", 8 * kKiB,
+                                   [raw_fd, raw_slot_at](std::span<const std::byte> pages) {
+                                     return PwriteFdatasync(raw_fd, pages, raw_slot_at);
+                                   });
+  std::fprintf(stderr, "  many regions: rounds\n");
+  const RealtimeScope realtime(options.realtime, "regionstore_commit_bench");
+  const Rounds rounds =
+      RunInterleaved(arms, options.rounds, options.durable_batch_ms, options.device_stat);
+  for (size_t a = 0; a < kManyArms; ++a) {
+    result.names[a] = arms[a].name;
+    result.median_ns[a] = Median(rounds.ns[a]);
+    result.device[a] = MedianDevice(rounds.device[a]);
+  }
+  const std::vector<double>& reference = rounds.ns[kManyRawFdatasync];
+  result.sync_over_raw = Paired(rounds.ns[kManySync], reference, &reference);
+  result.pwrite_over_raw = Paired(rounds.ns[kManyPwrite], reference, &reference);
+  result.sync_over_dsync = Paired(rounds.ns[kManySync], rounds.ns[kManyRawDsync], &reference);
+  result.sync_over_two_pages =
+      Paired(rounds.ns[kManySync], rounds.ns[kManyRawTwoPages], &reference);
+  const regionstore::RegionEntry& target_region = RegionOf(store.info(), target);
+  result.page_cache =
+      "target's slots: " +
+      CensusText(path, target_region.slots_offset, kSlotsPerRegion * target_region.slot_stride) +
+      "; raw's slots: " +
+      CensusText(path, raw_region.slots_offset, kSlotsPerRegion * raw_region.slot_stride) +
+      "; intent area: " +
+      CensusText(path, store.info().data_offset - kHeaderUnitSize, kHeaderUnitSize);
+  std::filesystem::remove(path);
+  return result;
+}
+
+void PrintManyRegions(const ManyResult& r, const Options& options) {
+  std::printf("### 5b. A kSync commit into one of %s regions of 100 bytes\n\n",
+              Grouped(r.regions).c_str());
+  std::printf(
+      "One store of %s compact regions of 100 bytes plus one more, raw (file %s MiB). "
+      "Commits of 100 bytes go to the middle region; the raw arms write 4 KiB at the raw "
+      "region's slot 0 payload offset (page-aligned) of the same file, or 8 KiB over its slot 1 "
+      "(header unit and payload page: what a compact 100-byte commit writes). %d interleaved "
+      "rounds (batches of ~%.0f ms). Target: commit kSync / raw pwrite + fdatasync <= 1.10.\n\n",
+      Grouped(r.regions).c_str(), Fixed(static_cast<double>(r.file_size) / kMiB, 1).c_str(),
+      options.rounds, options.durable_batch_ms);
+  std::printf("| arm | us/op | device per op: flushes / write requests / KiB written |\n");
+  std::printf("| --- | ---: | --- |\n");
+  for (size_t a = 0; a < kManyArms; ++a) {
+    std::printf("| %s | %s | %s |\n", r.names[a].c_str(), FormatMicros(r.median_ns[a]).c_str(),
+                FormatDevice(r.device[a]).c_str());
+  }
+  std::printf("\n| ratio | median (range) | fast / slow rounds (rounds) | target |\n");
+  std::printf("| --- | --- | --- | --- |\n");
+  std::printf("| commit kSync / raw pwrite + fdatasync | %s | %s | <= 1.10: %s |\n",
+              FormatRatio(r.sync_over_raw).c_str(), FormatByState(r.sync_over_raw).c_str(),
+              r.sync_over_raw.median <= 1.10 ? "met" : "**missed**");
+  std::printf("| commit kPwriteFdatasync / raw pwrite + fdatasync | %s | %s | |\n",
+              FormatRatio(r.pwrite_over_raw).c_str(), FormatByState(r.pwrite_over_raw).c_str());
+  std::printf("| commit kSync / raw pwritev2(RWF_DSYNC) | %s | %s | |\n",
+              FormatRatio(r.sync_over_dsync).c_str(), FormatByState(r.sync_over_dsync).c_str());
+  std::printf("| commit kSync / raw 8 KiB pwrite + fdatasync | %s | %s | |\n\n",
+              FormatRatio(r.sync_over_two_pages).c_str(),
+              FormatByState(r.sync_over_two_pages).c_str());
+  std::printf("Page cache after the rounds: %s.\n\n", r.page_cache.c_str());
+}
+
 }  // namespace
 
 // --------------------------------------------------------------------------
@@ -1585,6 +1831,32 @@ nlohmann::json PeersJson(const std::vector<PeerResult>& results) {
 }
 #endif
 
+nlohmann::json LayoutsJson(const std::vector<LayoutRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const LayoutRow& row : rows) {
+    out.push_back({{"mode", row.mode->name},
+                   {"size", row.size},
+                   {"compact_ns", row.compact_ns},
+                   {"aligned_ns", row.aligned_ns},
+                   {"compact_over_aligned", RatioJson(row.cost)}});
+  }
+  return out;
+}
+
+nlohmann::json ManyJson(const ManyResult& r) {
+  nlohmann::json arms = nlohmann::json::array();
+  for (size_t a = 0; a < kManyArms; ++a) {
+    arms.push_back({{"name", r.names[a]}, {"median_ns", r.median_ns[a]}});
+  }
+  return {{"regions", r.regions},
+          {"file_size", r.file_size},
+          {"arms", arms},
+          {"sync_over_raw_fdatasync", RatioJson(r.sync_over_raw)},
+          {"pwrite_fdatasync_over_raw_fdatasync", RatioJson(r.pwrite_over_raw)},
+          {"sync_over_raw_dsync", RatioJson(r.sync_over_dsync)},
+          {"sync_over_raw_8kib_fdatasync", RatioJson(r.sync_over_two_pages)}};
+}
+
 void WriteJson(const std::string& path, const nlohmann::json& doc) {
   std::ofstream out(path, std::ios::trunc);
   out << doc.dump(2) << "\n";
@@ -1618,7 +1890,9 @@ int main(int argc, char** argv) {
                         {"realtime", options.realtime},
                         {"commits", nlohmann::json::array()},
                         {"peers", nullptr},
-                        {"open", nullptr}};
+                        {"open", nullptr},
+                        {"layouts", nullptr},
+                        {"many_regions", nullptr}};
   if (options.only.empty() || options.only == "ratio") {
     std::fprintf(stderr, "section 1: commit vs raw\n");
     const std::vector<RatioRow> rows = RunRatios(options);
@@ -1652,6 +1926,19 @@ int main(int argc, char** argv) {
     open.kill_trials = options.open_kills;
     open.realtime = options.realtime;
     doc["open"] = regionstore_bench::RunOpenBench(open);
+    std::fflush(stdout);
+  }
+  if (options.only.empty() || options.only == "compact" || options.only == "many") {
+    std::fprintf(stderr, "section 5: compact slots\n");
+    if (options.only != "many") {
+      const std::vector<LayoutRow> rows = RunLayouts(options);
+      PrintLayouts(rows, options);
+      doc["layouts"] = LayoutsJson(rows);
+      std::fflush(stdout);
+    }
+    const ManyResult many = RunManyRegions(options);
+    PrintManyRegions(many, options);
+    doc["many_regions"] = ManyJson(many);
     std::fflush(stdout);
   }
   std::printf("Run time: %.0f s.\n", Seconds(Clock::now() - started));

@@ -289,7 +289,12 @@ std::string BytesCell(double median, double maximum) {
 void CreateStore(const std::string& path, uint64_t big_bytes) {
   regionstore::CreateOptions options;
   options.replace_existing = true;
-  options.checkpoints = {{"big-a", big_bytes}, {"big-b", big_bytes}, {"small", kSmallCapacity}};
+  // Aligned slots, as every store of this section had before compact slots
+  // (kAuto would make `small` compact): comparable with earlier runs.
+  constexpr auto kAligned = regionstore::SlotLayout::kAligned;
+  options.checkpoints = {{"big-a", big_bytes, kAligned},
+                         {"big-b", big_bytes, kAligned},
+                         {"small", kSmallCapacity, kAligned}};
   if (auto s = Store::Create(path, 0, options); !s.ok()) Die(s.ToString());
 }
 
