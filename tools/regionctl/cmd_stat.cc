@@ -86,6 +86,10 @@ Status RunStat(const StatArgs& args) {
       regions.push_back({
           {"name", region.entry.name},
           {"capacity", region.entry.capacity},
+          {"slot_count", region.entry.slot_count},
+          {"slot_stride", region.entry.slot_stride},
+          {"layout", std::string(SlotLayoutName(region.entry.layout))},
+          {"slot_alignment", region.entry.slot_alignment},
           {"length", report.has_commit ? report.length : 0},
           {"generation", report.has_commit ? report.generation : 0},
           {"commit_unix_ns", report.has_commit ? nlohmann::ordered_json(report.commit_unix_ns)
@@ -133,13 +137,13 @@ Status RunStat(const StatArgs& args) {
   if (store->regions.empty()) return Status::Ok();
   std::cout << '\n';
   std::vector<std::vector<std::string>> rows = {
-      {"region", "capacity", "length", "generation", "newest header"}};
+      {"region", "capacity", "slots", "length", "generation", "newest header"}};
   for (const RegionView& region : store->regions) {
     const RegionReport& report = region.report;
     rows.push_back({QuoteName(region.entry.name), HumanBytes(region.entry.capacity),
-                    report.has_commit ? HumanBytes(report.length) : "-",
+                    SlotsSummary(region.entry), report.has_commit ? HumanBytes(report.length) : "-",
                     std::to_string(report.has_commit ? report.generation : 0),
-                    report.damaged       ? "DAMAGED (run verify)"
+                    report.damaged      ? "DAMAGED (run verify)"
                     : report.has_commit ? Age(report.commit_unix_ns, now)
                                         : "never"});
   }

@@ -204,30 +204,72 @@ Result<uint64_t> ParseSize(std::string_view text) {
 }
 
 namespace {
-Status BadCheckpoint(const std::string& path, const std::string& text, const std::string& why) {
-  std::string message = "--checkpoint ";
+Status BadCheckpoint(const std::string& path, const std::string& source, const std::string& text,
+                     const std::string& why) {
+  std::string message = source;
+  message += ' ';
   message += QuoteName(text);
   message += ": ";
   message += why;
   return Status::Error(StatusCode::kInvalidArgument, "create", path, std::move(message));
 }
+
+// A misspelt layout ("compat") lands where a capacity is expected; say that
+// it is neither rather than only "not a size".
+bool LooksLikeAWord(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char letter) {
+    return (letter >= 'a' && letter <= 'z') || (letter >= 'A' && letter <= 'Z');
+  });
+}
 }  // namespace
 
-// "state:64KiB" -> {"state", 65536}. The name may itself hold ':', so the
-// capacity starts after the last one.
-Result<CheckpointSpec> ParseCheckpointSpec(const std::string& path, const std::string& text) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos) {
-    return BadCheckpoint(path, text, "expected NAME:CAPACITY, e.g. state:64KiB");
+std::optional<SlotLayout> ParseSlotLayout(std::string_view text) {
+  for (const SlotLayout layout : {SlotLayout::kAuto, SlotLayout::kCompact, SlotLayout::kAligned}) {
+    if (text == SlotLayoutName(layout)) return layout;
   }
+  return std::nullopt;
+}
+
+// "state:64KiB" -> {"state", 65536, default_layout}; "log:v2:100:compact" ->
+// {"log:v2", 100, kCompact}. Fields are taken from the right, so a name may
+// hold ':'.
+Result<CheckpointSpec> ParseCheckpointSpec(const std::string& path, const std::string& text,
+                                           SlotLayout default_layout, const std::string& source) {
+  constexpr const char* kExpected =
+      "expected NAME:CAPACITY[:LAYOUT], e.g. state:64KiB or log:100:compact (LAYOUT: auto, "
+      "compact or aligned)";
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos) return BadCheckpoint(path, source, text, kExpected);
   CheckpointSpec spec;
+  spec.layout = default_layout;
+  const std::optional<SlotLayout> layout =
+      ParseSlotLayout(std::string_view(text).substr(colon + 1));
+  size_t capacity_end = text.size();
+  if (layout.has_value()) {
+    spec.layout = *layout;
+    capacity_end = colon;
+    colon = colon == 0 ? std::string::npos : text.rfind(':', colon - 1);
+    if (colon == std::string::npos) return BadCheckpoint(path, source, text, kExpected);
+  }
   spec.name = text.substr(0, colon);
   if (Status name_ok = ValidateRegionName(spec.name); !name_ok.ok()) {
-    return BadCheckpoint(path, text, name_ok.message());
+    return BadCheckpoint(path, source, text, name_ok.message());
   }
-  Result<uint64_t> capacity = ParseSize(text.substr(colon + 1));
-  if (!capacity.ok()) return BadCheckpoint(path, text, capacity.status().message());
-  if (*capacity == 0) return BadCheckpoint(path, text, "the capacity must be at least 1 byte");
+  const std::string_view capacity_text =
+      std::string_view(text).substr(colon + 1, capacity_end - colon - 1);
+  Result<uint64_t> capacity = ParseSize(capacity_text);
+  if (!capacity.ok()) {
+    if (!layout.has_value() && LooksLikeAWord(capacity_text)) {
+      return BadCheckpoint(path, source, text,
+                           QuoteName(capacity_text) +
+                               " is neither a capacity (e.g. 64KiB) nor a slot layout (auto, "
+                               "compact, aligned)");
+    }
+    return BadCheckpoint(path, source, text, capacity.status().message());
+  }
+  if (*capacity == 0) {
+    return BadCheckpoint(path, source, text, "the capacity must be at least 1 byte");
+  }
   spec.capacity = *capacity;
   return spec;
 }

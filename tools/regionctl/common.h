@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -66,11 +67,23 @@ ExitCode ExitCodeFor(StatusCode code);
 // is wrong (malformed, ambiguous unit, more than 64 bits).
 Result<uint64_t> ParseSize(std::string_view text);
 
-// Parses a --checkpoint value, NAME:CAPACITY ("state:64KiB"). The name may
-// itself hold ':', so the capacity starts after the last one; the name must
-// pass ValidateRegionName and the capacity ParseSize, and be at least 1 byte.
-// `path` is the store's, for the message. Errors: kInvalidArgument.
-Result<CheckpointSpec> ParseCheckpointSpec(const std::string& path, const std::string& text);
+// "auto", "compact" or "aligned" (exactly; SlotLayoutName's spellings), or
+// nothing for any other text.
+std::optional<SlotLayout> ParseSlotLayout(std::string_view text);
+
+// Parses a --checkpoint value, NAME:CAPACITY[:LAYOUT] ("state:64KiB",
+// "log:100:compact"). The name may itself hold ':': if the text after the
+// last ':' is a layout (auto, compact, aligned) it is the layout and the
+// capacity is the field before it, else it is the capacity and the region
+// gets `default_layout`; the name is everything before the capacity's ':'.
+// No valid NAME:CAPACITY changes meaning (no capacity is spelled like a
+// layout). The name must pass ValidateRegionName and the capacity ParseSize,
+// and be at least 1 byte. `path` is the store's and `source` says where the
+// text came from ("--checkpoint", "--checkpoints-from 'list.txt' line 3"),
+// both for the message. Errors: kInvalidArgument.
+Result<CheckpointSpec> ParseCheckpointSpec(const std::string& path, const std::string& text,
+                                           SlotLayout default_layout = SlotLayout::kAuto,
+                                           const std::string& source = "--checkpoint");
 
 // A CLI11 transform for an option bound to an integer: accepts the ParseSize
 // syntax and hands CLI11 the plain byte count. A bad value is a usage error.

@@ -75,6 +75,8 @@ nlohmann::ordered_json RegionJson(const RegionView& region) {
       {"slot_count", entry.slot_count},
       {"slots_offset", entry.slots_offset},
       {"slot_stride", entry.slot_stride},
+      {"layout", std::string(SlotLayoutName(entry.layout))},
+      {"slot_alignment", entry.slot_alignment},
       {"generation", report.has_commit ? report.generation : 0},
       {"length", report.has_commit ? report.length : 0},
       {"commit_unix_ns", nullptr},
@@ -104,8 +106,15 @@ std::string CapacitySummary(const RegionEntry& entry) {
   std::string text = "capacity ";
   text += BytesAndHuman(entry.capacity);
   text += ", ";
-  text += std::to_string(entry.slot_count);
-  text += " slots of ";
+  text += SlotsSummary(entry);
+  return text;
+}
+
+std::string SlotsSummary(const RegionEntry& entry) {
+  std::string text = std::to_string(entry.slot_count);
+  text += ' ';
+  text += SlotLayoutName(entry.layout);
+  text += entry.slot_count == 1 ? " slot of " : " slots of ";
   text += HumanBytes(entry.slot_stride);
   return text;
 }
