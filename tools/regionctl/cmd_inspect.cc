@@ -127,8 +127,6 @@ void PrintTable(const std::string& path, const StoreInfo& info,
 void PrintJson(const std::string& path, const StoreInfo& info,
                const std::vector<RegionView>& regions, uint64_t page_size) {
   // ordered_json keeps the fields in the order of the table, for people reading it.
-  nlohmann::ordered_json region_list = nlohmann::ordered_json::array();
-  for (const RegionView& region : regions) region_list.push_back(RegionJson(region));
   const nlohmann::ordered_json document = {
       {"path", path},
       {"format_version", info.format_version},
@@ -143,12 +141,14 @@ void PrintJson(const std::string& path, const StoreInfo& info,
       {"data_size", info.data_size},
       {"region_table_offset", info.region_table_offset},
       {"superblock_checksum", HexChecksum(info.superblock_checksum)},
-      {"regions", std::move(region_list)},
+      {"regions", nullptr},  // printed one region at a time
       {"filesystem", FilesystemOf(path)},
   };
   // A path or region name need not be UTF-8: replace bad bytes rather than
   // let dump() throw.
-  PrintJsonDocument(document);
+  PrintJsonDocumentWithArray(
+      document, "regions", regions.size(),
+      [&regions](std::string& out, size_t index) { AppendRegionJson(out, regions[index], 2); });
 }
 
 Status RunInspect(const InspectArgs& args) {

@@ -133,8 +133,6 @@ void PrintHuman(const std::string& path, const StoreRegions& store, const Verdic
 }
 
 void PrintJson(const std::string& path, const StoreRegions& store, const Verdict& verdict) {
-  nlohmann::ordered_json regions = nlohmann::ordered_json::array();
-  for (const RegionView& region : store.regions) regions.push_back(RegionJson(region));
   nlohmann::ordered_json torn_regions = nlohmann::ordered_json::array();
   for (const RegionReport* report : verdict.torn_regions) torn_regions.push_back(report->name);
   const nlohmann::ordered_json document = {
@@ -142,7 +140,7 @@ void PrintJson(const std::string& path, const StoreRegions& store, const Verdict
       {"ok", verdict.ok()},
       {"format_version", store.info.format_version},
       {"data_size", store.info.data_size},
-      {"regions", std::move(regions)},
+      {"regions", nullptr},  // printed one region at a time
       {"incomplete_slots", verdict.incomplete_slots},
       {"damaged_regions", verdict.damaged_regions},
       {"torn_regions", std::move(torn_regions)},
@@ -151,7 +149,9 @@ void PrintJson(const std::string& path, const StoreRegions& store, const Verdict
   };
   // Names and paths need not be UTF-8 in a damaged file: replace bad bytes
   // rather than let dump() throw.
-  PrintJsonDocument(document);
+  PrintJsonDocumentWithArray(
+      document, "regions", store.regions.size(),
+      [&store](std::string& out, size_t index) { AppendRegionJson(out, store.regions[index], 2); });
 }
 
 // The failure line: damaged regions (exit 3) outrank torn ones (exit 6): a

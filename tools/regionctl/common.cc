@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -157,10 +158,110 @@ bool g_stdout_closed_by_reader = false;
 
 void SetStdoutClosedByReader() { g_stdout_closed_by_reader = true; }
 
-void PrintJsonDocument(const nlohmann::ordered_json& document) {
-  std::cout << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-            << '\n';
+namespace {
+constexpr auto kReplaceBadUtf8 = nlohmann::ordered_json::error_handler_t::replace;
+
+void AppendPad(std::string& out, size_t depth) { out.append(2 * depth, ' '); }
+}  // namespace
+
+void AppendJson(std::string& out, const nlohmann::ordered_json& value, size_t depth) {
+  const std::string text = value.dump(2, ' ', false, kReplaceBadUtf8);
+  size_t start = 0;
+  for (size_t newline = text.find('\n'); newline != std::string::npos;
+       newline = text.find('\n', start)) {
+    out.append(text, start, newline + 1 - start);
+    AppendPad(out, depth);
+    start = newline + 1;
+  }
+  out.append(text, start);
 }
+
+void JsonObjectWriter::Key(std::string_view key) {
+  out_ += empty_ ? "\n" : ",\n";
+  empty_ = false;
+  AppendPad(out_, depth_ + 1);
+  out_ += '"';
+  out_ += key;
+  out_ += "\": ";
+}
+
+void JsonObjectWriter::Number(std::string_view key, uint64_t value) {
+  Key(key);
+  std::array<char, 24> digits{};
+  const auto [end, error] = std::to_chars(digits.data(), digits.data() + digits.size(), value);
+  out_.append(digits.data(), end);
+}
+
+void JsonObjectWriter::Bool(std::string_view key, bool value) {
+  Key(key);
+  out_ += value ? "true" : "false";
+}
+
+void JsonObjectWriter::Null(std::string_view key) {
+  Key(key);
+  out_ += "null";
+}
+
+void JsonObjectWriter::String(std::string_view key, std::string_view value) {
+  Key(key);
+  out_ += nlohmann::ordered_json(value).dump(-1, ' ', false, kReplaceBadUtf8);
+}
+
+void JsonObjectWriter::Json(std::string_view key, const nlohmann::ordered_json& value) {
+  Key(key);
+  AppendJson(out_, value, depth_ + 1);
+}
+
+size_t JsonObjectWriter::Nested(std::string_view key) {
+  Key(key);
+  return depth_ + 1;
+}
+
+void JsonObjectWriter::End() {
+  if (!empty_) {
+    out_ += '\n';
+    AppendPad(out_, depth_);
+  }
+  out_ += '}';
+}
+
+void PrintJsonDocument(const nlohmann::ordered_json& document) {
+  std::cout << document.dump(2, ' ', false, kReplaceBadUtf8) << '\n';
+}
+
+void PrintJsonDocumentWithArray(
+    const nlohmann::ordered_json& document, std::string_view array_key, size_t count,
+    const std::function<void(std::string& out, size_t index)>& append_element) {
+  // Written out in pieces of about 1 MiB: the output never sits whole in memory.
+  constexpr size_t kFlushAt = size_t{1} << 20;
+  std::string out = "{";
+  for (auto item = document.begin(); item != document.end(); ++item) {
+    out += item == document.begin() ? "\n  " : ",\n  ";
+    out += nlohmann::ordered_json(item.key()).dump(-1, ' ', false, kReplaceBadUtf8);
+    out += ": ";
+    if (item.key() != array_key) {
+      AppendJson(out, item.value(), 1);
+      continue;
+    }
+    if (count == 0) {
+      out += "[]";
+      continue;
+    }
+    out += '[';
+    for (size_t index = 0; index < count; ++index) {
+      out += index == 0 ? "\n    " : ",\n    ";
+      append_element(out, index);
+      if (out.size() >= kFlushAt) {
+        std::cout << out;
+        out.clear();
+      }
+    }
+    out += "\n  ]";
+  }
+  out += document.empty() ? "}\n" : "\n}\n";
+  std::cout << out;
+}
+
 bool StdoutClosedByReader() { return g_stdout_closed_by_reader; }
 
 Result<uint64_t> ParseSize(std::string_view text) {

@@ -3,6 +3,7 @@
 #ifndef REGIONSTORE_TOOLS_REGIONCTL_REGION_REPORT_H_
 #define REGIONSTORE_TOOLS_REGIONCTL_REGION_REPORT_H_
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -43,7 +44,9 @@ Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptio
 // torn is a bool, and torn_generation and torn_slot are null unless it is
 // true. A slot's generation, length and commit_unix_ns are null when its
 // header could not be trusted; reason is null unless it is invalid.
-nlohmann::ordered_json RegionJson(const RegionView& region);
+// Appended to `out` at `depth` levels of PrintJsonDocument's layout
+// (JsonObjectWriter), without building a tree.
+void AppendRegionJson(std::string& out, const RegionView& region, size_t depth);
 
 // "capacity 65536 (64.0 KiB), 3 aligned slots of 128.0 KiB"
 std::string CapacitySummary(const RegionEntry& entry);
