@@ -206,7 +206,7 @@ void SetupCreate(CLI::App& app, Status& outcome) {
       "it; otherwise the CAPACITY follows the last ':'. The NAME is what precedes it.\n"
       "Each region gets 3 slots. compact: 4 KiB + CAPACITY, rounded up to the page\n"
       "size (4 KiB on x86-64: a 100-byte region takes 3 x 8 KiB); aligned: 64 KiB +\n"
-      "CAPACITY rounded up to 64 KiB (3 x 128 KiB), no two slots sharing a page of\n"
+      "CAPACITY rounded up to 64 KiB (there 3 x 128 KiB), no two slots sharing a page of\n"
       "4, 16 or 64 KiB. auto, the default, is compact up to a capacity of 60 KiB and\n"
       "aligned above. A region without its own LAYOUT gets --slot-layout's. Stores\n"
       "with compact slots, or more than 8,160 regions, cannot be opened by releases\n"
@@ -233,7 +233,7 @@ void SetupCreate(CLI::App& app, Status& outcome) {
       ->allow_extra_args(false);
   command
       ->add_option("--checkpoints-from", args->checkpoints_from,
-                   "Add the checkpoint regions listed in FILE, one per line ('-': stdin)")
+                   "Add the regions listed in FILE, one per line ('-': stdin)")
       ->type_name("FILE")
       ->check(CLI::Validator(
           [](const std::string& file) -> std::string {
@@ -242,7 +242,7 @@ void SetupCreate(CLI::App& app, Status& outcome) {
           "", "file"));
   command
       ->add_option("--slot-layout", args->slot_layout,
-                   "Slot layout of regions that name none: auto (default), compact or aligned")
+                   "Layout of regions that name none: auto (default), compact, aligned")
       ->type_name("LAYOUT")
       ->check(SlotLayoutCheck());
   command->add_flag("--force", args->force,
