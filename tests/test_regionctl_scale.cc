@@ -256,6 +256,15 @@ TEST_CASE("regionctl create --checkpoints-from - makes 10,000 regions, inspect l
   const nlohmann::json stat = JsonOf({"stat", path, "--json"});
   CHECK(stat["region_count"] == kRegions);
   CHECK(stat["region_capacity"] == 100 * kRegions);
+
+  // A region it lacks: the message names the first ten, not 10,000.
+  const ProcessResult missing = Regionctl({"load", path, "nope"});
+  RequireFailure(missing, kExitUsage);
+  CHECK_THAT(missing.stderr_bytes,
+             Catch::EndsWith("no checkpoint region named 'nope'; the store has 'region-0', "
+                             "'region-1', 'region-2', 'region-3', 'region-4', 'region-5', "
+                             "'region-6', 'region-7', 'region-8', 'region-9' and 9990 more "
+                             "(regionctl inspect lists them)\n"));
 }
 
 TEST_CASE("regionctl create draws a progress bar on a terminal past 1 GiB, never when piped",

@@ -461,10 +461,17 @@ Result<RegionEntry> FindRegionEntry(const StoreInfo& info, std::string_view name
   if (info.regions.empty()) {
     message += "; the store has no checkpoint regions";
   } else {
+    // A store may have a million regions: name the first few only.
+    constexpr size_t kNamesShown = 10;
     message += "; the store has ";
-    for (size_t index = 0; index < info.regions.size(); ++index) {
+    const size_t shown = std::min(info.regions.size(), kNamesShown);
+    for (size_t index = 0; index < shown; ++index) {
       if (index > 0) message += ", ";
       message += QuoteName(info.regions[index].name);
+    }
+    if (shown < info.regions.size()) {
+      message += " and " + std::to_string(info.regions.size() - shown) +
+                 " more (regionctl inspect lists them)";
     }
   }
   return Status::Error(StatusCode::kInvalidArgument, operation, path, std::move(message));

@@ -116,7 +116,7 @@ std::string QuoteName(std::string_view name);
 
 // The entry of the checkpoint region called `name` in `info`. A name the store
 // does not have is an argument the store rejects (exit 2), so the error is
-// kInvalidArgument, naming the regions the store does have.
+// kInvalidArgument, naming the regions the store does have (the first 10).
 Result<RegionEntry> FindRegionEntry(const StoreInfo& info, std::string_view name,
                                     const std::string& path, const char* operation);
 
