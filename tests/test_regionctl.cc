@@ -356,10 +356,13 @@ TEST_CASE("regionctl create and write print one JSON object with --json", "[regi
   CHECK(document == nlohmann::json{{"path", path},
                                    {"data_size", 1048576},
                                    {"file_size", info.file_size},
-                                   {"regions", {{{"name", "state"},
-                                                 {"capacity", 4096},
-                                                 {"slot_count", 3},
-                                                 {"slot_stride", info.regions[0].slot_stride}}}}});
+                                   {"regions",
+                                    {{{"name", "state"},
+                                      {"capacity", 4096},
+                                      {"slot_count", 3},
+                                      {"slot_stride", info.regions[0].slot_stride},
+                                      {"layout", "compact"},
+                                      {"slot_alignment", info.regions[0].slot_alignment}}}}});
   result = Regionctl({"write", path, "--offset", "100", "--durability", "none", "--json"},
                      PatternBytes(10, 1));
   RequireSuccess(result);
@@ -864,12 +867,12 @@ TEST_CASE(
   CHECK_THAT(created.stdout_bytes,
              Catch::StartsWith("created " + path + ": data area 0 B, file ") &&
                  Catch::EndsWith(" MiB\n"
-                                 "  checkpoint region 'state': capacity 64.0 KiB, 3 slots of "
-                                 "128.0 KiB\n"
-                                 "  checkpoint region 'cfg:v2': capacity 100 B, 3 slots of "
-                                 "128.0 KiB\n"
-                                 "  checkpoint region '\xc3\xa9tat': capacity 1.0 MiB, 3 slots "
-                                 "of 1.1 MiB\n"));
+                                 "  checkpoint region 'state': capacity 64.0 KiB, 3 aligned "
+                                 "slots of 128.0 KiB\n"
+                                 "  checkpoint region 'cfg:v2': capacity 100 B, 3 compact slots "
+                                 "of 8.0 KiB\n"
+                                 "  checkpoint region '\xc3\xa9tat': capacity 1.0 MiB, 3 aligned "
+                                 "slots of 1.1 MiB\n"));
 
   const StoreInfo info = MustReadInfo(path);
   REQUIRE(info.regions.size() == 3);
@@ -1072,14 +1075,15 @@ TEST_CASE("regionctl verify on a clean store exits 0 and reports every region an
   CHECK_THAT(result.stdout_bytes,
              Catch::StartsWith(path + ": superblock and region table valid (format 1), data area "
                                       "1.0 MiB readable (it has no checksums), 2 checkpoint regions\n"));
-  CHECK_THAT(result.stdout_bytes,
-             Catch::Contains("region 'state': capacity 65536 (64.0 KiB), 3 slots of 128.0 KiB; "
-                             "generation 2, length 5000 (4.9 KiB), active slot ") &&
-                 Catch::Contains("region 'other': capacity 4096 (4.0 KiB), 3 slots of 128.0 "
-                                 "KiB; no commit yet\n") &&
-                 Catch::Contains(": valid, generation 1, length 100 (100 B), committed ") &&
-                 Catch::Contains(": valid, generation 2, length 5000 (4.9 KiB), committed ") &&
-                 Catch::Contains("  slot 2: empty\n"));
+  CHECK_THAT(
+      result.stdout_bytes,
+      Catch::Contains("region 'state': capacity 65536 (64.0 KiB), 3 aligned slots of 128.0 KiB; "
+                      "generation 2, length 5000 (4.9 KiB), active slot ") &&
+          Catch::Contains("region 'other': capacity 4096 (4.0 KiB), 3 compact slots of "
+                          "8.0 KiB; no commit yet\n") &&
+          Catch::Contains(": valid, generation 1, length 100 (100 B), committed ") &&
+          Catch::Contains(": valid, generation 2, length 5000 (4.9 KiB), committed ") &&
+          Catch::Contains("  slot 2: empty\n"));
   CHECK_THAT(result.stdout_bytes, !Catch::Contains("note:") && !Catch::Contains("incomplete"));
   CHECK_THAT(result.stdout_bytes, Catch::EndsWith("\nok: every checksum verified\n"));
 
@@ -1120,13 +1124,14 @@ TEST_CASE(
 
   ProcessResult result = Regionctl({"verify", path});
   RequireVerdict(result, kExitTornCommit);
-  CHECK_THAT(result.stdout_bytes,
-             Catch::Contains("region 'state': capacity 65536 (64.0 KiB), 3 slots of 128.0 KiB; "
-                             "TORN: the newest commit (generation 2, slot " +
-                             newest_text +
-                             ") does not match its payload; load returns generation 1, length "
-                             "3000 (2.9 KiB), active slot " +
-                             older_text + ", committed "));
+  CHECK_THAT(
+      result.stdout_bytes,
+      Catch::Contains("region 'state': capacity 65536 (64.0 KiB), 3 aligned slots of 128.0 KiB; "
+                      "TORN: the newest commit (generation 2, slot " +
+                      newest_text +
+                      ") does not match its payload; load returns generation 1, length "
+                      "3000 (2.9 KiB), active slot " +
+                      older_text + ", committed "));
   CHECK_THAT(result.stdout_bytes,
              Catch::Contains("  slot " + newest_text +
                              ": torn: payload checksum mismatch in the newest header: a power "
@@ -1329,8 +1334,10 @@ TEST_CASE(
 
   result = Regionctl({"stat", path});
   RequireSuccess(result);
-  CHECK_THAT(LineStartingWith(result.stdout_bytes, "'state'"),
-             Catch::Matches("'state' +64\\.0 KiB +19\\.5 KiB +2 +[0-9]+ s ago"));
+  CHECK_THAT(
+      LineStartingWith(result.stdout_bytes, "'state'"),
+      Catch::Matches(
+          "'state' +64\\.0 KiB +3 aligned slots of 128\\.0 KiB +19\\.5 KiB +2 +[0-9]+ s ago"));
   CHECK_THAT(LineStartingWith(result.stdout_bytes, "newest header "),
              Catch::EndsWith(" s ago (payload not checked: run verify)"));
   CHECK_THAT(result.stdout_bytes,
@@ -1539,10 +1546,11 @@ TEST_CASE("regionctl verify exits 3 when every slot header of a region is damage
   INFO("stdout: " << result.stdout_bytes);
   CHECK(result.exit_code == kExitInvalidStore);
   // The report still says which slots and why; then one line on stderr.
-  CHECK_THAT(result.stdout_bytes,
-             Catch::Contains("region 'state': capacity 65536 (64.0 KiB), 3 slots of 128.0 KiB; "
-                             "DAMAGED: ") &&
-                 Catch::Contains("  slot 0: damaged: "));
+  CHECK_THAT(
+      result.stdout_bytes,
+      Catch::Contains("region 'state': capacity 65536 (64.0 KiB), 3 aligned slots of 128.0 KiB; "
+                      "DAMAGED: ") &&
+          Catch::Contains("  slot 0: damaged: "));
   // A flipped byte in a header unit that held nothing leaves its magic zero:
   // that slot still holds no commit, and says what it holds.
   CHECK_THAT(result.stdout_bytes, Catch::Contains(commits == 3 ? "  slot 2: damaged: "
@@ -1696,8 +1704,10 @@ TEST_CASE("regionctl stat summarizes regions, in a table and as JSON", "[regionc
              Catch::Contains("regions        2 (68.0 KiB of capacity)\n") &&
                  Catch::Contains("commits        2 (sum of the regions' generations)\n") &&
                  Catch::Contains("committed      2.9 KiB (newest header of each region)\n") &&
-                 Catch::Contains("region   capacity   length  generation  newest header\n") &&
-                 Catch::Contains("'other'   4.0 KiB        -           0          never\n") &&
+                 Catch::Contains("region   capacity                         slots   length  "
+                                 "generation  newest header\n") &&
+                 Catch::Contains("'other'   4.0 KiB    3 compact slots of 8.0 KiB        -  "
+                                 "         0          never\n") &&
                  Catch::EndsWith("\n(slot headers only; payloads not checked: run verify)\n"));
   // Headers only: never an unqualified "newest commit".
   CHECK_THAT(result.stdout_bytes,
@@ -1705,7 +1715,9 @@ TEST_CASE("regionctl stat summarizes regions, in a table and as JSON", "[regionc
   CHECK_THAT(result.stdout_bytes,
              Catch::Matches("(.|\n)*\nnewest header  [0-9]+ s ago \\(payload not checked: run "
                             "verify\\)\n(.|\n)*"));
-  CHECK_THAT(result.stdout_bytes, Catch::Matches("(.|\n)*'state'  64\\.0 KiB  2\\.9 KiB           2 +[0-9]+ s ago\n(.|\n)*"));
+  CHECK_THAT(result.stdout_bytes,
+             Catch::Matches("(.|\n)*'state'  64\\.0 KiB  3 aligned slots of 128\\.0 KiB  "
+                            "2\\.9 KiB           2 +[0-9]+ s ago\n(.|\n)*"));
 
   result = Regionctl({"stat", path, "--json"});
   RequireSuccess(result);

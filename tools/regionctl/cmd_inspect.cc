@@ -31,6 +31,35 @@ std::string HexChecksum(uint64_t checksum) {
   return {text.data()};
 }
 
+// The features incompat_flags names (docs/FORMAT.md), bit 0 first: a
+// release that lacks one refuses the store. A bit this tool does not know
+// cannot get here (ReadStoreInfo refuses it) but would show as "bit N".
+std::vector<std::string> IncompatFeatures(uint32_t flags) {
+  constexpr std::array<const char*, 2> kNames = {"compact_slots", "large_region_table"};
+  std::vector<std::string> names;
+  for (uint32_t bit = 0; bit < 32; ++bit) {
+    if ((flags & (uint32_t{1} << bit)) == 0) continue;
+    names.emplace_back(bit < kNames.size() ? kNames[bit] : "bit " + std::to_string(bit));
+  }
+  return names;
+}
+
+// "0x00000001 (compact_slots)", "0x00000000 (none)"
+std::string FlagsWithNames(uint32_t flags) {
+  std::array<char, 16> hex{};
+  std::snprintf(hex.data(), hex.size(), "0x%08x", flags);
+  std::string text = hex.data();
+  text += " (";
+  const std::vector<std::string> names = IncompatFeatures(flags);
+  if (names.empty()) text += "none";
+  for (size_t index = 0; index < names.size(); ++index) {
+    if (index > 0) text += ", ";
+    text += names[index];
+  }
+  text += ')';
+  return text;
+}
+
 // "16777216 (16.0 MiB)"
 std::string BytesWithHuman(uint64_t bytes) {
   return std::to_string(bytes) + " (" + HumanBytes(bytes) + ")";
@@ -49,6 +78,7 @@ void PrintTable(const std::string& path, const StoreInfo& info,
   std::vector<std::pair<std::string, std::string>> rows = {
       {"path", path},
       {"format_version", std::to_string(info.format_version)},
+      {"incompat_flags", FlagsWithNames(info.incompat_flags)},
       {"uuid", FormatUuid(info.uuid)},
       {"file_size", BytesWithHuman(info.file_size)},
       {"page_size", BytesWithHuman(page_size)},
@@ -77,6 +107,10 @@ void PrintTable(const std::string& path, const StoreInfo& info,
     entry += std::to_string(region.entry.slots_offset);
     entry += " slot_stride=";
     entry += std::to_string(region.entry.slot_stride);
+    entry += " layout=";
+    entry += SlotLayoutName(region.entry.layout);
+    entry += " slot_alignment=";
+    entry += std::to_string(region.entry.slot_alignment);
     rows.emplace_back(key, std::move(entry));
     rows.emplace_back(key + ".commit", CommitSummary(region.report));
     for (const SlotReport& slot : region.report.slots) {
@@ -93,11 +127,11 @@ void PrintTable(const std::string& path, const StoreInfo& info,
 void PrintJson(const std::string& path, const StoreInfo& info,
                const std::vector<RegionView>& regions, uint64_t page_size) {
   // ordered_json keeps the fields in the order of the table, for people reading it.
-  nlohmann::ordered_json region_list = nlohmann::ordered_json::array();
-  for (const RegionView& region : regions) region_list.push_back(RegionJson(region));
   const nlohmann::ordered_json document = {
       {"path", path},
       {"format_version", info.format_version},
+      {"incompat_flags", info.incompat_flags},
+      {"incompat_features", IncompatFeatures(info.incompat_flags)},
       {"uuid", FormatUuid(info.uuid)},
       {"file_size", info.file_size},
       {"page_size", page_size},
@@ -107,12 +141,14 @@ void PrintJson(const std::string& path, const StoreInfo& info,
       {"data_size", info.data_size},
       {"region_table_offset", info.region_table_offset},
       {"superblock_checksum", HexChecksum(info.superblock_checksum)},
-      {"regions", std::move(region_list)},
+      {"regions", nullptr},  // printed one region at a time
       {"filesystem", FilesystemOf(path)},
   };
   // A path or region name need not be UTF-8: replace bad bytes rather than
   // let dump() throw.
-  PrintJsonDocument(document);
+  PrintJsonDocumentWithArray(
+      document, "regions", regions.size(),
+      [&regions](std::string& out, size_t index) { AppendRegionJson(out, regions[index], 2); });
 }
 
 Status RunInspect(const InspectArgs& args) {
@@ -147,7 +183,12 @@ void SetupInspect(CLI::App& app, Status& outcome) {
       "(a slot being committed meanwhile may show as incomplete). Slot headers only: a\n"
       "header that checks out is shown with \"payload not checked\" (a torn commit looks\n"
       "valid here); run verify to check the payloads.\n"
-      "page_size is this machine's page size; created_page_size is the creating machine's.");
+      "page_size is this machine's page size; created_page_size is the creating machine's.\n"
+      "incompat_flags names the features a release must know to open the store:\n"
+      "compact_slots (bit 0) and large_region_table (bit 1, more than 8,160 regions).\n"
+      "A region's layout is compact (slots on created_page_size: 4 KiB header unit,\n"
+      "then the payload) or aligned (slots on 64 KiB: 64 KiB, then the payload rounded\n"
+      "up to 64 KiB); slot_alignment is that unit in bytes.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
   AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_flag("--json", args->json, "Print one JSON object instead of a table");

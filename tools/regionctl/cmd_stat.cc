@@ -80,24 +80,32 @@ Status RunStat(const StatArgs& args) {
   }
   const StoreInfo& info = store->info;
   if (args.json) {
-    nlohmann::ordered_json regions = nlohmann::ordered_json::array();
-    for (const RegionView& region : store->regions) {
+    // Without a tree per region (JsonObjectWriter): 10,000 regions print fast.
+    const auto append_region = [&store, now](std::string& out, size_t index) {
+      const RegionView& region = store->regions[index];
       const RegionReport& report = region.report;
-      regions.push_back({
-          {"name", region.entry.name},
-          {"capacity", region.entry.capacity},
-          {"length", report.has_commit ? report.length : 0},
-          {"generation", report.has_commit ? report.generation : 0},
-          {"commit_unix_ns", report.has_commit ? nlohmann::ordered_json(report.commit_unix_ns)
-                                               : nlohmann::ordered_json(nullptr)},
-          {"age_seconds", report.has_commit ? AgeSeconds(report.commit_unix_ns, now)
-                                            : nlohmann::ordered_json(nullptr)},
-          {"damaged", report.damaged},
-          // Headers only: length, generation and times are the newest
-          // header's, whose payload may be torn.
-          {"payload_checked", report.payload_checked},
-      });
-    }
+      JsonObjectWriter json(out, 2);
+      json.String("name", region.entry.name);
+      json.Number("capacity", region.entry.capacity);
+      json.Number("slot_count", region.entry.slot_count);
+      json.Number("slot_stride", region.entry.slot_stride);
+      json.String("layout", SlotLayoutName(region.entry.layout));
+      json.Number("slot_alignment", region.entry.slot_alignment);
+      // Headers only: length, generation and times are the newest header's,
+      // whose payload may be torn.
+      json.Number("length", report.has_commit ? report.length : 0);
+      json.Number("generation", report.has_commit ? report.generation : 0);
+      if (report.has_commit) {
+        json.Number("commit_unix_ns", report.commit_unix_ns);
+        json.Json("age_seconds", AgeSeconds(report.commit_unix_ns, now));
+      } else {
+        json.Null("commit_unix_ns");
+        json.Null("age_seconds");
+      }
+      json.Bool("damaged", report.damaged);
+      json.Bool("payload_checked", report.payload_checked);
+      json.End();
+    };
     const nlohmann::ordered_json document = {
         {"path", args.path},
         {"file_size", info.file_size},
@@ -111,9 +119,9 @@ Status RunStat(const StatArgs& args) {
         {"newest_commit_unix_ns",
          newest != 0 ? nlohmann::ordered_json(newest) : nlohmann::ordered_json(nullptr)},
         {"payload_checked", false},
-        {"regions", std::move(regions)},
+        {"regions", nullptr},  // printed one region at a time
     };
-    PrintJsonDocument(document);
+    PrintJsonDocumentWithArray(document, "regions", store->regions.size(), append_region);
     return Status::Ok();
   }
   PrintColumns(
@@ -133,13 +141,13 @@ Status RunStat(const StatArgs& args) {
   if (store->regions.empty()) return Status::Ok();
   std::cout << '\n';
   std::vector<std::vector<std::string>> rows = {
-      {"region", "capacity", "length", "generation", "newest header"}};
+      {"region", "capacity", "slots", "length", "generation", "newest header"}};
   for (const RegionView& region : store->regions) {
     const RegionReport& report = region.report;
     rows.push_back({QuoteName(region.entry.name), HumanBytes(region.entry.capacity),
-                    report.has_commit ? HumanBytes(report.length) : "-",
+                    SlotsSummary(region.entry), report.has_commit ? HumanBytes(report.length) : "-",
                     std::to_string(report.has_commit ? report.generation : 0),
-                    report.damaged       ? "DAMAGED (run verify)"
+                    report.damaged      ? "DAMAGED (run verify)"
                     : report.has_commit ? Age(report.commit_unix_ns, now)
                                         : "never"});
   }

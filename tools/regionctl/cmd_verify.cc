@@ -1,11 +1,9 @@
 #include "cmd_verify.h"
 
-#include <unistd.h>
-
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include "common.h"
+#include "progress_bar.h"
 #include "region_report.h"
 #include "regionstore/checkpoint.h"
 
@@ -28,40 +27,6 @@ struct VerifyArgs {
 
 // Stores above this size get a progress bar, when stderr is a terminal.
 constexpr uint64_t kProgressBarAbove = uint64_t{64} << 20;
-
-// "\rverify: [#########           ]  45% (900.0 MiB of 2.0 GiB)" on stderr,
-// redrawn when the percentage changes, and erased at the end.
-class ProgressBar {
- public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled) {}
-  ~ProgressBar() {
-    if (shown_) {
-      std::fputs("\r\033[K", stderr);
-      std::fflush(stderr);
-    }
-  }
-  ProgressBar(const ProgressBar&) = delete;
-  ProgressBar& operator=(const ProgressBar&) = delete;
-
-  void Update(uint64_t done, uint64_t total) {
-    if (!enabled_ || total == 0) return;
-    const int percent = static_cast<int>(done * 100 / total);
-    if (percent == last_percent_) return;
-    last_percent_ = percent;
-    constexpr int kWidth = 30;
-    std::string bar(static_cast<size_t>(percent * kWidth / 100), '#');
-    bar.resize(kWidth, ' ');
-    std::fprintf(stderr, "\rverify: [%s] %3d%% (%s of %s)", bar.c_str(), percent,
-                 HumanBytes(done).c_str(), HumanBytes(total).c_str());
-    std::fflush(stderr);
-    shown_ = true;
-  }
-
- private:
-  bool enabled_;
-  bool shown_ = false;
-  int last_percent_ = -1;
-};
 
 // What verify concluded, beyond the per-slot states.
 struct Verdict {
@@ -168,8 +133,6 @@ void PrintHuman(const std::string& path, const StoreRegions& store, const Verdic
 }
 
 void PrintJson(const std::string& path, const StoreRegions& store, const Verdict& verdict) {
-  nlohmann::ordered_json regions = nlohmann::ordered_json::array();
-  for (const RegionView& region : store.regions) regions.push_back(RegionJson(region));
   nlohmann::ordered_json torn_regions = nlohmann::ordered_json::array();
   for (const RegionReport* report : verdict.torn_regions) torn_regions.push_back(report->name);
   const nlohmann::ordered_json document = {
@@ -177,7 +140,7 @@ void PrintJson(const std::string& path, const StoreRegions& store, const Verdict
       {"ok", verdict.ok()},
       {"format_version", store.info.format_version},
       {"data_size", store.info.data_size},
-      {"regions", std::move(regions)},
+      {"regions", nullptr},  // printed one region at a time
       {"incomplete_slots", verdict.incomplete_slots},
       {"damaged_regions", verdict.damaged_regions},
       {"torn_regions", std::move(torn_regions)},
@@ -186,7 +149,9 @@ void PrintJson(const std::string& path, const StoreRegions& store, const Verdict
   };
   // Names and paths need not be UTF-8 in a damaged file: replace bad bytes
   // rather than let dump() throw.
-  PrintJsonDocument(document);
+  PrintJsonDocumentWithArray(
+      document, "regions", store.regions.size(),
+      [&store](std::string& out, size_t index) { AppendRegionJson(out, store.regions[index], 2); });
 }
 
 // The failure line: damaged regions (exit 3) outrank torn ones (exit 6): a
@@ -242,7 +207,7 @@ Status RunVerify(const VerifyArgs& args) {
   const uint64_t file_size = std::filesystem::file_size(args.path, size_error);
   // The bar is erased (its destructor) before the report is printed.
   const auto read_everything = [&]() -> Result<StoreRegions> {
-    ProgressBar bar(::isatty(STDERR_FILENO) == 1 && !size_error && file_size > kProgressBarAbove);
+    ProgressBar bar("verify", StderrIsTerminal() && !size_error && file_size > kProgressBarAbove);
     VerifyOptions options;
     options.read_data_area = true;
     options.follow_symlinks = args.follow_symlinks;

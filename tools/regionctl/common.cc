@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -157,10 +158,110 @@ bool g_stdout_closed_by_reader = false;
 
 void SetStdoutClosedByReader() { g_stdout_closed_by_reader = true; }
 
-void PrintJsonDocument(const nlohmann::ordered_json& document) {
-  std::cout << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-            << '\n';
+namespace {
+constexpr auto kReplaceBadUtf8 = nlohmann::ordered_json::error_handler_t::replace;
+
+void AppendPad(std::string& out, size_t depth) { out.append(2 * depth, ' '); }
+}  // namespace
+
+void AppendJson(std::string& out, const nlohmann::ordered_json& value, size_t depth) {
+  const std::string text = value.dump(2, ' ', false, kReplaceBadUtf8);
+  size_t start = 0;
+  for (size_t newline = text.find('\n'); newline != std::string::npos;
+       newline = text.find('\n', start)) {
+    out.append(text, start, newline + 1 - start);
+    AppendPad(out, depth);
+    start = newline + 1;
+  }
+  out.append(text, start);
 }
+
+void JsonObjectWriter::Key(std::string_view key) {
+  out_ += empty_ ? "\n" : ",\n";
+  empty_ = false;
+  AppendPad(out_, depth_ + 1);
+  out_ += '"';
+  out_ += key;
+  out_ += "\": ";
+}
+
+void JsonObjectWriter::Number(std::string_view key, uint64_t value) {
+  Key(key);
+  std::array<char, 24> digits{};
+  const auto [end, error] = std::to_chars(digits.data(), digits.data() + digits.size(), value);
+  out_.append(digits.data(), end);
+}
+
+void JsonObjectWriter::Bool(std::string_view key, bool value) {
+  Key(key);
+  out_ += value ? "true" : "false";
+}
+
+void JsonObjectWriter::Null(std::string_view key) {
+  Key(key);
+  out_ += "null";
+}
+
+void JsonObjectWriter::String(std::string_view key, std::string_view value) {
+  Key(key);
+  out_ += nlohmann::ordered_json(value).dump(-1, ' ', false, kReplaceBadUtf8);
+}
+
+void JsonObjectWriter::Json(std::string_view key, const nlohmann::ordered_json& value) {
+  Key(key);
+  AppendJson(out_, value, depth_ + 1);
+}
+
+size_t JsonObjectWriter::Nested(std::string_view key) {
+  Key(key);
+  return depth_ + 1;
+}
+
+void JsonObjectWriter::End() {
+  if (!empty_) {
+    out_ += '\n';
+    AppendPad(out_, depth_);
+  }
+  out_ += '}';
+}
+
+void PrintJsonDocument(const nlohmann::ordered_json& document) {
+  std::cout << document.dump(2, ' ', false, kReplaceBadUtf8) << '\n';
+}
+
+void PrintJsonDocumentWithArray(
+    const nlohmann::ordered_json& document, std::string_view array_key, size_t count,
+    const std::function<void(std::string& out, size_t index)>& append_element) {
+  // Written out in pieces of about 1 MiB: the output never sits whole in memory.
+  constexpr size_t kFlushAt = size_t{1} << 20;
+  std::string out = "{";
+  for (auto item = document.begin(); item != document.end(); ++item) {
+    out += item == document.begin() ? "\n  " : ",\n  ";
+    out += nlohmann::ordered_json(item.key()).dump(-1, ' ', false, kReplaceBadUtf8);
+    out += ": ";
+    if (item.key() != array_key) {
+      AppendJson(out, item.value(), 1);
+      continue;
+    }
+    if (count == 0) {
+      out += "[]";
+      continue;
+    }
+    out += '[';
+    for (size_t index = 0; index < count; ++index) {
+      out += index == 0 ? "\n    " : ",\n    ";
+      append_element(out, index);
+      if (out.size() >= kFlushAt) {
+        std::cout << out;
+        out.clear();
+      }
+    }
+    out += "\n  ]";
+  }
+  out += document.empty() ? "}\n" : "\n}\n";
+  std::cout << out;
+}
+
 bool StdoutClosedByReader() { return g_stdout_closed_by_reader; }
 
 Result<uint64_t> ParseSize(std::string_view text) {
@@ -204,30 +305,72 @@ Result<uint64_t> ParseSize(std::string_view text) {
 }
 
 namespace {
-Status BadCheckpoint(const std::string& path, const std::string& text, const std::string& why) {
-  std::string message = "--checkpoint ";
+Status BadCheckpoint(const std::string& path, const std::string& source, const std::string& text,
+                     const std::string& why) {
+  std::string message = source;
+  message += ' ';
   message += QuoteName(text);
   message += ": ";
   message += why;
   return Status::Error(StatusCode::kInvalidArgument, "create", path, std::move(message));
 }
+
+// A misspelt layout ("compat") lands where a capacity is expected; say that
+// it is neither rather than only "not a size".
+bool LooksLikeAWord(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char letter) {
+    return (letter >= 'a' && letter <= 'z') || (letter >= 'A' && letter <= 'Z');
+  });
+}
 }  // namespace
 
-// "state:64KiB" -> {"state", 65536}. The name may itself hold ':', so the
-// capacity starts after the last one.
-Result<CheckpointSpec> ParseCheckpointSpec(const std::string& path, const std::string& text) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos) {
-    return BadCheckpoint(path, text, "expected NAME:CAPACITY, e.g. state:64KiB");
+std::optional<SlotLayout> ParseSlotLayout(std::string_view text) {
+  for (const SlotLayout layout : {SlotLayout::kAuto, SlotLayout::kCompact, SlotLayout::kAligned}) {
+    if (text == SlotLayoutName(layout)) return layout;
   }
+  return std::nullopt;
+}
+
+// "state:64KiB" -> {"state", 65536, default_layout}; "log:v2:100:compact" ->
+// {"log:v2", 100, kCompact}. Fields are taken from the right, so a name may
+// hold ':'.
+Result<CheckpointSpec> ParseCheckpointSpec(const std::string& path, const std::string& text,
+                                           SlotLayout default_layout, const std::string& source) {
+  constexpr const char* kExpected =
+      "expected NAME:CAPACITY[:LAYOUT], e.g. state:64KiB or log:100:compact (LAYOUT: auto, "
+      "compact or aligned)";
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos) return BadCheckpoint(path, source, text, kExpected);
   CheckpointSpec spec;
+  spec.layout = default_layout;
+  const std::optional<SlotLayout> layout =
+      ParseSlotLayout(std::string_view(text).substr(colon + 1));
+  size_t capacity_end = text.size();
+  if (layout.has_value()) {
+    spec.layout = *layout;
+    capacity_end = colon;
+    colon = colon == 0 ? std::string::npos : text.rfind(':', colon - 1);
+    if (colon == std::string::npos) return BadCheckpoint(path, source, text, kExpected);
+  }
   spec.name = text.substr(0, colon);
   if (Status name_ok = ValidateRegionName(spec.name); !name_ok.ok()) {
-    return BadCheckpoint(path, text, name_ok.message());
+    return BadCheckpoint(path, source, text, name_ok.message());
   }
-  Result<uint64_t> capacity = ParseSize(text.substr(colon + 1));
-  if (!capacity.ok()) return BadCheckpoint(path, text, capacity.status().message());
-  if (*capacity == 0) return BadCheckpoint(path, text, "the capacity must be at least 1 byte");
+  const std::string_view capacity_text =
+      std::string_view(text).substr(colon + 1, capacity_end - colon - 1);
+  Result<uint64_t> capacity = ParseSize(capacity_text);
+  if (!capacity.ok()) {
+    if (!layout.has_value() && LooksLikeAWord(capacity_text)) {
+      return BadCheckpoint(path, source, text,
+                           QuoteName(capacity_text) +
+                               " is neither a capacity (e.g. 64KiB) nor a slot layout (auto, "
+                               "compact, aligned)");
+    }
+    return BadCheckpoint(path, source, text, capacity.status().message());
+  }
+  if (*capacity == 0) {
+    return BadCheckpoint(path, source, text, "the capacity must be at least 1 byte");
+  }
   spec.capacity = *capacity;
   return spec;
 }
@@ -318,10 +461,17 @@ Result<RegionEntry> FindRegionEntry(const StoreInfo& info, std::string_view name
   if (info.regions.empty()) {
     message += "; the store has no checkpoint regions";
   } else {
+    // A store may have a million regions: name the first few only.
+    constexpr size_t kNamesShown = 10;
     message += "; the store has ";
-    for (size_t index = 0; index < info.regions.size(); ++index) {
+    const size_t shown = std::min(info.regions.size(), kNamesShown);
+    for (size_t index = 0; index < shown; ++index) {
       if (index > 0) message += ", ";
       message += QuoteName(info.regions[index].name);
+    }
+    if (shown < info.regions.size()) {
+      message += " and " + std::to_string(info.regions.size() - shown) +
+                 " more (regionctl inspect lists them)";
     }
   }
   return Status::Error(StatusCode::kInvalidArgument, operation, path, std::move(message));

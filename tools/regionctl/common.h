@@ -11,7 +11,9 @@
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -66,11 +68,23 @@ ExitCode ExitCodeFor(StatusCode code);
 // is wrong (malformed, ambiguous unit, more than 64 bits).
 Result<uint64_t> ParseSize(std::string_view text);
 
-// Parses a --checkpoint value, NAME:CAPACITY ("state:64KiB"). The name may
-// itself hold ':', so the capacity starts after the last one; the name must
-// pass ValidateRegionName and the capacity ParseSize, and be at least 1 byte.
-// `path` is the store's, for the message. Errors: kInvalidArgument.
-Result<CheckpointSpec> ParseCheckpointSpec(const std::string& path, const std::string& text);
+// "auto", "compact" or "aligned" (exactly; SlotLayoutName's spellings), or
+// nothing for any other text.
+std::optional<SlotLayout> ParseSlotLayout(std::string_view text);
+
+// Parses a --checkpoint value, NAME:CAPACITY[:LAYOUT] ("state:64KiB",
+// "log:100:compact"). The name may itself hold ':': if the text after the
+// last ':' is a layout (auto, compact, aligned) it is the layout and the
+// capacity is the field before it, else it is the capacity and the region
+// gets `default_layout`; the name is everything before the capacity's ':'.
+// No valid NAME:CAPACITY changes meaning (no capacity is spelled like a
+// layout). The name must pass ValidateRegionName and the capacity ParseSize,
+// and be at least 1 byte. `path` is the store's and `source` says where the
+// text came from ("--checkpoint", "--checkpoints-from 'list.txt' line 3"),
+// both for the message. Errors: kInvalidArgument.
+Result<CheckpointSpec> ParseCheckpointSpec(const std::string& path, const std::string& text,
+                                           SlotLayout default_layout = SlotLayout::kAuto,
+                                           const std::string& source = "--checkpoint");
 
 // A CLI11 transform for an option bound to an integer: accepts the ParseSize
 // syntax and hands CLI11 the plain byte count. A bad value is a usage error.
@@ -102,7 +116,7 @@ std::string QuoteName(std::string_view name);
 
 // The entry of the checkpoint region called `name` in `info`. A name the store
 // does not have is an argument the store rejects (exit 2), so the error is
-// kInvalidArgument, naming the regions the store does have.
+// kInvalidArgument, naming the regions the store does have (the first 10).
 Result<RegionEntry> FindRegionEntry(const StoreInfo& info, std::string_view name,
                                     const std::string& path, const char* operation);
 
@@ -125,6 +139,51 @@ bool StdoutClosedByReader();
 // need not be UTF-8 (paths, names from a damaged file): bad bytes become
 // U+FFFD instead of making dump() throw.
 void PrintJsonDocument(const nlohmann::ordered_json& document);
+
+// Appends `value` to `out` as PrintJsonDocument prints it `depth` levels deep
+// (two spaces a level before each line after the first).
+void AppendJson(std::string& out, const nlohmann::ordered_json& value, size_t depth);
+
+// Appends one JSON object to a string in PrintJsonDocument's layout, without
+// building a tree: for the 10,000 regions of a large store, where building
+// and destroying nlohmann trees took most of inspect --json's time. Keys are
+// ASCII literals; strings are escaped as PrintJsonDocument does (bytes that
+// are not UTF-8 become U+FFFD). Finish with End().
+class JsonObjectWriter {
+ public:
+  JsonObjectWriter(std::string& out, size_t depth) : out_(out), depth_(depth) { out_ += '{'; }
+  JsonObjectWriter(const JsonObjectWriter&) = delete;
+  JsonObjectWriter& operator=(const JsonObjectWriter&) = delete;
+
+  void Number(std::string_view key, uint64_t value);
+  void Bool(std::string_view key, bool value);
+  void Null(std::string_view key);
+  void String(std::string_view key, std::string_view value);
+  // Any value, through nlohmann.
+  void Json(std::string_view key, const nlohmann::ordered_json& value);
+  // Starts the value of `key` and returns the depth it is at, for an
+  // object or array the caller appends to out() itself.
+  size_t Nested(std::string_view key);
+  std::string& out() { return out_; }
+  void End();
+
+ private:
+  void Key(std::string_view key);
+
+  std::string& out_;
+  size_t depth_;
+  bool empty_ = true;
+};
+
+// PrintJsonDocument for a document with one long array (the regions of a
+// store with 10,000 of them): the value of `array_key` in `document` is a
+// placeholder, and in its place goes an array of `count` elements, each
+// appended by append_element(out, index) at depth 2 (JsonObjectWriter or
+// AppendJson), and written out in pieces. Prints the same bytes as
+// PrintJsonDocument of the whole document.
+void PrintJsonDocumentWithArray(
+    const nlohmann::ordered_json& document, std::string_view array_key, size_t count,
+    const std::function<void(std::string& out, size_t index)>& append_element);
 
 // The name used in messages for the standard streams.
 inline constexpr std::string_view kStdinName = "<stdin>";

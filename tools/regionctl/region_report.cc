@@ -50,62 +50,91 @@ Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptio
   return regions;
 }
 
-nlohmann::ordered_json RegionJson(const RegionView& region) {
+void AppendRegionJson(std::string& out, const RegionView& region, size_t depth) {
   const RegionEntry& entry = region.entry;
   const RegionReport& report = region.report;
-  nlohmann::ordered_json slots = nlohmann::ordered_json::array();
-  for (const SlotReport& slot : report.slots) {
-    nlohmann::ordered_json slot_json = {
-        {"index", slot.index},       {"state", std::string(SlotStateName(slot.state))},
-        {"generation", nullptr},     {"length", nullptr},
-        {"commit_unix_ns", nullptr}, {"reason", nullptr},
-        {"payload_checked", slot.payload_checked},
-    };
-    if (HeaderTrusted(slot)) {
-      slot_json["generation"] = slot.generation;
-      slot_json["length"] = slot.length;
-      slot_json["commit_unix_ns"] = slot.commit_unix_ns;
-    }
-    if (!slot.reason.empty()) slot_json["reason"] = slot.reason;
-    slots.push_back(std::move(slot_json));
-  }
-  nlohmann::ordered_json json = {
-      {"name", entry.name},
-      {"capacity", entry.capacity},
-      {"slot_count", entry.slot_count},
-      {"slots_offset", entry.slots_offset},
-      {"slot_stride", entry.slot_stride},
-      {"generation", report.has_commit ? report.generation : 0},
-      {"length", report.has_commit ? report.length : 0},
-      {"commit_unix_ns", nullptr},
-      {"active_slot", nullptr},
-      {"payload_checked", report.payload_checked},
-      {"damaged", report.damaged},
-      // Unknown (null) when no payload was read: a torn commit looks valid
-      // from its header.
-      {"torn", report.payload_checked ? nlohmann::ordered_json(report.torn)
-                                      : nlohmann::ordered_json(nullptr)},
-      {"torn_generation", nullptr},
-      {"torn_slot", nullptr},
-      {"slots", std::move(slots)},
-  };
+  JsonObjectWriter json(out, depth);
+  json.String("name", entry.name);
+  json.Number("capacity", entry.capacity);
+  json.Number("slot_count", entry.slot_count);
+  json.Number("slots_offset", entry.slots_offset);
+  json.Number("slot_stride", entry.slot_stride);
+  json.String("layout", SlotLayoutName(entry.layout));
+  json.Number("slot_alignment", entry.slot_alignment);
+  json.Number("generation", report.has_commit ? report.generation : 0);
+  json.Number("length", report.has_commit ? report.length : 0);
   if (report.has_commit) {
-    json["commit_unix_ns"] = report.commit_unix_ns;
-    json["active_slot"] = report.active_slot;
+    json.Number("commit_unix_ns", report.commit_unix_ns);
+    json.Number("active_slot", report.active_slot);
+  } else {
+    json.Null("commit_unix_ns");
+    json.Null("active_slot");
+  }
+  json.Bool("payload_checked", report.payload_checked);
+  json.Bool("damaged", report.damaged);
+  // Unknown (null) when no payload was read: a torn commit looks valid
+  // from its header.
+  if (report.payload_checked) {
+    json.Bool("torn", report.torn);
+  } else {
+    json.Null("torn");
   }
   if (report.torn) {
-    json["torn_generation"] = report.torn_generation;
-    json["torn_slot"] = report.torn_slot;
+    json.Number("torn_generation", report.torn_generation);
+    json.Number("torn_slot", report.torn_slot);
+  } else {
+    json.Null("torn_generation");
+    json.Null("torn_slot");
   }
-  return json;
+  const size_t slots_depth = json.Nested("slots");
+  if (report.slots.empty()) {
+    json.out() += "[]";
+  } else {
+    json.out() += '[';
+    for (size_t index = 0; index < report.slots.size(); ++index) {
+      const SlotReport& slot = report.slots[index];
+      json.out() += index == 0 ? "\n" : ",\n";
+      json.out().append(2 * (slots_depth + 1), ' ');
+      JsonObjectWriter slot_json(json.out(), slots_depth + 1);
+      slot_json.Number("index", slot.index);
+      slot_json.String("state", SlotStateName(slot.state));
+      if (HeaderTrusted(slot)) {
+        slot_json.Number("generation", slot.generation);
+        slot_json.Number("length", slot.length);
+        slot_json.Number("commit_unix_ns", slot.commit_unix_ns);
+      } else {
+        slot_json.Null("generation");
+        slot_json.Null("length");
+        slot_json.Null("commit_unix_ns");
+      }
+      if (slot.reason.empty()) {
+        slot_json.Null("reason");
+      } else {
+        slot_json.String("reason", slot.reason);
+      }
+      slot_json.Bool("payload_checked", slot.payload_checked);
+      slot_json.End();
+    }
+    json.out() += '\n';
+    json.out().append(2 * slots_depth, ' ');
+    json.out() += ']';
+  }
+  json.End();
 }
 
 std::string CapacitySummary(const RegionEntry& entry) {
   std::string text = "capacity ";
   text += BytesAndHuman(entry.capacity);
   text += ", ";
-  text += std::to_string(entry.slot_count);
-  text += " slots of ";
+  text += SlotsSummary(entry);
+  return text;
+}
+
+std::string SlotsSummary(const RegionEntry& entry) {
+  std::string text = std::to_string(entry.slot_count);
+  text += ' ';
+  text += SlotLayoutName(entry.layout);
+  text += entry.slot_count == 1 ? " slot of " : " slots of ";
   text += HumanBytes(entry.slot_stride);
   return text;
 }

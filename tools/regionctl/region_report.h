@@ -3,6 +3,7 @@
 #ifndef REGIONSTORE_TOOLS_REGIONCTL_REGION_REPORT_H_
 #define REGIONSTORE_TOOLS_REGIONCTL_REGION_REPORT_H_
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -32,7 +33,8 @@ struct StoreRegions {
 Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptions& options);
 
 // {"name", "capacity", "slot_count", "slots_offset", "slot_stride",
-//  "generation", "length", "commit_unix_ns", "active_slot",
+//  "layout" ("compact" or "aligned"), "slot_alignment", "generation",
+//  "length", "commit_unix_ns", "active_slot",
 //  "payload_checked", "damaged", "torn", "torn_generation", "torn_slot",
 //  "slots": [{"index", "state", "generation", "length", "commit_unix_ns",
 //             "reason", "payload_checked"}]}
@@ -42,10 +44,16 @@ Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptio
 // torn is a bool, and torn_generation and torn_slot are null unless it is
 // true. A slot's generation, length and commit_unix_ns are null when its
 // header could not be trusted; reason is null unless it is invalid.
-nlohmann::ordered_json RegionJson(const RegionView& region);
+// Appended to `out` at `depth` levels of PrintJsonDocument's layout
+// (JsonObjectWriter), without building a tree.
+void AppendRegionJson(std::string& out, const RegionView& region, size_t depth);
 
-// "capacity 65536 (64.0 KiB), 3 slots of 131072 bytes"
+// "capacity 65536 (64.0 KiB), 3 aligned slots of 128.0 KiB"
 std::string CapacitySummary(const RegionEntry& entry);
+// "3 compact slots of 8.0 KiB", "3 aligned slots of 128.0 KiB": the slot
+// count, the layout (SlotLayoutName) and the stride, the same words in
+// create, inspect, stat and verify.
+std::string SlotsSummary(const RegionEntry& entry);
 // "generation 7, length 4096 (4.0 KiB), active slot 1, committed <time>",
 // "no commit yet", "DAMAGED: ..." when slots hold data but none is valid,
 // "TORN: the newest commit (generation 8, slot 2) does not match its
