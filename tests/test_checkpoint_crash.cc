@@ -300,8 +300,8 @@ Durability CrashMode(const CommitId& id) {
 // generation, then commit the next generations until killed, reporting each
 // returned generation as 8 bytes on `report_fd`.
 [[noreturn]] void CommitUntilKilled(const std::string& path, uint64_t capacity,
-                                    std::atomic<uint32_t>* phase_word,
-                                    uint64_t expected_generation, uint64_t life, int report_fd) {
+                                    std::atomic<uint32_t>* phase_word, uint64_t expected_generation,
+                                    uint64_t life, int report_fd) {
   ::alarm(60);  // a child the parent fails to kill must not outlive the run
   internal::SetCommitPhaseWord(phase_word);
   auto store = Store::Open(path, OpenMode::kReadWrite);
@@ -658,8 +658,8 @@ CrashCounts RunCrashLoop(uint64_t kills, uint64_t seed, CrashRegion region = {})
     }
 
     uint64_t recovered = 0;
-    const std::string problem = CheckRecovered(path, capacity, last_reported, base, base_life,
-                                               life, recovered, counts.incomplete_slots);
+    const std::string problem = CheckRecovered(path, capacity, last_reported, base, base_life, life,
+                                               recovered, counts.incomplete_slots);
     if (!problem.empty()) {
       FAIL("after a kill in phase "
            << died_in << " (commit in flight: generation " << in_flight.generation << ", mode "

@@ -90,20 +90,20 @@ NameSet MakeNames() {
   // before "a"), nor for UTF-16 (U+FFFD after U+10000's surrogates), nor for
   // what a reader expects of "é" precomposed and "e" + U+0301.
   for (const char* name : {
-           "\xc3\xa9",              // é U+00E9
-           "e\xcc\x81",             // e + combining acute U+0301
-           "z",                     // 0x7a: before every lead byte
-           "\xc3\xbf",              // ÿ U+00FF
-           "\xc4\x80",              // Ā U+0100
-           "\xe2\x82\xac",          // € U+20AC
-           "\xe4\xb8\xad",          // 中 U+4E2D
-           "\xef\xbd\x81",          // ａ U+FF41
-           "\xef\xbf\xbd",          // U+FFFD
-           "\xf0\x90\x80\x80",      // U+10000
-           "\xf4\x8f\xbf\xbf",      // U+10FFFF, the largest
-           "caf\xc3\xa9",           // "café" precomposed
-           "cafe\xcc\x81",          // "café" decomposed
-           "cafe",                  // a prefix of the decomposed one
+           "\xc3\xa9",          // é U+00E9
+           "e\xcc\x81",         // e + combining acute U+0301
+           "z",                 // 0x7a: before every lead byte
+           "\xc3\xbf",          // ÿ U+00FF
+           "\xc4\x80",          // Ā U+0100
+           "\xe2\x82\xac",      // € U+20AC
+           "\xe4\xb8\xad",      // 中 U+4E2D
+           "\xef\xbd\x81",      // ａ U+FF41
+           "\xef\xbf\xbd",      // U+FFFD
+           "\xf0\x90\x80\x80",  // U+10000
+           "\xf4\x8f\xbf\xbf",  // U+10FFFF, the largest
+           "caf\xc3\xa9",       // "café" precomposed
+           "cafe\xcc\x81",      // "café" decomposed
+           "cafe",              // a prefix of the decomposed one
        }) {
     present.emplace_back(name);
   }
@@ -116,16 +116,16 @@ NameSet MakeNames() {
     absent.push_back(astral + "\xf0\x90\x80" + static_cast<char>(c + 1));
   }
   for (const char* name : {
-           "e",                          // a prefix of "e" + U+0301
-           "\xc3\xa8",                   // è U+00E8, before é
-           "\xc3\xa9\xc3\xa9",           // after é, before ÿ
-           "\xef\xbf\xbc",               // U+FFFC, before U+FFFD
-           "\xf0\x9f\x98\x80",           // U+1F600, between U+10000 and U+10FFFF
-           "caf",                        // a prefix of three present names
-           "cafe\xcc\x80",               // e + grave: before e + acute
+           "e",                                 // a prefix of "e" + U+0301
+           "\xc3\xa8",                          // è U+00E8, before é
+           "\xc3\xa9\xc3\xa9",                  // after é, before ÿ
+           "\xef\xbf\xbc",                      // U+FFFC, before U+FFFD
+           "\xf0\x9f\x98\x80",                  // U+1F600, between U+10000 and U+10FFFF
+           "caf",                               // a prefix of three present names
+           "cafe\xcc\x80",                      // e + grave: before e + acute
            "\xf4\x8f\xbf\xbf\xf4\x8f\xbf\xbf",  // after every name
-           " ",                          // 0x20, the smallest byte allowed: before every name
-           "!",                          // before every name too
+           " ",  // 0x20, the smallest byte allowed: before every name
+           "!",  // before every name too
        }) {
     absent.emplace_back(name);
   }
@@ -192,8 +192,7 @@ TEST_CASE("A store of 10,000 compact regions commits and loads every one byte-ex
     auto info = ReadStoreInfo(path);
     INFO(info.status().ToString());
     REQUIRE(info.ok());
-    CHECK(info->incompat_flags ==
-          (format::kIncompatCompactSlots | format::kIncompatLargeTable));
+    CHECK(info->incompat_flags == (format::kIncompatCompactSlots | format::kIncompatLargeTable));
     CHECK(info->data_offset == data_offset);
     CHECK(info->data_offset == format::DataOffsetFor(kRegionCount));
     CHECK(info->file_size == file_size);
@@ -208,10 +207,9 @@ TEST_CASE("A store of 10,000 compact regions commits and loads every one byte-ex
                          region.slot_alignment == page && region.slot_stride == stride &&
                          region.slots_offset == first_slots + i * 3 * stride;
       if (!right && wrong++ == 0) {
-        UNSCOPED_INFO("first wrong entry: " << i << " '" << region.name << "' capacity "
-                                            << region.capacity << " slots at "
-                                            << region.slots_offset << " stride "
-                                            << region.slot_stride);
+        UNSCOPED_INFO("first wrong entry: "
+                      << i << " '" << region.name << "' capacity " << region.capacity
+                      << " slots at " << region.slots_offset << " stride " << region.slot_stride);
       }
     }
     CHECK(wrong == 0);
@@ -241,8 +239,8 @@ TEST_CASE("A store of 10,000 compact regions commits and loads every one byte-ex
     for (size_t i = 0; i < kRegionCount; ++i) {
       auto committed = store.Commit(names.present[i], PayloadFor(i, 1), ModeFor(i));
       if ((!committed.ok() || *committed != 1) && failed++ == 0) {
-        UNSCOPED_INFO("first failed commit: region " << i << " '" << names.present[i] << "': "
-                                                     << committed.status().ToString());
+        UNSCOPED_INFO("first failed commit: region " << i << " '" << names.present[i]
+                                                     << "': " << committed.status().ToString());
       }
     }
     CHECK(failed == 0);
@@ -273,11 +271,11 @@ TEST_CASE("A store of 10,000 compact regions commits and loads every one byte-ex
     size_t wrong = 0;
     for (size_t i = 0; i < kRegionCount; ++i) {
       auto loaded = store.Load(names.present[i], out);
-      const bool right = loaded.ok() && loaded->generation == generation[i] &&
-                         out == PayloadFor(i, generation[i]);
+      const bool right =
+          loaded.ok() && loaded->generation == generation[i] && out == PayloadFor(i, generation[i]);
       if (!right && wrong++ == 0) {
-        UNSCOPED_INFO("first wrong load: region " << i << " '" << names.present[i] << "': "
-                                                  << loaded.status().ToString());
+        UNSCOPED_INFO("first wrong load: region " << i << " '" << names.present[i]
+                                                  << "': " << loaded.status().ToString());
       }
     }
     INFO((mode == OpenMode::kReadWrite ? "writer" : "reader"));
@@ -292,11 +290,10 @@ TEST_CASE("A store of 10,000 compact regions commits and loads every one byte-ex
   size_t wrong = 0;
   for (size_t i = 0; i < kRegionCount; ++i) {
     const RegionReport& report = (*reports)[i];
-    const bool right = report.name == names.present[i] && report.index == i &&
-                       report.capacity == kCapacity && report.has_commit &&
-                       report.generation == generation[i] && report.length == kCapacity &&
-                       report.payload_checked && !report.torn && !report.damaged &&
-                       report.slots.size() == 3;
+    const bool right =
+        report.name == names.present[i] && report.index == i && report.capacity == kCapacity &&
+        report.has_commit && report.generation == generation[i] && report.length == kCapacity &&
+        report.payload_checked && !report.torn && !report.damaged && report.slots.size() == 3;
     if (!right && wrong++ == 0) {
       UNSCOPED_INFO("first wrong report: " << i << " '" << report.name << "' generation "
                                            << report.generation);

@@ -20,9 +20,9 @@ namespace regionstore {
 namespace {
 
 using testing::kKiB;
+using testing::MsyncCall;
 using testing::MustLoad;
 using testing::MustOpen;
-using testing::MsyncCall;
 using testing::Op;
 using testing::PatternBytes;
 using testing::ReadWholeFile;
@@ -106,8 +106,7 @@ TEST_CASE("A writer on 16 KiB pages commits to compact slots made on 4 KiB pages
       for (size_t r = 1; r <= 4; ++r) {
         const Durability mode = kAllModes[(r + round) % 4];
         const RegionEntry& region = store.info().regions[r];
-        INFO("round " << round << ", region '" << region.name << "', "
-                      << DurabilityName(mode));
+        INFO("round " << round << ", region '" << region.name << "', " << DurabilityName(mode));
         const std::vector<std::byte> payload = payload_of(r, round + 1);
         io.ClearLog();
         const int datasyncs = io.Count(Op::kDataSync);
@@ -134,8 +133,7 @@ TEST_CASE("A writer on 16 KiB pages commits to compact slots made on 4 KiB pages
         const bool msyncs_expected = mode == Durability::kAsync || mode == Durability::kSync;
         CHECK(msyncs.size() == (msyncs_expected ? 1u : 0u));
         if (!msyncs.empty()) {
-          CHECK(msyncs[0].kind ==
-                (mode == Durability::kSync ? SyncKind::kSync : SyncKind::kAsync));
+          CHECK(msyncs[0].kind == (mode == Durability::kSync ? SyncKind::kSync : SyncKind::kAsync));
         }
         CHECK(io.Count(Op::kDataSync) - datasyncs ==
               (mode == Durability::kPwriteFdatasync ? 1 : 0));

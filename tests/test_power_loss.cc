@@ -127,8 +127,7 @@ std::vector<std::string> CheckImage(std::vector<std::byte> image,
     std::vector<std::byte> out;
     auto loaded = store->Load(regions[r].name, out);
     std::ostringstream v;
-    v << where << " region '" << regions[r].name << "' (durable generation " << m.durable
-      << "): ";
+    v << where << " region '" << regions[r].name << "' (durable generation " << m.durable << "): ";
     if (!loaded.ok()) {
       // With no durable commit there is nothing promised.
       if (m.durable != 0) {
@@ -294,8 +293,8 @@ void RunTrial(uint64_t seed, const std::vector<CheckpointSpec>& regions, int epo
         if (kill_at_failure) sim.RestoreKilledState();
         store.reset();
         expected[r].failed = payload;
-        store =
-            OpenAndRecover(sim, regions, model, &expected, where + " (reopened after EIO)", totals, &rng);
+        store = OpenAndRecover(sim, regions, model, &expected, where + " (reopened after EIO)",
+                               totals, &rng);
         if (!store) return;
         for (size_t i = 0; i < regions.size(); ++i) {
           expected[i] = Expected{model[i].durable, std::nullopt};
@@ -336,8 +335,8 @@ void RunTrial(uint64_t seed, const std::vector<CheckpointSpec>& regions, int epo
       if (i == 2) kind = CrashSim::ImageKind::kOnlyUnitOld;
       std::vector<std::byte> image = sim.Image(rng, kind, last_header_unit);
       if (i == images_per_epoch - 1) next_disk = image;
-      auto found = CheckImage(std::move(image), regions, model,
-                              where_epoch + " image " + std::to_string(i));
+      auto found =
+          CheckImage(std::move(image), regions, model, where_epoch + " image " + std::to_string(i));
       ++totals.images;
       totals.violations.insert(totals.violations.end(), found.begin(), found.end());
     }
@@ -399,8 +398,8 @@ TEST_CASE("Power loss in compact slots of 1 B to 64 KiB keeps G1 and G3",
     std::vector<SlotLayout> layouts;
     for (const RegionEntry& region : store->info().regions) layouts.push_back(region.layout);
     const SlotLayout compact = SlotLayout::kCompact;
-    CHECK(layouts ==
-          std::vector<SlotLayout>{compact, compact, compact, compact, compact, SlotLayout::kAligned});
+    CHECK(layouts == std::vector<SlotLayout>{compact, compact, compact, compact, compact,
+                                             SlotLayout::kAligned});
   }
   RunSimulation(kEdgeRegions, testing::ScaledCount(30), "compact edges");
 }
