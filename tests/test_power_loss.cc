@@ -410,6 +410,11 @@ TEST_CASE("The simulator catches each deliberately broken protocol", "[checkpoin
   struct Broken {
     Mutation mutation;
     const char* what;
+    // Also on kEdgeRegions. A settle that trusts a header is caught there
+    // in one trial of a hundred or fewer (each of six regions settles after
+    // fewer commits), so 300 trials would miss it about one run in twenty;
+    // it does not depend on the slot layout, and kRegions catches it.
+    bool on_edges = true;
   };
   // On both region sets: teeth in compact slots of every edge size too.
   for (const auto* regions : {&kRegions, &kEdgeRegions}) {
@@ -419,8 +424,9 @@ TEST_CASE("The simulator catches each deliberately broken protocol", "[checkpoin
           Broken{Mutation::kSkipPayloadCheck, "payload checksum not checked"},
           Broken{Mutation::kTargetFromRawGeneration, "target chosen from unvalidated generations"},
           Broken{Mutation::kSettleTrustsHeader,
-                 "settle trusts a header without checking its payload"},
+                 "settle trusts a header without checking its payload", false},
           Broken{Mutation::kIgnoreIntentMarks, "open ignores the intent marks"}}) {
+      if (regions == &kEdgeRegions && !broken.on_edges) continue;
       MutationScope scope(broken.mutation);
       SimTotals totals;
       uint64_t trials = 0;
