@@ -386,8 +386,7 @@ TEST_CASE("Power loss at random points: every recovered region obeys G1 and G3",
 TEST_CASE("Power loss in compact slots of 1 B to 64 KiB keeps G1 and G3",
           "[checkpoint][powerloss]") {
   // 30 trials x 3 epochs x 12 images = 1,080 images (a tenth under TSan):
-  // the same code paths as the main case, other slot offsets and lengths;
-  // twice as many regions make each image cost about twice as much.
+  // the same code paths as the main case, other slot offsets and lengths.
   {
     CrashSim sim(CleanImage(kEdgeRegions), /*track=*/false);
     OpenOptions options;
