@@ -76,14 +76,14 @@ NameSet MakeNames() {
   for (size_t length = 1; length <= format::kMaxRegionNameLength; ++length) {
     chain.push_back(static_cast<char>('a' + (length - 1) % 26));
     present.push_back(chain);
-    present.push_back(std::string(length, 'q'));
+    present.emplace_back(length, 'q');
     if (length < format::kMaxRegionNameLength) {
       absent.push_back(chain + ' ');
       absent.push_back(std::string(length, 'q') + 'p');
     }
   }
-  absent.push_back("ac");  // after "ab..." and all its longer links
-  absent.push_back("qr");
+  absent.emplace_back("ac");  // after "ab..." and all its longer links
+  absent.emplace_back("qr");
 
   // Multi-byte UTF-8. Byte order is code point order for UTF-8, but not
   // for signed chars (every lead byte is negative, so "\xc3\xa9" would come
