@@ -1,5 +1,6 @@
 #include "regionstore/store.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +21,8 @@ namespace {
 // Zero-fill chunk for Create: large enough that the syscall count does not
 // matter, small enough not to matter for memory.
 constexpr uint64_t kZeroFillChunk = 8 * format::kMiB;
+// Zero-fill chunk outside the data area (see Create).
+constexpr uint64_t kSmallFillChunk = 64 * format::kKiB;
 
 // How many times Open retries when the path is replaced between its open()
 // and its lock (a concurrent `regionctl create --force`).
@@ -181,13 +184,27 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
     }
     // fallocated blocks are unwritten extents; writing zeros converts them
     // now, so later flushes do not each journal an extent conversion.
+    // The data area is filled in large writes. The metadata and the slots
+    // get writes of at most 64 KiB: the page cache keeps the folio size a
+    // write made, and every later small write into a large folio (an intent
+    // mark, a 4 KiB header unit) walks all its blocks on ext4, 6-10 us
+    // instead of under 1 (docs/BENCH-CHECKPOINTS.md, "Compact slots and
+    // many regions").
+    const uint64_t data_end = info.data_offset + format::AlignUp(info.data_size,
+                                                                 format::kAreaAlignment);
     const std::vector<std::byte> zeros(std::min(kZeroFillChunk, info.file_size));
-    for (uint64_t offset = 0; offset < info.file_size; offset += zeros.size()) {
-      const uint64_t length = std::min<uint64_t>(zeros.size(), info.file_size - offset);
+    for (uint64_t offset = 0; offset < info.file_size;) {
+      const bool data_area = offset >= info.data_offset && offset < data_end;
+      const uint64_t chunk = data_area ? kZeroFillChunk : kSmallFillChunk;
+      const uint64_t stop = offset < info.data_offset ? info.data_offset
+                            : data_area               ? data_end
+                                                      : info.file_size;
+      const uint64_t length = std::min({zeros.size(), chunk, stop - offset});
       if (Status s = file.WriteAt(offset, std::span(zeros).first(length)); !s.ok()) {
         return s.WithOperation("create: zero-fill", path);
       }
-      if (options.progress) options.progress(offset + length, info.file_size);
+      offset += length;
+      if (options.progress) options.progress(offset, info.file_size);
     }
     if (Status s = file.WriteAt(0, format::EncodeHeader(info)); !s.ok()) {
       return s.WithOperation("create: write superblock", path);

@@ -39,7 +39,7 @@ TEST_CASE("Create lays out three 64 KiB-aligned slots per region after the data 
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   MustCreateWithRegions(path, 100 * kKiB,
-                        {{"state", 5000, SlotLayout::kAligned}, {"big", 70 * kKiB}});
+                        {{"state", 5000, SlotLayout::kAligned}, {"big", 70 * kKiB, SlotLayout::kAligned}});
   auto info = ReadStoreInfo(path);
   REQUIRE(info.ok());
   REQUIRE(info->regions.size() == 2);
@@ -85,17 +85,17 @@ TEST_CASE("Create gives small regions compact slots on the page size, large ones
     uint64_t stride;
   };
   const uint64_t start = 1 * kMiB + 128 * kKiB;
-  const uint64_t after_limit = start + 3 * (8 + 8 + 8 + 12) * kKiB + 3 * 64 * kKiB;
+  const uint64_t after_limit = start + 3 * (8 + 8 + 8 + 12) * kKiB + 3 * 260 * kKiB;
   const uint64_t big = format::AlignUp(after_limit, 64 * kKiB);
   const std::vector<Expected> expected = {
       {SlotLayout::kCompact, start, 8 * kKiB},
       {SlotLayout::kCompact, start + 3 * 8 * kKiB, 8 * kKiB},
       {SlotLayout::kCompact, start + 6 * 8 * kKiB, 8 * kKiB},
       {SlotLayout::kCompact, start + 9 * 8 * kKiB, 12 * kKiB},
-      {SlotLayout::kCompact, start + 9 * 8 * kKiB + 3 * 12 * kKiB, 64 * kKiB},
-      {SlotLayout::kAligned, big, 64 * kKiB + 64 * kKiB},
-      {SlotLayout::kAligned, big + 3 * 128 * kKiB, 128 * kKiB},
-      {SlotLayout::kCompact, big + 6 * 128 * kKiB, 8 * kKiB},
+      {SlotLayout::kCompact, start + 9 * 8 * kKiB + 3 * 12 * kKiB, 260 * kKiB},
+      {SlotLayout::kAligned, big, 64 * kKiB + 320 * kKiB},
+      {SlotLayout::kAligned, big + 3 * 384 * kKiB, 128 * kKiB},
+      {SlotLayout::kCompact, big + 3 * 384 * kKiB + 3 * 128 * kKiB, 8 * kKiB},
   };
   for (size_t i = 0; i < expected.size(); ++i) {
     const RegionEntry& region = info->regions[i];
@@ -110,7 +110,8 @@ TEST_CASE("Create gives small regions compact slots on the page size, large ones
     CHECK(slot::PayloadFileOffset(region, 1) == slot::HeaderFileOffset(region, 1) + 4096);
   }
   // The file ends on a 64 KiB boundary after the last slot.
-  CHECK(info->file_size == format::AlignUp(big + 6 * 128 * kKiB + 3 * 8 * kKiB, 64 * kKiB));
+  CHECK(info->file_size ==
+        format::AlignUp(big + 3 * 384 * kKiB + 3 * 128 * kKiB + 3 * 8 * kKiB, 64 * kKiB));
 
   // Every region commits and loads back byte-exact, in every mode.
   auto store = Store::Open(path, OpenMode::kReadWrite);

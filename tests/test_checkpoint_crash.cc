@@ -703,8 +703,8 @@ TEST_CASE(
 }
 
 // The same loop on compact slots at their edges (1 byte; payloads ending
-// before, on and after a page boundary; 64 KiB forced compact) and on
-// 64 KiB-aligned slots of 4097 and 65,536 bytes: twenty kills each (two
+// before, on and after a page boundary; 64 KiB) and on 64 KiB-aligned slots
+// of 4097 and 65,536 bytes: twenty kills each (two
 // under TSan), a fifth of the main loop's. Tiny payloads leave almost no
 // copy window, so only the total is asked to land inside copies and flushes.
 TEST_CASE("After kill -9 mid-commit, compact and aligned regions of 1 B to 64 KiB pass G2",
@@ -719,7 +719,7 @@ TEST_CASE("After kill -9 mid-commit, compact and aligned regions of 1 B to 64 Ki
       {{1, SlotLayout::kAuto}, compact},         {{100, SlotLayout::kAuto}, compact},
       {{4095, SlotLayout::kAuto}, compact},      {{4096, SlotLayout::kAuto}, compact},
       {{4097, SlotLayout::kAuto}, compact},      {{64 * kKiB, compact}, compact},
-      {{64 * kKiB, SlotLayout::kAuto}, aligned}, {{4097, aligned}, aligned},
+      {{64 * kKiB, aligned}, aligned},           {{4097, aligned}, aligned},
   };
   const uint64_t kills_per_case = testing::ScaledCount(20);
   const uint64_t seed = SeedOr(20240613);

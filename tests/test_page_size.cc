@@ -191,7 +191,7 @@ TEST_CASE("Create on 16 KiB pages aligns compact slots and their strides to 16 K
   CHECK(info->created_page_size == 16 * kKiB);
   CHECK(info->incompat_flags == format::kIncompatCompactSlots);
   REQUIRE(info->regions.size() == 5);
-  const uint64_t expected_strides[] = {16 * kKiB, 16 * kKiB, 32 * kKiB, 64 * kKiB, 128 * kKiB};
+  const uint64_t expected_strides[] = {16 * kKiB, 16 * kKiB, 32 * kKiB, 272 * kKiB, 384 * kKiB};
   for (size_t r = 0; r < 4; ++r) {
     const RegionEntry& region = info->regions[r];
     INFO(region.name);

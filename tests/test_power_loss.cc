@@ -32,12 +32,13 @@ using testing::kKiB;
 using testing::ReadWholeFile;
 using testing::TempDir;
 
-// Capacities: under a unit, several units and not a multiple of 4096 (both
-// compact under kAuto), exactly 64 KiB (64 KiB-aligned slots).
-const std::vector<CheckpointSpec> kRegions = {{"small", 100}, {"odd", 13'001}, {"full", 64 * kKiB}};
+// Capacities: under a unit, several units and not a multiple of 4096
+// (both compact under kAuto), exactly 64 KiB in 64 KiB-aligned slots.
+const std::vector<CheckpointSpec> kRegions = {
+    {"small", 100}, {"odd", 13'001}, {"full", 64 * kKiB, SlotLayout::kAligned}};
 // The edges of compact slots: 1 byte, a payload ending one byte before,
-// on and after a page boundary, 64 KiB forced compact (kAuto would align
-// it); and 4097 bytes in 64 KiB-aligned slots beside them.
+// on and after a page boundary, 64 KiB; and 4097 bytes in 64 KiB-aligned
+// slots beside them.
 const std::vector<CheckpointSpec> kEdgeRegions = {{"one", 1},
                                                   {"under", 4095},
                                                   {"page", 4096},

@@ -707,8 +707,8 @@ constexpr uint64_t kStateCapacity = 64 * kKiB;
 // A store with a 1 MiB data area and the checkpoint regions `checkpoints`
 // ("NAME:CAPACITY"), made by regionctl.
 std::string CreateCheckpointStore(const TempDir& dir, const std::string& name,
-                                  const std::vector<std::string>& checkpoints = {"state:64KiB",
-                                                                                 "other:4KiB"}) {
+                                  const std::vector<std::string>& checkpoints = {
+                                      "state:64KiB:aligned", "other:4KiB"}) {
   std::string path = dir.File(name);
   std::vector<std::string> args = {"create", path, "--size", "1MiB"};
   for (const std::string& checkpoint : checkpoints) {
@@ -861,7 +861,7 @@ TEST_CASE(
   const std::string path = dir.File("store.rs");
   // A name may contain ':': the capacity follows the last one.
   const ProcessResult created =
-      Regionctl({"create", path, "--size", "0", "--checkpoint", "state:64KiB", "--checkpoint",
+      Regionctl({"create", path, "--size", "0", "--checkpoint", "state:64KiB:aligned", "--checkpoint",
                  "cfg:v2:100", "--checkpoint", "\xc3\xa9tat:1MiB"});
   RequireSuccess(created);
   CHECK_THAT(created.stdout_bytes,

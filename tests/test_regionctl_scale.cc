@@ -89,11 +89,11 @@ TEST_CASE("regionctl create --slot-layout and NAME:CAPACITY:LAYOUT pick each reg
           "[regionctl][layout]") {
   TempDir dir;
   const std::string path = dir.File("store.rs");
-  // aligned by --slot-layout; compact by its own suffix; auto over 60 KiB
+  // aligned by --slot-layout; compact by its own suffix; auto over 256 KiB
   // (aligned); a name holding ":compact" followed by a capacity only.
   const ProcessResult created =
       Regionctl({"create", path, "--size", "0", "--slot-layout", "aligned", "--checkpoint", "a:100",
-                 "--checkpoint", "b:100:compact", "--checkpoint", "c:64KiB:auto", "--checkpoint",
+                 "--checkpoint", "b:100:compact", "--checkpoint", "c:257KiB:auto", "--checkpoint",
                  "x:compact:1KiB"});
   RequireSuccess(created);
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
@@ -108,7 +108,7 @@ TEST_CASE("regionctl create --slot-layout and NAME:CAPACITY:LAYOUT pick each reg
           "  checkpoint region 'b': capacity 100 B, 3 compact slots of " +
           KiBText(compact_stride) +
           "\n"
-          "  checkpoint region 'c': capacity 64.0 KiB, 3 aligned slots of 128.0 KiB\n"
+          "  checkpoint region 'c': capacity 257.0 KiB, 3 aligned slots of 384.0 KiB\n"
           "  checkpoint region 'x:compact': capacity 1.0 KiB, 3 aligned slots of 128.0 KiB\n"));
   REQUIRE(info.regions.size() == 4);
   CHECK(info.regions[1].layout == SlotLayout::kCompact);

@@ -110,9 +110,9 @@ TEST_CASE("A failure at any step of create leaves no file and no temp behind",
       TempDir dir;
       const std::string path = dir.File("s.rgn");
       TestIo io;
-      // A 9 MiB file: the zero-fill takes two 8 MiB-chunk writes, the
-      // superblock is the third.
-      const int nth = std::string(c.name) == "EIO writing the superblock" ? 3 : 1;
+      // A 9 MiB file: the zero-fill takes 16 writes of 64 KiB for the 1 MiB
+      // before the data area, then one of 8 MiB; the superblock is the 18th.
+      const int nth = std::string(c.name) == "EIO writing the superblock" ? 18 : 1;
       io.FailNth(c.op, nth, c.sys_errno);
       CreateOptions options;
       options.io = &io;

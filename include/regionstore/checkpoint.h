@@ -41,7 +41,7 @@ namespace regionstore {
 
 // SlotLayout::kAuto gives regions of at most this capacity compact slots
 // (docs/BENCH-CHECKPOINTS.md, "Compact slots", has the measurement behind it).
-inline constexpr uint64_t kCompactSlotLimit = 60 * 1024;
+inline constexpr uint64_t kCompactSlotLimit = 256 * 1024;
 
 // A region to lay out when creating a store.
 struct CheckpointSpec {

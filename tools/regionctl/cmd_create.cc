@@ -207,7 +207,7 @@ void SetupCreate(CLI::App& app, Status& outcome) {
       "Each region gets 3 slots. compact: 4 KiB + CAPACITY, rounded up to the page\n"
       "size (4 KiB on x86-64: a 100-byte region takes 3 x 8 KiB); aligned: 64 KiB +\n"
       "CAPACITY rounded up to 64 KiB (there 3 x 128 KiB), no two slots sharing a page of\n"
-      "4, 16 or 64 KiB. auto, the default, is compact up to a capacity of 60 KiB and\n"
+      "4, 16 or 64 KiB. auto, the default, is compact up to a capacity of 256 KiB and\n"
       "aligned above. A region without its own LAYOUT gets --slot-layout's. Stores\n"
       "with compact slots, or more than 8,160 regions, cannot be opened by releases\n"
       "before 0.5 (inspect shows incompat_flags).\n"
