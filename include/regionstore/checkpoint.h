@@ -149,7 +149,7 @@ struct VerifyOptions {
   // false: a path that is a symbolic link is refused, as in
   // OpenOptions::follow_symlinks; true: read the store it points to.
   bool follow_symlinks = false;
-  // false: read only the slot headers, a few KiB however large the regions
+  // false: read only the slot headers (64 bytes each), however large the regions
   // (`regionctl inspect`); slots report payload_checked = false.
   bool check_payloads = true;
   // true: also read the whole data area (it has no checksums: this finds

@@ -154,8 +154,8 @@ void PrintJson(const std::string& path, const StoreInfo& info,
 Status RunInspect(const InspectArgs& args) {
   // pread only: a damaged disk gives an error here, not a SIGBUS. Damaged
   // slots are shown, not refused: inspect is for looking; verify judges.
-  // Metadata only: superblock, region table and slot headers, a few KiB
-  // however large the store.
+  // Metadata only: superblock, region table and one 64-byte header per
+  // slot, however large the regions (with 10,000 regions: 30,000 preads).
   VerifyOptions options;
   options.check_payloads = false;
   options.follow_symlinks = args.follow_symlinks;
