@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -68,7 +69,27 @@ struct GoldenStore {
   std::vector<ByteRange> pattern_ranges;  // written with PatternByte
   std::vector<CheckpointSpec> checkpoints = {};
   std::vector<GoldenCommit> commits = {};  // in this order, one handle
+  // Checked in as `file_name` + ".tar.gz" (too large raw; the build extracts
+  // it, see tests/CMakeLists.txt), not as the file itself.
+  bool archived = false;
 };
+
+// The checked-in name of `store`.
+inline std::string CheckedInName(const GoldenStore& store) {
+  return store.archived ? store.file_name + ".tar.gz" : store.file_name;
+}
+
+// The 8,161 regions of v1-large-table.rgn: "r00000" to "r08160", capacity 1,
+// compact slots. One more than fit below 1 MiB before 0.5.
+inline std::vector<CheckpointSpec> LargeTableRegions() {
+  std::vector<CheckpointSpec> regions;
+  for (int i = 0; i < 8161; ++i) {
+    char name[8];
+    std::snprintf(name, sizeof name, "r%05d", i);
+    regions.push_back({name, 1, SlotLayout::kCompact});
+  }
+  return regions;
+}
 
 // Every golden file, in the order the generator writes them.
 inline std::vector<GoldenStore> GoldenStores() {
@@ -93,6 +114,46 @@ inline std::vector<GoldenStore> GoldenStores() {
        {{"state", 100, 1, Durability::kSync},
         {"state", 37, 2, Durability::kPwriteFdatasync},
         {"blob", 70000, 3, Durability::kNone}}},
+      // Compact slots (0.5, incompat_flags bit 0) of capacities 1, 100, 4096
+      // (payload area exactly one page) and 4097 (one more page), then a
+      // 64 KiB-aligned region (padding up to its 64 KiB boundary), then a
+      // compact one whose end the file pads to 64 KiB. Commits in every mode;
+      // "page+1" wraps to slot 2, "tail" stays empty.
+      {"v1-compact-slots.rgn",
+       4096 + 3,
+       0x40,
+       {{4000, 99}},
+       {{"one", 1, SlotLayout::kCompact},
+        {"hundred", 100, SlotLayout::kCompact},
+        {"page", 4096, SlotLayout::kCompact},
+        {"page+1", 4097, SlotLayout::kCompact},
+        {"aligned", 100, SlotLayout::kAligned},
+        {"tail", 5000, SlotLayout::kCompact}},
+       {{"one", 1, 1, Durability::kSync},
+        {"hundred", 100, 2, Durability::kSync},
+        {"hundred", 37, 3, Durability::kPwriteFdatasync},
+        {"page", 4096, 4, Durability::kAsync},
+        {"page+1", 4097, 5, Durability::kPwriteFdatasync},
+        {"page+1", 4097, 6, Durability::kSync},
+        {"page+1", 1, 7, Durability::kNone},
+        {"aligned", 100, 8, Durability::kSync}}},
+      // A region table past 1 MiB (0.5, incompat_flags bit 1, and bit 0 for
+      // its compact slots): 8,161 regions, the data area at 2 MiB. A few
+      // commits: the first and last regions, the middle, the first region a
+      // 1 MiB data offset leaves no room for (r08128, an empty payload) and
+      // the first past the old limit of 8,160 (r08160, twice). About 193 MiB,
+      // nearly all zero: checked in as a .tar.gz.
+      {"v1-large-table.rgn",
+       4096 + 3,
+       0x50,
+       {{0, 4099}},
+       LargeTableRegions(),
+       {{"r00000", 1, 1, Durability::kSync},
+        {"r04080", 1, 2, Durability::kPwriteFdatasync},
+        {"r08128", 0, 3, Durability::kPwriteFdatasync},
+        {"r08160", 1, 4, Durability::kNone},
+        {"r08160", 1, 5, Durability::kSync}},
+       /*archived=*/true},
   };
 }
 

@@ -3,10 +3,13 @@
 // Writes the golden store files (see golden_writer.h and README.md) into
 // OUTPUT_DIR, replacing any already there, and prints for each its size, its
 // superblock checksum and the XXH3-64 of the whole file: the values
-// test_golden.cc hard-codes.
+// test_golden.cc hard-codes. A store marked `archived` is then packed into
+// OUTPUT_DIR/<name>.tar.gz with `cmake -E tar` (the CMake that configured
+// this build) and the raw file removed.
 //
 // Run it only for an intended format change: see tests/golden/README.md.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -47,6 +50,22 @@ uint64_t LoadLE64(const std::vector<std::byte>& bytes, size_t offset) {
   return value;
 }
 
+// Packs `directory`/`name` into `name`.tar.gz beside it and removes it. The
+// member's time is the golden creation time, not the generator's run.
+// Returns false if cmake fails.
+bool Archive(const std::string& directory, const std::string& name) {
+  const std::string command = "cd '" + directory + "' && '" REGIONSTORE_CMAKE_COMMAND
+                              "' -E tar cfz '" + name + ".tar.gz' --format=gnutar "
+                              "'--mtime=2026-05-28 20:26:40 UTC' '" + name + "'";
+  if (std::system(command.c_str()) != 0) {
+    std::cerr << "failed: " << command << "\n";
+    return false;
+  }
+  std::error_code error;
+  std::filesystem::remove(std::filesystem::path(directory) / name, error);
+  return !error;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,6 +86,10 @@ int main(int argc, char** argv) {
               << ", superblock_checksum "
               << Hex64(LoadLE64(bytes, regionstore::format::kSuperblockChecksumOffset))
               << ", file XXH3-64 " << Hex64(regionstore::format::Checksum(bytes)) << "\n";
+    if (store.archived) {
+      if (!Archive(directory, store.file_name)) return 1;
+      std::cout << "  packed into " << store.file_name << ".tar.gz\n";
+    }
   }
   return 0;
 }
