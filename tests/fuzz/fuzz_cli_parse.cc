@@ -43,9 +43,20 @@ void CheckCheckpoint(std::string_view text) {
   if (spec->capacity == 0) Broken("checkpoint: accepted capacity 0", text);
   const std::string_view rest = text.substr(spec->name.size());
   if (text.substr(0, spec->name.size()) != spec->name || rest.empty() || rest[0] != ':') {
-    Broken("checkpoint: the name is not the text before the last ':'", text);
+    Broken("checkpoint: the name is not the text before the capacity", text);
   }
-  Result<uint64_t> capacity = regionctl::ParseSize(rest.substr(1));
+  // After the name: ":CAPACITY", or ":CAPACITY:LAYOUT" when the last field
+  // is a layout word; without one the layout is the default (kAuto here).
+  std::string_view size_text = rest.substr(1);
+  SlotLayout layout = SlotLayout::kAuto;
+  if (const size_t colon = size_text.rfind(':'); colon != std::string_view::npos) {
+    if (auto named = regionctl::ParseSlotLayout(size_text.substr(colon + 1))) {
+      layout = *named;
+      size_text = size_text.substr(0, colon);
+    }
+  }
+  if (spec->layout != layout) Broken("checkpoint: layout differs", text);
+  Result<uint64_t> capacity = regionctl::ParseSize(size_text);
   if (!capacity.ok() || *capacity != spec->capacity) Broken("checkpoint: capacity differs", text);
 }
 
