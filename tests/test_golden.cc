@@ -145,18 +145,19 @@ constexpr std::array<uint64_t, 3> kEmptySlot = {0, 0, 0};
 // tests/golden/README.md, the table and the paragraphs after it.
 std::vector<ExpectedRegionGolden> ExpectedRegionGoldens() {
   std::vector<ExpectedRegionGolden> goldens;
-  goldens.push_back({"v1-checkpoints.rgn",
-                     false,
-                     2031616,
-                     1048576,
-                     0,
-                     0,
-                     "30313233-3435-4637-b839-3a3b3c3d3e3f",
-                     0xd23db25b1cc6f7aaULL,
-                     0x6f332cf12aff4e39ULL,
-                     {},
-                     {{"state", 100, 0, 1048576, 131072, {{{1, 100, 1}, {2, 37, 2}, kEmptySlot}}},
-                      {"blob", 70000, 0, 1441792, 196608, {{{1, 70000, 3}, kEmptySlot, kEmptySlot}}}}});
+  goldens.push_back(
+      {"v1-checkpoints.rgn",
+       false,
+       2031616,
+       1048576,
+       0,
+       0,
+       "30313233-3435-4637-b839-3a3b3c3d3e3f",
+       0xd23db25b1cc6f7aaULL,
+       0x6f332cf12aff4e39ULL,
+       {},
+       {{"state", 100, 0, 1048576, 131072, {{{1, 100, 1}, {2, 37, 2}, kEmptySlot}}},
+        {"blob", 70000, 0, 1441792, 196608, {{{1, 70000, 3}, kEmptySlot, kEmptySlot}}}}});
   // Compact slots on 4 KiB pages: stride roundup(4096 + capacity, 4096);
   // the data area (4099 bytes) ends at 1 MiB + 64 KiB.
   goldens.push_back(
@@ -194,8 +195,8 @@ std::vector<ExpectedRegionGolden> ExpectedRegionGoldens() {
   for (uint64_t i = 0; i < 8161; ++i) {
     char name[8];
     std::snprintf(name, sizeof name, "r%05u", static_cast<unsigned>(i));
-    large.regions.push_back({name, 1, 4096, 2162688 + i * 24576, 8192,
-                             {{kEmptySlot, kEmptySlot, kEmptySlot}}});
+    large.regions.push_back(
+        {name, 1, 4096, 2162688 + i * 24576, 8192, {{kEmptySlot, kEmptySlot, kEmptySlot}}});
   }
   large.regions[0].slots[0] = {1, 1, 1};
   large.regions[4080].slots[0] = {1, 1, 2};
@@ -381,8 +382,8 @@ std::optional<uint64_t> FirstDifference(const std::string& a, const std::string&
     const auto got_a = static_cast<size_t>(in_a.gcount());
     const auto got_b = static_cast<size_t>(in_b.gcount());
     const size_t common = std::min(got_a, got_b);
-    const auto mismatch = std::mismatch(buffer_a.begin(), buffer_a.begin() + common,
-                                        buffer_b.begin());
+    const auto mismatch =
+        std::mismatch(buffer_a.begin(), buffer_a.begin() + common, buffer_b.begin());
     if (mismatch.first != buffer_a.begin() + common) {
       return offset + static_cast<uint64_t>(mismatch.first - buffer_a.begin());
     }
@@ -667,7 +668,6 @@ TEST_CASE("A golden-file check catches one changed byte anywhere in the file", "
   CHECK_FALSE(Differences(copy, expected).empty());
 }
 
-
 // A decoder of docs/FORMAT.md, written from its tables and rules alone: the
 // superblock with its incompat_flags, the region table with each entry's
 // slot_alignment, both slot layouts, and a data area wherever data_offset
@@ -676,7 +676,7 @@ TEST_CASE("A golden-file check catches one changed byte anywhere in the file", "
 struct SpecSlot {
   enum class Kind { kEmpty, kUnfinished, kValid, kInvalid };
   Kind kind = Kind::kEmpty;
-  uint64_t header_offset = 0;   // file offsets
+  uint64_t header_offset = 0;  // file offsets
   uint64_t payload_offset = 0;
   uint64_t generation = 0;  // when kValid
   uint64_t length = 0;
@@ -847,9 +847,8 @@ SpecStore DecodeBySpec(const std::vector<std::byte>& file) {
     // at least the header space plus the capacity.
     const uint64_t unit = a == 0 ? 65536 : a;
     const uint64_t header_space = a == 0 ? 65536 : 4096;
-    if (region.capacity == 0 || region.slots_offset % unit != 0 ||
-        region.slot_stride % unit != 0 || region.slot_stride < header_space ||
-        region.slot_stride - header_space < region.capacity) {
+    if (region.capacity == 0 || region.slots_offset % unit != 0 || region.slot_stride % unit != 0 ||
+        region.slot_stride < header_space || region.slot_stride - header_space < region.capacity) {
       return refuse(where + "capacity or alignment");
     }
     if (region.slots_offset < previous_end || region.slots_offset > store.file_size ||
@@ -862,8 +861,8 @@ SpecStore DecodeBySpec(const std::vector<std::byte>& file) {
     // its own alignment, strides as the layouts table gives them.
     const uint64_t writer_stride =
         a == 0 ? 65536 + RoundUp(region.capacity, 65536) : RoundUp(4096 + region.capacity, a);
-    if (region.slots_offset != RoundUp(previous_end, unit) ||
-        region.slot_stride != writer_stride || region.slot_count != 3) {
+    if (region.slots_offset != RoundUp(previous_end, unit) || region.slot_stride != writer_stride ||
+        region.slot_count != 3) {
       store.writer_rules_broken.push_back(where + "not laid out as this writer does");
     }
     previous_end = region.slots_offset + uint64_t{region.slot_count} * region.slot_stride;
@@ -881,8 +880,9 @@ SpecStore DecodeBySpec(const std::vector<std::byte>& file) {
   // What this writer puts in the superblock.
   const uint64_t mib = 1048576;
   if (store.data_offset != RoundUp(4096 + uint64_t{store.region_count} * 128 + 4096, mib)) {
-    store.writer_rules_broken.push_back("data_offset is not the first 1 MiB boundary after the "
-                                        "table and the intent area");
+    store.writer_rules_broken.push_back(
+        "data_offset is not the first 1 MiB boundary after the "
+        "table and the intent area");
   }
   bool any_compact = false;
   for (const SpecRegion& region : store.regions) any_compact |= region.slot_alignment != 0;
@@ -996,11 +996,11 @@ std::vector<std::string> LibraryDisagreements(const std::string& path,
       }
       for (size_t s = 0; s < want.slots.size(); ++s) {
         const SpecSlot& slot = want.slots[s];
-        const SlotState state = slot.kind == SpecSlot::Kind::kValid ? SlotState::kValid
-                                : slot.kind == SpecSlot::Kind::kEmpty ||
-                                        slot.kind == SpecSlot::Kind::kUnfinished
-                                    ? SlotState::kEmpty
-                                    : SlotState::kIncomplete;
+        const SlotState state =
+            slot.kind == SpecSlot::Kind::kValid ? SlotState::kValid
+            : slot.kind == SpecSlot::Kind::kEmpty || slot.kind == SpecSlot::Kind::kUnfinished
+                ? SlotState::kEmpty
+                : SlotState::kIncomplete;
         expect(got.slots[s].state == state, where + "slot " + std::to_string(s) + " state");
         expect(got.slots[s].generation == slot.generation,
                where + "slot " + std::to_string(s) + " generation");
@@ -1046,8 +1046,10 @@ std::vector<std::string> LibraryDisagreements(const std::string& path,
 // Every golden file's path, archived ones at their extracted copy.
 std::vector<std::string> AllGoldenPaths() {
   std::vector<std::string> paths;
-  for (const ExpectedGolden& golden : ExpectedGoldens()) paths.push_back(GoldenPath(golden.file_name));
-  for (const ExpectedRegionGolden& golden : ExpectedRegionGoldens()) paths.push_back(PathOf(golden));
+  for (const ExpectedGolden& golden : ExpectedGoldens())
+    paths.push_back(GoldenPath(golden.file_name));
+  for (const ExpectedRegionGolden& golden : ExpectedRegionGoldens())
+    paths.push_back(PathOf(golden));
   return paths;
 }
 

@@ -10,6 +10,7 @@
 
 #include "format.h"
 #include "fuzz_targets.h"
+#include "intent.h"
 #include "regionstore/checkpoint.h"
 #include "regionstore/store.h"
 #include "regionstore/store_info.h"
@@ -148,6 +149,24 @@ void CheckLayout(const StoreInfo& info, uint64_t file_size) {
   if (info.data_offset > file_size || info.data_size > file_size - info.data_offset) {
     Broken("accepted a data area outside the file");
   }
+  if ((info.incompat_flags & ~format::kKnownIncompatFlags) != 0) {
+    Broken("accepted an unknown incompat flag");
+  }
+  // The table ends before the data area; past 8,160 entries only with the
+  // large-table flag, and then before the intent area too. A writer's
+  // intent area never overlaps the table.
+  const uint64_t table_end = info.region_table_offset +
+                             format::RegionTableBytes(static_cast<uint32_t>(info.regions.size()));
+  const bool large_table = (info.incompat_flags & format::kIncompatLargeTable) != 0;
+  if (table_end > info.data_offset ||
+      (info.regions.size() > format::kMaxRegionsSmallTable && !large_table) ||
+      (large_table && table_end > info.data_offset - intent::kAreaSize)) {
+    Broken("accepted a region table that does not fit before the data area");
+  }
+  if (const auto area = intent::AreaOffset(info);
+      area && (*area < table_end || *area + intent::kAreaSize > info.data_offset)) {
+    Broken("the intent area overlaps the region table or the data area");
+  }
   // Regions follow the data area and each other without overlapping.
   uint64_t next_free = info.data_offset + info.data_size;
   for (const RegionEntry& region : info.regions) {
@@ -228,6 +247,17 @@ void CheckReader(const std::string& path, const StoreInfo& info,
       if (loaded->skipped_torn_generation != (report.torn ? report.torn_generation : 0)) {
         Broken("Load and verify disagree on a torn newest commit");
       }
+      // The payload is where FORMAT.md puts it: 4 KiB into a compact slot,
+      // 64 KiB into an aligned one.
+      const RegionEntry& region = info.regions[i];
+      const uint64_t payload_at = region.slots_offset +
+                                  uint64_t{loaded->slot} * region.slot_stride +
+                                  (region.layout == SlotLayout::kCompact ? 4096 : 65536);
+      std::vector<std::byte> on_disk(out.size());
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      const bool read = fd >= 0 && ReadAt(fd, payload_at, on_disk);
+      if (fd >= 0) ::close(fd);
+      if (!read || on_disk != out) Broken("Load returned bytes that are not at the slot's payload");
     } else {
       const StatusCode code = loaded.status().code();
       // kNotFound: no commit yet; kTornCommit: only the torn newest;
@@ -250,35 +280,76 @@ void CheckReader(const std::string& path, const StoreInfo& info,
   if (reader->View(info.data_size, 1).ok()) Broken("View past the data area succeeded");
 }
 
+// The whole file (at most kMaxImageFileSize bytes).
+std::vector<std::byte> ReadWhole(const std::string& path, uint64_t size) {
+  std::vector<std::byte> bytes(size);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || !ReadAt(fd, 0, bytes)) Broken("cannot read the scratch file back");
+  ::close(fd);
+  return bytes;
+}
+
+// A writer changes bytes only where FORMAT.md lets it: a slot's header unit
+// and payload area (never the zero unit before an aligned slot's header, a
+// neighbouring slot, the table or the data area) and the intent area.
+void CheckWritesConfined(const std::vector<std::byte>& before, const std::vector<std::byte>& after,
+                         const StoreInfo& info) {
+  if (before.size() != after.size()) Broken("a writer changed the file's size");
+  std::vector<std::pair<uint64_t, uint64_t>> writable;
+  if (const auto area = intent::AreaOffset(info)) {
+    writable.emplace_back(*area, *area + intent::kAreaSize);
+  }
+  for (const RegionEntry& region : info.regions) {
+    for (uint32_t s = 0; s < region.slot_count; ++s) {
+      writable.emplace_back(slot::HeaderFileOffset(region, s),
+                            slot::SlotOffset(region, s) + region.slot_stride);
+    }
+  }
+  std::sort(writable.begin(), writable.end());
+  size_t next = 0;
+  for (uint64_t i = 0; i < before.size(); ++i) {
+    if (before[i] == after[i]) continue;
+    while (next < writable.size() && writable[next].second <= i) ++next;
+    if (next == writable.size() || i < writable[next].first) {
+      Broken("a writer changed file offset " + std::to_string(i) +
+             ", outside every slot's header unit and payload area and the intent area");
+    }
+  }
+}
+
 // A writer: recovery on open, then a commit to each region reads back.
 void CheckWriter(const std::string& path, const StoreInfo& info,
                  const std::vector<RegionReport>& verified) {
-  auto writer = Store::Open(path, OpenMode::kReadWrite);
-  if (!writer.ok()) {
-    Broken("Open(read-write) refused what the readers accepted: " + writer.status().ToString());
-  }
-  std::vector<std::byte> out;
-  for (size_t r = 0; r < info.regions.size(); ++r) {
-    const RegionEntry& region = info.regions[r];
-    std::vector<std::byte> payload(std::min<uint64_t>(region.capacity, 100));
-    for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i * 7 + 1);
-    auto generation = writer->Commit(region.name, payload, Durability::kNone);
-    if (!generation.ok()) {
-      // The one refusal a valid table allows: a (crafted) header that passes
-      // its checks with generation 2^63 - 1 leaves no next one.
-      bool highest = false;
-      for (const SlotReport& s : verified[r].slots) {
-        highest = highest || s.generation == slot::kMaxGeneration;
+  const std::vector<std::byte> before = ReadWhole(path, info.file_size);
+  {  // the writer closes before the file is read back
+    auto writer = Store::Open(path, OpenMode::kReadWrite);
+    if (!writer.ok()) {
+      Broken("Open(read-write) refused what the readers accepted: " + writer.status().ToString());
+    }
+    std::vector<std::byte> out;
+    for (size_t r = 0; r < info.regions.size(); ++r) {
+      const RegionEntry& region = info.regions[r];
+      std::vector<std::byte> payload(std::min<uint64_t>(region.capacity, 100));
+      for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i * 7 + 1);
+      auto generation = writer->Commit(region.name, payload, Durability::kNone);
+      if (!generation.ok()) {
+        // The one refusal a valid table allows: a (crafted) header that passes
+        // its checks with generation 2^63 - 1 leaves no next one.
+        bool highest = false;
+        for (const SlotReport& s : verified[r].slots) {
+          highest = highest || s.generation == slot::kMaxGeneration;
+        }
+        const bool exhausted = generation.status().code() == StatusCode::kCorruption && highest;
+        if (exhausted) continue;
+        Broken("Commit: unexpected error " + generation.status().ToString());
       }
-      const bool exhausted = generation.status().code() == StatusCode::kCorruption && highest;
-      if (exhausted) continue;
-      Broken("Commit: unexpected error " + generation.status().ToString());
-    }
-    auto loaded = writer->Load(region.name, out);
-    if (!loaded.ok() || loaded->generation != *generation || out != payload) {
-      Broken("a commit does not read back");
+      auto loaded = writer->Load(region.name, out);
+      if (!loaded.ok() || loaded->generation != *generation || out != payload) {
+        Broken("a commit does not read back");
+      }
     }
   }
+  CheckWritesConfined(before, ReadWhole(path, info.file_size), info);
 }
 
 }  // namespace

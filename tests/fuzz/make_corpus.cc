@@ -22,6 +22,7 @@ using regionstore::CheckpointSpec;
 using regionstore::CreateOptions;
 using regionstore::Durability;
 using regionstore::OpenMode;
+using regionstore::SlotLayout;
 using regionstore::Store;
 
 namespace {
@@ -74,6 +75,18 @@ bool MakeStore(const fs::path& path, uint64_t data_size, const std::vector<Check
   return true;
 }
 
+// Recomputes the region table checksum (over the region_count entries the
+// superblock names) and the superblock checksum of `file`, after a field was
+// changed on purpose.
+void Reseal(std::vector<std::byte>& file) {
+  using namespace regionstore::format;
+  std::span<std::byte> bytes(file);
+  const uint64_t table = Load64(bytes, sb::kRegionTableOffset);
+  const uint32_t count = Load32(bytes, sb::kRegionCount);
+  Store64(bytes, sb::kRegionTableChecksum, Checksum(bytes.subspan(table, RegionTableBytes(count))));
+  Store64(bytes, kSuperblockChecksumOffset, Checksum(bytes.first(kSuperblockChecksumOffset)));
+}
+
 struct Seed {
   std::string name;
   std::vector<std::byte> file;
@@ -102,7 +115,10 @@ int main(int argc, char** argv) {
   std::vector<Seed> seeds;
   if (!MakeStore(scratch, 0, {}, {})) return 1;
   seeds.push_back({"empty-no-regions", ReadFile(scratch), 0});
-  if (!MakeStore(scratch, 64 * 1024, {{"a", 100}, {"state", 5000}},
+  // The first stores have 64 KiB-aligned slots only (incompat_flags 0), as
+  // every store before 0.5; the compact and large-table ones follow.
+  if (!MakeStore(scratch, 64 * 1024,
+                 {{"a", 100, SlotLayout::kAligned}, {"state", 5000, SlotLayout::kAligned}},
                  {{"a", 100}, {"a", 40}, {"state", 4999}})) {
     return 1;
   }
@@ -112,7 +128,13 @@ int main(int argc, char** argv) {
   seeds.push_back({"two-regions", two, 0});
   seeds.push_back({"two-regions-writer", two, kOpenWriter | kReadDataArea});
   seeds.push_back({"two-regions-fix-checksums", two, kFixChecksums | kOpenWriter});
-  if (!MakeStore(scratch, 0, {{"x", 1}, {"y", 70000}, {"z", 3}}, {{"y", 3000}, {"z", 0}})) return 1;
+  if (!MakeStore(scratch, 0,
+                 {{"x", 1, SlotLayout::kAligned},
+                  {"y", 70000, SlotLayout::kAligned},
+                  {"z", 3, SlotLayout::kAligned}},
+                 {{"y", 3000}, {"z", 0}})) {
+    return 1;
+  }
   seeds.push_back({"three-regions-writer", ReadFile(scratch), kOpenWriter});
 
   // Damaged copies of the two-region store.
@@ -143,6 +165,95 @@ int main(int argc, char** argv) {
     seeds.push_back({"truncated-in-data", std::move(file), 0});
   }
 
+  // Compact slots (incompat_flags bit 0) on this host's pages, of capacities
+  // around one page, a 64 KiB-aligned region between them, commits in most.
+  if (!MakeStore(
+          scratch, 64 * 1024,
+          {{"one", 1, SlotLayout::kCompact},
+           {"hundred", 100, SlotLayout::kCompact},
+           {"page+1", 4097, SlotLayout::kCompact},
+           {"aligned", 100, SlotLayout::kAligned},
+           {"tail", 5000, SlotLayout::kCompact}},
+          {{"one", 1}, {"hundred", 100}, {"hundred", 37}, {"page+1", 4097}, {"aligned", 50}})) {
+    return 1;
+  }
+  const std::vector<std::byte> compact = ReadFile(scratch);
+  auto compact_info = ReadStoreInfo(scratch.string());
+  if (!Check(compact_info.status(), "read compact info")) return 1;
+  seeds.push_back({"compact-regions", compact, 0});
+  seeds.push_back({"compact-regions-writer", compact, kOpenWriter | kReadDataArea});
+  seeds.push_back({"compact-regions-fix-checksums", compact, kFixChecksums | kOpenWriter});
+  const RegionEntry& hundred = compact_info->regions[1];
+  const uint64_t hundred_entry = format::kRegionTableOffset + 1 * format::kRegionEntrySize;
+  auto compact_damaged = [&](const std::string& name, uint64_t offset, uint8_t mask,
+                             uint8_t flags) {
+    std::vector<std::byte> file = compact;
+    file[offset] ^= std::byte{mask};
+    seeds.push_back({name, std::move(file), flags});
+  };
+  compact_damaged("compact-slot-header-generation",
+                  slot::HeaderFileOffset(hundred, 1) + slot::hdr::kGeneration, 0x04, kOpenWriter);
+  compact_damaged("compact-slot-payload", slot::PayloadFileOffset(hundred, 1) + 5, 0x80,
+                  kOpenWriter);
+  compact_damaged("compact-slot-length-fixed",
+                  slot::HeaderFileOffset(hundred, 1) + slot::hdr::kLength, 0x40,
+                  kFixChecksums | kOpenWriter);
+  // The entry's slot_alignment (4096 = 0x1000): 8192, then 0 (64 KiB
+  // layout), and the superblock's compact flag cleared; checksums fixed.
+  compact_damaged("compact-alignment-8k-fixed", hundred_entry + format::re::kSlotAlignment + 1,
+                  0x30, kFixChecksums | kOpenWriter);
+  compact_damaged("compact-alignment-zero-fixed", hundred_entry + format::re::kSlotAlignment + 1,
+                  0x10, kFixChecksums | kOpenWriter);
+  compact_damaged("compact-flag-cleared-fixed", format::sb::kIncompatFlags, 0x01, kFixChecksums);
+
+  // A table past 1 MiB (incompat_flags bit 1): 8,161 regions of compact
+  // slots, the data area at 2 MiB, 193 MiB in all. An image holds at most
+  // kMaxImageFileSize (8 MiB) and the fuzzer's inputs 32 KiB, so the seeds
+  // keep the header area and the first 200 regions' slots of the real file:
+  //  - large-table-8161-entries: region_count 8161 and the flag as made,
+  //    the entries past 200 zeroed, file_size 8 MiB, checksums resealed: the
+  //    large-table limits pass and entry 200 is refused;
+  //  - large-table-flag-200-regions: region_count 200 and the flag kept, the
+  //    file cut after the 200th region: a store readers accept (the flag
+  //    only allows a table past 8,160 entries), opened by a writer.
+  {
+    std::vector<CheckpointSpec> many;
+    for (int i = 0; i < 8161; ++i) {
+      many.push_back({"r" + std::to_string(i), 1, SlotLayout::kCompact});
+    }
+    if (!MakeStore(scratch, 4096, many, {{"r0", 1}, {"r7", 1}, {"r7", 0}, {"r199", 1}})) return 1;
+    auto large_info = ReadStoreInfo(scratch.string());
+    if (!Check(large_info.status(), "read large-table info")) return 1;
+    std::vector<std::byte> file = ReadFile(scratch);
+    const uint64_t kept = 200;
+    const uint64_t kept_end =
+        format::AlignUp(slot::SlotOffset(large_info->regions[kept], 0), format::kAreaAlignment);
+    if (large_info->incompat_flags != 3 || kept_end > fuzz::kMaxImageFileSize) {
+      std::cerr << "large-table store is not as expected\n";
+      return 1;
+    }
+    std::span<std::byte> bytes(file);
+    std::vector<std::byte> entries(file);
+    std::fill(entries.begin() + static_cast<ptrdiff_t>(format::kRegionTableOffset +
+                                                       kept * format::kRegionEntrySize),
+              entries.begin() + static_cast<ptrdiff_t>(large_info->data_offset), std::byte{0});
+    entries.resize(fuzz::kMaxImageFileSize);
+    format::Store64(entries, format::sb::kFileSize, fuzz::kMaxImageFileSize);
+    Reseal(entries);
+    seeds.push_back({"large-table-8161-entries", std::move(entries), 0});
+    file.resize(kept_end);
+    std::fill(file.begin() + static_cast<ptrdiff_t>(format::kRegionTableOffset +
+                                                    kept * format::kRegionEntrySize),
+              file.begin() + static_cast<ptrdiff_t>(large_info->data_offset), std::byte{0});
+    bytes = std::span<std::byte>(file);
+    format::Store32(bytes, format::sb::kRegionCount, static_cast<uint32_t>(kept));
+    format::Store64(bytes, format::sb::kFileSize, kept_end);
+    Reseal(file);
+    seeds.push_back({"large-table-flag-200-regions", file, 0});
+    seeds.push_back(
+        {"large-table-flag-200-regions-writer", std::move(file), kOpenWriter | kFixChecksums});
+  }
+
   for (const Seed& seed : seeds) {
     const std::vector<uint8_t> image = fuzz::EncodeImage(seed.file, seed.flags);
     if (!WriteFile(out / "store" / seed.name, image.data(), image.size())) return 1;
@@ -170,6 +281,25 @@ int main(int argc, char** argv) {
       if (!WriteFile(out / "slot_header" / name, input.data(), input.size())) return 1;
       ++headers;
     }
+  }
+  // A compact slot's header (generation 2 of "hundred") is the same 64 bytes.
+  {
+    const RegionEntry& compact_region = compact_info->regions[1];
+    const uint32_t s = 1;
+    const uint64_t at = slot::HeaderFileOffset(compact_region, s);
+    std::vector<uint8_t> input(16 + slot::kHeaderSize);
+    input[0] = 1;  // region index 1
+    for (int i = 0; i < 4; ++i) input[4 + i] = static_cast<uint8_t>(s >> (8 * i));
+    for (int i = 0; i < 8; ++i) {
+      input[8 + i] = static_cast<uint8_t>(compact_region.capacity >> (8 * i));
+    }
+    for (size_t i = 0; i < slot::kHeaderSize; ++i) {
+      input[16 + i] = std::to_integer<uint8_t>(compact[at + i]);
+    }
+    if (!WriteFile(out / "slot_header" / "compact-region1-slot1", input.data(), input.size())) {
+      return 1;
+    }
+    ++headers;
   }
   std::cout << "slot_header: " << headers << " seeds\n";
 

@@ -54,9 +54,11 @@ uint64_t LoadLE64(const std::vector<std::byte>& bytes, size_t offset) {
 // member's time is the golden creation time, not the generator's run.
 // Returns false if cmake fails.
 bool Archive(const std::string& directory, const std::string& name) {
-  const std::string command = "cd '" + directory + "' && '" REGIONSTORE_CMAKE_COMMAND
-                              "' -E tar cfz '" + name + ".tar.gz' --format=gnutar "
-                              "'--mtime=2026-05-28 20:26:40 UTC' '" + name + "'";
+  const std::string command = "cd '" + directory +
+                              "' && '" REGIONSTORE_CMAKE_COMMAND "' -E tar cfz '" + name +
+                              ".tar.gz' --format=gnutar "
+                              "'--mtime=2026-05-28 20:26:40 UTC' '" +
+                              name + "'";
   if (std::system(command.c_str()) != 0) {
     std::cerr << "failed: " << command << "\n";
     return false;
