@@ -474,7 +474,8 @@ TEST_CASE("Every single-byte flip of a small store's metadata is read, opened or
           "[checkpoint][damage]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, {{"a", 100}, {"b", 200}});
+  // One region of each slot layout: "a" compact (kAuto), "b" 64 KiB-aligned.
+  MustCreateWithRegions(path, 0, {{"a", 100}, {"b", 200, SlotLayout::kAligned}});
   {
     Store store = MustOpen(path, OpenMode::kReadWrite);
     REQUIRE(store.Commit("a", PatternBytes(100, 1), Durability::kSync).ok());
