@@ -89,6 +89,7 @@
 #include "open_bench.h"
 #include "median.h"
 #include "realtime_scope.h"
+#include "text_cells.h"
 #include "regionstore/store.h"
 
 #ifndef REGIONSTORE_COMMIT_BENCH_DEFAULT_DIR
@@ -100,6 +101,8 @@ namespace {
 using regionstore::Durability;
 using regionstore::OpenMode;
 using regionstore::Store;
+using regionstore::bench::Fixed;
+using regionstore::bench::Grouped;
 
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;
@@ -536,13 +539,6 @@ std::string FormatMicros(double ns) {
   } else {
     std::snprintf(text, sizeof text, "%.0f", ns / 1e3);
   }
-  return text;
-}
-
-std::string Fixed(double value, int digits) {
-  if (std::isnan(value)) return "-";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
   return text;
 }
 
@@ -1666,17 +1662,6 @@ struct ManyResult {
 };
 
 constexpr uint64_t kManyCapacity = 100;
-
-// "10,000".
-std::string Grouped(uint64_t value) {
-  const std::string digits = std::to_string(value);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 // "r-004999": the region names of the many-regions store.
 std::string ManyName(uint32_t index) {

@@ -61,9 +61,13 @@
 #include "median.h"
 #include "realtime_scope.h"
 #include "regionstore/store.h"
+#include "text_cells.h"
 
 namespace regionstore_bench {
 namespace {
+
+using regionstore::bench::Fixed;
+using regionstore::bench::Grouped;
 
 using regionstore::Durability;
 using regionstore::OpenMode;
@@ -89,24 +93,6 @@ using regionstore::bench::Median;
 
 double Nanos(Clock::duration elapsed) {
   return std::chrono::duration<double, std::nano>(elapsed).count();
-}
-
-std::string Fixed(double value, int digits) {
-  if (std::isnan(value)) return "-";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
-// "12,345".
-std::string Grouped(uint64_t value) {
-  const std::string digits = std::to_string(value);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 std::string Micros(double ns) { return Fixed(ns / 1e3, ns < 1e5 ? 1 : 0); }

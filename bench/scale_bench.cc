@@ -53,6 +53,7 @@
 #include "median.h"
 #include "realtime_scope.h"
 #include "regionstore/store.h"
+#include "text_cells.h"
 
 #ifndef REGIONSTORE_SCALE_BENCH_DEFAULT_DIR
 #define REGIONSTORE_SCALE_BENCH_DEFAULT_DIR "scale-bench-files"
@@ -62,6 +63,9 @@
 #endif
 
 namespace {
+
+using regionstore::bench::Fixed;
+using regionstore::bench::Grouped;
 
 using regionstore::Durability;
 using regionstore::OpenMode;
@@ -85,23 +89,6 @@ constexpr uint64_t kSpareBytes = 2048 * kMiB;
 }
 
 double Seconds(Clock::duration elapsed) { return std::chrono::duration<double>(elapsed).count(); }
-
-std::string Fixed(double value, int digits) {
-  if (std::isnan(value)) return "-";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
-std::string Grouped(uint64_t value) {
-  const std::string digits = std::to_string(value);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 // Milliseconds with three significant-ish digits: "0.412", "12.3", "1,234".
 std::string Millis(double seconds) {
