@@ -143,7 +143,8 @@ class REGIONSTORE_EXPORT Store {
   // fail, the commit it was making is zeroed (one header unit); it then calls
   // fdatasync once, which makes whatever earlier handles left in the page
   // cache durable. That is all: after a clean close or a kill between
-  // commits the open reads a few KiB and writes nothing, however much the
+  // commits the open reads the superblock, the region table (128 bytes a
+  // region) and the intent area, and writes nothing, however much the
   // regions hold. (After a kill or failure inside a barrier that ran while
   // commits without a barrier were pending, or in a store too old to have an
   // intent area, it writes every region's header units and newest commit
