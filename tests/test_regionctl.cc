@@ -26,6 +26,7 @@
 #include "regionstore/regionstore.h"
 #include "slot.h"
 #include "store_rep.h"
+#include "support/regionctl_checks.h"
 #include "support/run_process.h"
 #include "support/shared_memory.h"
 #include "support/store_fixtures.h"
@@ -42,6 +43,8 @@ using testing::kMiB;
 using testing::PatternBytes;
 using testing::PreadFile;
 using testing::ProcessResult;
+using testing::RequireFailure;
+using testing::RequireSuccess;
 using testing::SharedMemory;
 using testing::TempDir;
 using testing::WriteWholeFile;
@@ -73,29 +76,6 @@ std::string Describe(const std::vector<std::string>& args) {
   std::string text = "regionctl";
   for (const std::string& arg : args) text += " '" + arg + "'";
   return text;
-}
-
-// A successful run: exit 0 and nothing on stderr but warnings (create warns
-// when the build tree is on a copy-on-write filesystem).
-void RequireSuccess(const ProcessResult& result) {
-  INFO("stderr: " << result.stderr_bytes);
-  REQUIRE(result.term_signal == 0);
-  REQUIRE(result.exit_code == kExitSuccess);
-  for (const std::string& line : result.StderrLines()) {
-    REQUIRE(line.rfind("regionctl: warning: ", 0) == 0);
-  }
-}
-
-// A failed run: the expected exit code, nothing on stdout and exactly one
-// line on stderr, "regionctl: ...".
-void RequireFailure(const ProcessResult& result, int expected_exit_code) {
-  INFO("stderr: " << result.stderr_bytes);
-  REQUIRE(result.term_signal == 0);
-  REQUIRE(result.exit_code == expected_exit_code);
-  REQUIRE(result.stdout_bytes.empty());
-  REQUIRE(result.StderrLines().size() == 1);
-  REQUIRE(result.stderr_bytes.back() == '\n');
-  REQUIRE(result.stderr_bytes.rfind("regionctl: ", 0) == 0);
 }
 
 std::string CreateStore(const TempDir& dir, const std::string& name,

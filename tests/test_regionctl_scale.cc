@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "regionstore/regionstore.h"
+#include "support/regionctl_checks.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 
@@ -26,6 +27,8 @@ namespace regionstore {
 namespace {
 
 using testing::ProcessResult;
+using testing::RequireFailure;
+using testing::RequireSuccess;
 using testing::TempDir;
 
 constexpr int kExitSuccess = 0;
@@ -39,26 +42,6 @@ ProcessResult Regionctl(const std::vector<std::string>& args,
     options.stdin_bytes = std::as_bytes(std::span(stdin_text->data(), stdin_text->size()));
   }
   return testing::RunProcess(REGIONCTL_PATH, args, options);
-}
-
-// Exit 0 and nothing on stderr but warnings (a copy-on-write build tree).
-void RequireSuccess(const ProcessResult& result) {
-  INFO("stderr: " << result.stderr_bytes);
-  REQUIRE(result.term_signal == 0);
-  REQUIRE(result.exit_code == kExitSuccess);
-  for (const std::string& line : result.StderrLines()) {
-    REQUIRE(line.rfind("regionctl: warning: ", 0) == 0);
-  }
-}
-
-// The expected exit code, nothing on stdout, one "regionctl: " line on stderr.
-void RequireFailure(const ProcessResult& result, int expected_exit_code) {
-  INFO("stderr: " << result.stderr_bytes);
-  REQUIRE(result.term_signal == 0);
-  REQUIRE(result.exit_code == expected_exit_code);
-  REQUIRE(result.stdout_bytes.empty());
-  REQUIRE(result.StderrLines().size() == 1);
-  REQUIRE(result.stderr_bytes.rfind("regionctl: ", 0) == 0);
 }
 
 nlohmann::json JsonOf(const std::vector<std::string>& args) {
