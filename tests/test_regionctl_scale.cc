@@ -31,7 +31,6 @@ using testing::RequireFailure;
 using testing::RequireSuccess;
 using testing::TempDir;
 
-constexpr int kExitSuccess = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
