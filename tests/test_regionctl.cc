@@ -155,7 +155,7 @@ TEST_CASE("regionctl create then inspect --json reports the new store's superblo
   const ProcessResult created = Regionctl({"create", path, "--size", "16MiB"});
   RequireSuccess(created);
   CHECK_THAT(created.stdout_bytes,
-             Catch::StartsWith("created " + path + ": data area 16.0 MiB, file ") &&
+             Catch::StartsWith("created '" + path + "': data area 16.0 MiB, file ") &&
                  Catch::EndsWith(" MiB\n"));
   CHECK(std::count(created.stdout_bytes.begin(), created.stdout_bytes.end(), '\n') == 1);
 
@@ -643,7 +643,7 @@ TEST_CASE("regionctl create refuses an existing path without --force and replace
 
   result = Regionctl({"create", path, "--size", "1MiB", "--force"});
   RequireSuccess(result);
-  CHECK_THAT(result.stdout_bytes, Catch::StartsWith("created " + path + ": data area 1.0 MiB"));
+  CHECK_THAT(result.stdout_bytes, Catch::StartsWith("created '" + path + "': data area 1.0 MiB"));
   const nlohmann::json replaced = InspectJson(path);
   CHECK(replaced["data_size"] == kMiB);
   CHECK(replaced["uuid"] != old_uuid);
@@ -845,7 +845,7 @@ TEST_CASE(
                  "cfg:v2:100", "--checkpoint", "\xc3\xa9tat:1MiB"});
   RequireSuccess(created);
   CHECK_THAT(created.stdout_bytes,
-             Catch::StartsWith("created " + path + ": data area 0 B, file ") &&
+             Catch::StartsWith("created '" + path + "': data area 0 B, file ") &&
                  Catch::EndsWith(" MiB\n"
                                  "  checkpoint region 'state': capacity 64.0 KiB, 3 aligned "
                                  "slots of 128.0 KiB\n"
@@ -1053,7 +1053,7 @@ TEST_CASE("regionctl verify on a clean store exits 0 and reports every region an
   ProcessResult result = Regionctl({"verify", path});
   RequireSuccess(result);
   CHECK_THAT(result.stdout_bytes,
-             Catch::StartsWith(path + ": superblock and region table valid (format 1), data area "
+             Catch::StartsWith("'" + path + "': superblock and region table valid (format 1), data area "
                                       "1.0 MiB readable (it has no checksums), 2 checkpoint regions\n"));
   CHECK_THAT(
       result.stdout_bytes,
@@ -1829,6 +1829,7 @@ TEST_CASE("regionctl export writes the newest commit atomically: import commits 
                                    {"length", 123},
                                    {"output", output},
                                    {"durable", false},
+                                   {"atomic", true},
                                    {"skipped_torn_generation", nullptr}});
   CHECK(testing::ReadWholeFile(output) == second);
   CHECK(Entries(dir) == std::vector<std::string>{"input.bin", "state.bin", "store.rs"});

@@ -81,7 +81,7 @@ TEST_CASE("regionctl create --slot-layout and NAME:CAPACITY:LAYOUT pick each reg
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t compact_stride = (4096 + 100 + page - 1) / page * page;
   const StoreInfo info = MustReadInfo(path);
-  CHECK_THAT(created.stdout_bytes, Catch::StartsWith("created " + path + ": data area 0 B, file "));
+  CHECK_THAT(created.stdout_bytes, Catch::StartsWith("created '" + path + "': data area 0 B, file "));
   CHECK_THAT(
       created.stdout_bytes,
       Catch::EndsWith(
@@ -260,7 +260,8 @@ TEST_CASE("regionctl create draws a progress bar on a terminal past 1 GiB, never
   ProcessResult result = Regionctl(create_big);
   RequireSuccess(result);
   CHECK(result.stderr_bytes.empty());
-  CHECK(result.stdout_bytes == "created " + big + ": data area 1.0 GiB, file 1.0 GiB\n");
+  CHECK(result.stdout_bytes ==
+        "created '" + big + "': data area 1.0 GiB, file 1074790400 B (~1.0 GiB)\n");
   std::filesystem::remove(big);
 
   const std::string script = "/usr/bin/script";
@@ -283,8 +284,8 @@ TEST_CASE("regionctl create draws a progress bar on a terminal past 1 GiB, never
     if (wants_bar) {
       CHECK_THAT(result.stdout_bytes,
                  Catch::StartsWith("\rcreate: [") &&
-                     Catch::Contains("] 100% (1.0 GiB of 1.0 GiB), fsync\r\033[Kcreated ") &&
-                     Catch::EndsWith(": data area 1.0 GiB, file 1.0 GiB\r\n"));
+                     Catch::Contains("] 100% (~1.0 GiB of ~1.0 GiB), fsync\r\033[Kcreated ") &&
+                     Catch::EndsWith(": data area 1.0 GiB, file 1074790400 B (~1.0 GiB)\r\n"));
     } else {
       CHECK_THAT(result.stdout_bytes,
                  !Catch::Contains("create: [") && Catch::StartsWith("created "));

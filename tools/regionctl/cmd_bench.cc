@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -310,10 +312,12 @@ std::string DescribeArm(const Arm& arm) {
   return text;
 }
 
-// The fastest arm of `size` that is (or is not) durable.
+// The fastest arm of `size` that is (or is not) durable. Only arms a
+// --durability selects: the raw pwrite arm is the floor, not a mode.
 const Arm* Fastest(const std::vector<Arm>& arms, uint64_t size, bool durable) {
   const Arm* best = nullptr;
   for (const Arm& arm : arms) {
+    if (arm.kind == ArmKind::kRawPwrite) continue;
     if (arm.size != size || IsDurable(arm) != durable) continue;
     if (best == nullptr || arm.mib_per_s > best->mib_per_s) best = &arm;
   }
@@ -486,7 +490,21 @@ void SetupBench(CLI::App& app, Status& outcome) {
                    "Seconds per arm, in 5 interleaved batches (0.005: a quick, noisy run)")
       ->type_name("S")
       ->capture_default_str()
-      ->check(CLI::Range(0.0001, 60.0));
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            // CLI::Range lets NaN through (every comparison with it is false).
+            double seconds = 0;
+            try {
+              seconds = std::stod(text);
+            } catch (const std::exception&) {
+              return "'" + text + "' is not a number of seconds";
+            }
+            if (!std::isfinite(seconds) || seconds < 0.0001 || seconds > 60.0) {
+              return "--seconds must be a number from 0.0001 to 60, not '" + text + "'";
+            }
+            return {};
+          },
+          "0.0001..60", "seconds"));
   command->callback([args, &outcome] { outcome = RunBench(*args); });
 }
 

@@ -42,6 +42,7 @@ Status RunCommit(const CommitArgs& args) {
   }
   Result<uint64_t> generation = store->Commit(args.name, input->bytes, *durability);
   if (!generation.ok()) return generation.status();
+  SetStoreChanged();
   if (args.json) {
     const nlohmann::ordered_json document = {
         {"path", args.path},

@@ -157,6 +157,7 @@ Status RunCreate(const CreateArgs& args) {
     if (Status created = Store::Create(args.path, args.data_size, options); !created.ok()) {
       return created;
     }
+    SetStoreChanged();
   }
   for (const std::string& warning : warnings) {
     std::cerr << "regionctl: warning: " << warning << '\n';
@@ -169,7 +170,7 @@ Status RunCreate(const CreateArgs& args) {
     PrintJson(args.path, *info);
     return Status::Ok();
   }
-  std::cout << "created " << args.path << ": data area " << HumanBytes(info->data_size) << ", file "
+  std::cout << "created " << QuoteName(args.path) << ": data area " << HumanBytes(info->data_size) << ", file "
             << HumanBytes(info->file_size) << '\n';
   for (const RegionEntry& region : info->regions) {
     std::cout << "  checkpoint region " << QuoteName(region.name) << ": capacity "

@@ -85,6 +85,11 @@ Status PrintDump(uint64_t first_address, std::span<const std::byte> bytes) {
 }
 
 Status RunDump(const DumpArgs& args) {
+  // The dump is the point of the command: with nowhere to print it, refuse.
+  if (StandardOutputWasClosed()) {
+    return Status::Error(StatusCode::kInvalidArgument, "dump", std::string(kStdoutName),
+                         "standard output is closed: redirect it (> FILE)");
+  }
   Result<Store> store =
       Store::Open(args.path, OpenMode::kReadOnly, {.follow_symlinks = args.follow_symlinks});
   if (!store.ok()) return store.status();
@@ -101,7 +106,7 @@ Status RunDump(const DumpArgs& args) {
       args.length_given ? args.length
                         : store->data_size() - std::min(args.offset, store->data_size());
   Result<std::span<const std::byte>> bytes = store->View(args.offset, length);
-  if (!bytes.ok()) return bytes.status();
+  if (!bytes.ok()) return bytes.status().WithOperation("dump", args.path);
   return PrintDump(args.offset, *bytes);
 }
 

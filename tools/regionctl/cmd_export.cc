@@ -21,6 +21,7 @@ struct ExportArgs {
   std::string name;
   std::string output_path;
   bool no_fsync = false;
+  bool in_place = false;
   bool json = false;
 };
 
@@ -40,14 +41,30 @@ Status RunExport(const ExportArgs& args) {
     return Status::Error(StatusCode::kInvalidArgument, "export", args.output_path,
                          "--output is the store itself; export to another file");
   }
+  // A rename would swap a FIFO, a device or a socket for a regular file
+  // (its reader would wait forever; /dev/full would stop being a device).
+  if (output.ok() && !output->is_regular && !output->is_directory && !args.in_place) {
+    return Status::Error(StatusCode::kInvalidArgument, "export", args.output_path,
+                         "exists and is not a regular file (a FIFO, a device or a socket): an "
+                         "atomic replace would put a regular file in its place; use --in-place "
+                         "to write into it as it is");
+  }
   // Load first: a region with no (valid) commit leaves FILE as it was.
   std::vector<std::byte> payload;
   Result<CheckpointMeta> loaded = LoadRegionWarningIfTorn(*store, args.name, payload);
   if (!loaded.ok()) return loaded.status();
-  if (Status s = ReplaceFileAtomically(args.output_path, payload, {.durable = !args.no_fsync});
-      !s.ok()) {
+  if (args.in_place) {
+    if (Status s = WriteOutput(args.output_path, payload, args.path,
+                               /*sync_regular_file=*/!args.no_fsync);
+        !s.ok()) {
+      return s.WithOperation("export --in-place", args.output_path);
+    }
+  } else if (Status s =
+                 ReplaceFileAtomically(args.output_path, payload, {.durable = !args.no_fsync});
+             !s.ok()) {
     return s;
   }
+  SetStoreChanged();
   if (args.json) {
     const nlohmann::ordered_json document = {
         {"path", args.path},
@@ -56,6 +73,7 @@ Status RunExport(const ExportArgs& args) {
         {"length", payload.size()},
         {"output", args.output_path},
         {"durable", !args.no_fsync},
+        {"atomic", !args.in_place},
         // Non-null when Load passed over a torn newer commit (also warned on stderr).
         {"skipped_torn_generation", loaded->skipped_torn_generation != 0
                                         ? nlohmann::ordered_json(loaded->skipped_torn_generation)
@@ -66,7 +84,10 @@ Status RunExport(const ExportArgs& args) {
   } else {
     std::cout << "exported generation " << loaded->generation << " (" << HumanBytes(payload.size())
               << ") of " << QuoteName(region->name) << " to " << QuoteName(args.output_path)
-              << (args.no_fsync ? ", not fsynced" : ", fsynced with its directory") << '\n';
+              << (args.in_place    ? " in place (not atomic)"
+                  : args.no_fsync ? ", not fsynced"
+                                  : ", fsynced with its directory")
+              << '\n';
   }
   return Status::Ok();
 }
@@ -89,7 +110,12 @@ void SetupExport(CLI::App& app, Status& outcome) {
       "FILE's directory is missing, 3 if the region's slots hold data but none is valid,\n"
       "6 if its newest commit is torn (intact header, payload does not match) and no older\n"
       "commit is intact (FILE untouched in all three). With an older intact commit, that\n"
-      "one is exported (exit 0) and a warning on stderr names the torn generation.");
+      "one is exported (exit 0) and a warning on stderr names the torn generation.\n"
+      "A FILE that exists and is not a regular file (a FIFO, a device; also through a\n"
+      "symbolic link) is refused (exit 2): the rename would replace it with a regular\n"
+      "file. --in-place writes into FILE as it is instead, not atomically: a regular\n"
+      "FILE is truncated, written and fsynced (unless --no-fsync); a reader may see it\n"
+      "part-written, and a crash can leave it so.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
   AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_option("NAME", args->name, "Name of the checkpoint region")
@@ -100,6 +126,9 @@ void SetupExport(CLI::App& app, Status& outcome) {
       ->type_name("FILE");
   command->add_flag("--no-fsync", args->no_fsync,
                     "Skip the fsync of FILE and of its directory (faster, not durable)");
+  command->add_flag("--in-place", args->in_place,
+                    "Write into FILE as it is (a FIFO, a device, or a file kept by inode), "
+                    "not atomically; needed when FILE is not a regular file");
   command->add_flag("--json", args->json, "Print one JSON object instead of a sentence");
   command->callback([args, &outcome] { outcome = RunExport(*args); });
 }

@@ -62,7 +62,7 @@ std::string FlagsWithNames(uint32_t flags) {
 
 // "16777216 (16.0 MiB)"
 std::string BytesWithHuman(uint64_t bytes) {
-  return std::to_string(bytes) + " (" + HumanBytes(bytes) + ")";
+  return std::to_string(bytes) + " (" + ApproximateUnits(bytes) + ")";
 }
 
 // The filesystem holding the store, "ext2/3/4", or "btrfs (copy-on-write)";
@@ -76,7 +76,7 @@ std::string FilesystemOf(const std::string& path) {
 void PrintTable(const std::string& path, const StoreInfo& info,
                 const std::vector<RegionView>& regions, uint64_t page_size) {
   std::vector<std::pair<std::string, std::string>> rows = {
-      {"path", path},
+      {"path", QuoteName(path)},
       {"format_version", std::to_string(info.format_version)},
       {"incompat_flags", FlagsWithNames(info.incompat_flags)},
       {"uuid", FormatUuid(info.uuid)},
@@ -137,6 +137,7 @@ void PrintJson(const std::string& path, const StoreInfo& info,
       {"page_size", page_size},
       {"created_page_size", info.created_page_size},
       {"created_unix_ns", info.created_unix_ns},
+      {"created_utc", Rfc3339Nanos(info.created_unix_ns)},
       {"data_offset", info.data_offset},
       {"data_size", info.data_size},
       {"region_table_offset", info.region_table_offset},

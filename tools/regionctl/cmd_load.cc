@@ -31,7 +31,7 @@ Status RunLoad(const LoadArgs& args) {
   std::vector<std::byte> payload;
   Result<CheckpointMeta> loaded = LoadRegionWarningIfTorn(*store, args.name, payload);
   if (!loaded.ok()) return loaded.status();
-  return WriteOutput(args.output_path, payload);
+  return WriteOutput(args.output_path, payload, args.path);
 }
 
 }  // namespace

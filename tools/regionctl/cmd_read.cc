@@ -27,8 +27,8 @@ Status RunRead(const ReadArgs& args) {
   // A view of the mapping instead of a copy: any length within the data area
   // streams out without a buffer of that size. The store validates the range.
   Result<std::span<const std::byte>> bytes = store->View(args.offset, args.length);
-  if (!bytes.ok()) return bytes.status();
-  return WriteOutput(args.output_path, *bytes);
+  if (!bytes.ok()) return bytes.status().WithOperation("read", args.path);
+  return WriteOutput(args.output_path, *bytes, args.path);
 }
 
 }  // namespace

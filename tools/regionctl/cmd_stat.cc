@@ -97,9 +97,11 @@ Status RunStat(const StatArgs& args) {
       json.Number("generation", report.has_commit ? report.generation : 0);
       if (report.has_commit) {
         json.Number("commit_unix_ns", report.commit_unix_ns);
+        json.String("commit_utc", Rfc3339Nanos(report.commit_unix_ns));
         json.Json("age_seconds", AgeSeconds(report.commit_unix_ns, now));
       } else {
         json.Null("commit_unix_ns");
+        json.Null("commit_utc");
         json.Null("age_seconds");
       }
       json.Bool("damaged", report.damaged);
@@ -111,6 +113,7 @@ Status RunStat(const StatArgs& args) {
         {"file_size", info.file_size},
         {"data_size", info.data_size},
         {"created_unix_ns", info.created_unix_ns},
+        {"created_utc", Rfc3339Nanos(info.created_unix_ns)},
         {"age_seconds", AgeSeconds(info.created_unix_ns, now)},
         {"region_count", info.regions.size()},
         {"region_capacity", capacity},
@@ -118,6 +121,8 @@ Status RunStat(const StatArgs& args) {
         {"committed_bytes", bytes},
         {"newest_commit_unix_ns",
          newest != 0 ? nlohmann::ordered_json(newest) : nlohmann::ordered_json(nullptr)},
+        {"newest_commit_utc", newest != 0 ? nlohmann::ordered_json(Rfc3339Nanos(newest))
+                                          : nlohmann::ordered_json(nullptr)},
         {"payload_checked", false},
         {"regions", nullptr},  // printed one region at a time
     };

@@ -107,7 +107,7 @@ Verdict Judge(const std::vector<RegionView>& regions) {
 }
 
 void PrintHuman(const std::string& path, const StoreRegions& store, const Verdict& verdict) {
-  std::cout << path << ": superblock and region table valid (format " << store.info.format_version
+  std::cout << QuoteName(path) << ": superblock and region table valid (format " << store.info.format_version
             << "), data area " << HumanBytes(store.info.data_size) << " readable (it has no checksums), "
             << store.regions.size() << " checkpoint region"
             << (store.regions.size() == 1 ? "" : "s") << '\n';

@@ -55,6 +55,7 @@ Status RunWrite(const WriteArgs& args) {
   }
   Status written = store->Write(args.offset, input->bytes, *durability);
   if (!written.ok()) return written;
+  SetStoreChanged();
   if (args.json) {
     PrintJsonDocument({{"path", args.path},
                {"offset", args.offset},

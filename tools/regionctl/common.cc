@@ -14,6 +14,7 @@
 #include <limits>
 #include <new>
 #include <optional>
+#include <utility>
 
 #include "regionstore/durability.h"
 
@@ -154,9 +155,70 @@ ExitCode ExitCodeFor(StatusCode code) {
 
 namespace {
 bool g_stdout_closed_by_reader = false;
+bool g_store_changed = false;
+bool g_stdin_was_closed = false;
+bool g_stdout_was_closed = false;
+
+// The device and inode behind an open descriptor, or nothing.
+std::optional<std::pair<dev_t, ino_t>> IdentityOf(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::nullopt;
+  return std::make_pair(st.st_dev, st.st_ino);
+}
+
+std::optional<std::pair<dev_t, ino_t>> IdentityOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::make_pair(st.st_dev, st.st_ino);
+}
+
+Status OutputIsTheStore(const std::string& store_path, const std::string& destination,
+                        const char* operation) {
+  const bool to_stdout = destination.empty();
+  std::string message = to_stdout ? "standard output is the store file itself (a `>>` "
+                                    "redirection?): its output would overwrite the store"
+                                  : "--output is the store itself: writing it would destroy "
+                                    "the store; write to another file";
+  message += "; nothing written";
+  return Status::Error(StatusCode::kInvalidArgument, operation,
+                       to_stdout ? store_path : destination, std::move(message));
+}
 }  // namespace
 
 void SetStdoutClosedByReader() { g_stdout_closed_by_reader = true; }
+
+void SetStoreChanged() { g_store_changed = true; }
+bool StoreChanged() { return g_store_changed; }
+
+bool OpenClosedStandardDescriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // open() takes the lowest free number: this one, since the lower ones
+    // are open by now.
+    const int opened = ::open("/dev/null", (fd == 0 ? O_RDONLY : O_WRONLY));
+    if (opened != fd) {
+      if (opened >= 0) ::close(opened);
+      return false;
+    }
+    if (fd == 0) g_stdin_was_closed = true;
+    if (fd == 1) g_stdout_was_closed = true;
+  }
+  return true;
+}
+
+bool StandardInputWasClosed() { return g_stdin_was_closed; }
+bool StandardOutputWasClosed() { return g_stdout_was_closed; }
+
+Status RefuseOutputOntoStore(const std::string& store_path, const std::string& destination,
+                             const char* operation) {
+  const auto store = IdentityOf(store_path);
+  if (!store.has_value()) return Status::Ok();
+  const auto output = destination.empty() ? IdentityOf(STDOUT_FILENO) : IdentityOf(destination);
+  if (output.has_value() && *output == *store) {
+    return OutputIsTheStore(store_path, destination, operation);
+  }
+  return Status::Ok();
+}
 
 namespace {
 constexpr auto kReplaceBadUtf8 = nlohmann::ordered_json::error_handler_t::replace;
@@ -399,8 +461,10 @@ CLI::Validator DurabilityCheck() {
           "", "durability"};
 }
 
-std::string HumanBytes(uint64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " B";
+namespace {
+// The unit form of `bytes` (at least 1024), and false if it looks like a
+// whole number of units but is not one.
+std::pair<std::string, bool> UnitForm(uint64_t bytes) {
   constexpr std::array<const char*, 6> kUnits = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double value = static_cast<double>(bytes) / 1024.0;
   size_t unit = 0;
@@ -411,7 +475,27 @@ std::string HumanBytes(uint64_t bytes) {
   }
   std::array<char, 32> text{};
   std::snprintf(text.data(), text.size(), "%.1f %s", value, kUnits[unit]);
-  return {text.data()};
+  // "39.1 KiB" is plainly rounded; "4.0 KiB" looks like a whole unit, and is
+  // misleading unless it is one (a multiple of 1024^k bytes).
+  const std::string shown = text.data();
+  const bool looks_whole = shown.find(".0 ") != std::string::npos;
+  const unsigned unit_bits = 10 * static_cast<unsigned>(unit + 1);
+  const bool whole = unit_bits < 64 && (bytes & ((uint64_t{1} << unit_bits) - 1)) == 0;
+  return {shown, !looks_whole || whole};
+}
+}  // namespace
+
+std::string HumanBytes(uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  auto [units, exact] = UnitForm(bytes);
+  if (exact) return units;
+  return std::to_string(bytes) + " B (~" + units + ")";
+}
+
+std::string ApproximateUnits(uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  auto [units, exact] = UnitForm(bytes);
+  return exact ? units : "~" + units;
 }
 
 std::string UnixNanosWithUtc(uint64_t unix_ns) {
@@ -426,6 +510,20 @@ std::string UnixNanosWithUtc(uint64_t unix_ns) {
     text += ")";
   }
   return text;
+}
+
+std::string Rfc3339Nanos(uint64_t unix_ns) {
+  const auto seconds = static_cast<std::time_t>(unix_ns / 1000000000);
+  std::tm utc{};
+  std::array<char, 48> formatted{};
+  if (::gmtime_r(&seconds, &utc) == nullptr ||
+      std::strftime(formatted.data(), formatted.size(), "%Y-%m-%dT%H:%M:%S", &utc) == 0) {
+    return {};
+  }
+  std::array<char, 16> fraction{};
+  std::snprintf(fraction.data(), fraction.size(), ".%09lluZ",
+                static_cast<unsigned long long>(unix_ns % 1000000000));
+  return std::string(formatted.data()) + fraction.data();
 }
 
 std::string QuoteName(std::string_view name) {
@@ -505,6 +603,11 @@ Result<CheckpointMeta> LoadRegionWarningIfTorn(const Store& store, const std::st
 Result<Input> ReadInput(const std::string& input_path, uint64_t limit) {
   const bool from_stdin = input_path.empty();
   const std::string name = from_stdin ? std::string(kStdinName) : input_path;
+  if (from_stdin && StandardInputWasClosed()) {
+    return Status::Error(StatusCode::kInvalidArgument, "read input", name,
+                         "standard input is closed: give the input with --input FILE, or "
+                         "redirect it (< FILE)");
+  }
   int fd = STDIN_FILENO;
   if (!from_stdin) {
     fd = ::open(input_path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -544,15 +647,35 @@ Result<Input> ReadInput(const std::string& input_path, uint64_t limit) {
   return input;
 }
 
-Status WriteOutput(const std::string& output_path, std::span<const std::byte> data) {
+Status WriteOutput(const std::string& output_path, std::span<const std::byte> data,
+                   const std::string& store_path, bool sync_regular_file) {
   const bool to_stdout = output_path.empty();
   const std::string name = to_stdout ? std::string(kStdoutName) : output_path;
+  if (to_stdout && StandardOutputWasClosed()) {
+    return Status::Error(StatusCode::kInvalidArgument, "write output", name,
+                         "standard output is closed: give the destination with --output FILE, "
+                         "or redirect it (> FILE); nothing written");
+  }
   int fd = STDOUT_FILENO;
   if (!to_stdout) {
-    fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    // No O_TRUNC yet: the descriptor is compared with the store first, so a
+    // destination that is the store (by any name) is refused untouched. A
+    // FIFO blocks here until its reader opens it, as `cat > fifo` does.
+    fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return Status::FromErrno(errno, "open output", name);
   }
   ScopedFd owned_fd(to_stdout ? -1 : fd);
+  if (const auto store = IdentityOf(store_path); store.has_value() && IdentityOf(fd) == store) {
+    return OutputIsTheStore(store_path, output_path, "write output");
+  }
+  if (!to_stdout) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return Status::FromErrno(errno, "fstat output", name);
+    if (S_ISREG(st.st_mode) && ::ftruncate(fd, 0) != 0) {
+      return Status::FromErrno(errno, "truncate output", name);
+    }
+    sync_regular_file = sync_regular_file && S_ISREG(st.st_mode);
+  }
 
   size_t written = 0;
   while (written < data.size()) {
@@ -566,6 +689,7 @@ Status WriteOutput(const std::string& output_path, std::span<const std::byte> da
     }
     written += static_cast<size_t>(put);
   }
+  if (sync_regular_file && ::fsync(fd) != 0) return Status::FromErrno(errno, "fsync output", name);
   if (!to_stdout) {
     // close() can report a deferred write error (NFS, quota); it is not retried
     // on EINTR because Linux has already released the descriptor.

@@ -56,6 +56,11 @@ enum class ExitCode : int {
   // (StatusCode::kTornCommit; with an older one they return it, exit 0, and
   // warn on stderr).
   kTornCommit = 6,
+  // The command did what it was asked, and changed the store (create, commit,
+  // import, write, unshare) or its destination (export), but its report on
+  // standard output could not be written (a full disk, a closed pipe). The
+  // change stands: a script must not retry it. stderr says what failed.
+  kChangedReportLost = 7,
 };
 
 // The exit code for a failed (or OK) library status.
@@ -99,12 +104,24 @@ CLI::Validator DurabilityCheck();
 // does by default (OpenOptions::follow_symlinks).
 void AddFollowSymlinksFlag(CLI::App* command, bool& follow_symlinks);
 
-// "100 B", "64.0 KiB", "16.0 MiB", "1.5 GiB": one decimal, binary units.
+// "100 B", "64.0 KiB", "39.1 KiB", "1.5 GiB": one decimal, binary units.
+// A size that would show as a whole number of units without being one (4095
+// bytes as "4.0 KiB") shows its exact count first: "4095 B (~4.0 KiB)".
 std::string HumanBytes(uint64_t bytes);
+
+// "4.0 KiB" or "~4.0 KiB": HumanBytes's unit form alone, marked when it
+// looks whole but is not; for places that show the exact count beside it,
+// and for progress.
+std::string ApproximateUnits(uint64_t bytes);
 
 // "1701320280123456789 (2023-11-30T04:58:00Z)": nanoseconds since the epoch
 // and the UTC time they stand for.
 std::string UnixNanosWithUtc(uint64_t unix_ns);
+
+// "2023-11-30T04:58:00.123456789Z": RFC 3339 in UTC with all nine digits,
+// for JSON beside each *_unix_ns number (which exceeds 2^53, the integers a
+// JavaScript number or jq holds exactly).
+std::string Rfc3339Nanos(uint64_t unix_ns);
 
 // `name` between single quotes, safe to print on a terminal: valid UTF-8
 // stays as it is, except control characters (C0, DEL, C1) and the
@@ -128,6 +145,31 @@ Result<RegionEntry> FindRegionEntry(const StoreInfo& info, std::string_view name
 // header passes its checks; kTornCommit: the only intact header is torn).
 Result<CheckpointMeta> LoadRegionWarningIfTorn(const Store& store, const std::string& name,
                                                std::vector<std::byte>& payload);
+
+// Called by a command once it has changed the store or its destination, so
+// that a failure to write its report afterwards exits with
+// ExitCode::kChangedReportLost rather than kFailure.
+void SetStoreChanged();
+bool StoreChanged();
+
+// Makes sure descriptors 0, 1 and 2 are open before regionctl opens anything
+// else: each closed one is opened on /dev/null, so that a store opened later
+// cannot take its number and be read as the input or written as the output.
+// Remembers which were closed (StandardInputWasClosed, ...). Returns false
+// if a closed one could not be opened (no /dev/null): nothing is safe to
+// open then.
+bool OpenClosedStandardDescriptors();
+bool StandardInputWasClosed();
+bool StandardOutputWasClosed();
+
+// kInvalidArgument (exit 2) when `destination`, a path (followed through
+// symbolic links) or, if empty, standard output, is the store file at
+// `store_path` itself (the same device and inode: also through a hard link
+// or a shell's `>>`), so that no command writes its output over the store it
+// read. OK when they differ, or when `destination` does not exist yet.
+// `operation` names the command in the message.
+Status RefuseOutputOntoStore(const std::string& store_path, const std::string& destination,
+                             const char* operation);
 
 // For viewers (dump): the reader of standard output closed the pipe (EPIPE)
 // after taking what it wanted (`| head`). main() then ends with exit 0 and no
@@ -198,15 +240,23 @@ struct Input {
 };
 
 // Reads all of the file at `input_path`, or standard input if it is empty,
-// stopping one byte past `limit`. Errors: those of open/read with the path
-// (kNotFound, kPermissionDenied, kIOError); ENOMEM as kIOError if the input
-// does not fit in memory.
+// stopping one byte past `limit`. Errors: kInvalidArgument if standard input
+// was closed when regionctl started ("standard input is closed"); those of
+// open/read with the path (kNotFound, kPermissionDenied, kIOError); ENOMEM as
+// kIOError if the input does not fit in memory.
 Result<Input> ReadInput(const std::string& input_path, uint64_t limit);
 
-// Writes all of `data` to the file at `output_path` (created or truncated,
-// mode 0644 before umask), or to standard output if it is empty. No fsync.
-// Errors: those of open/write/close with the path.
-Status WriteOutput(const std::string& output_path, std::span<const std::byte> data);
+// Writes all of `data` to the file at `output_path` (created, mode 0644
+// before umask, or truncated if it is a regular file; a FIFO or a device is
+// written as it is), or to standard output if it is empty. No fsync. The
+// destination is compared with the store at `store_path` on the descriptor
+// itself, before anything is truncated or written (RefuseOutputOntoStore).
+// With `sync_regular_file`, a regular destination is fsynced before the
+// close. Errors: kInvalidArgument (the destination is the store; standard
+// output was closed when regionctl started), those of open/write/fsync/close
+// with the path.
+Status WriteOutput(const std::string& output_path, std::span<const std::byte> data,
+                   const std::string& store_path, bool sync_regular_file = false);
 
 }  // namespace regionstore::regionctl
 

@@ -41,7 +41,9 @@ constexpr const char* kExitCodes =
     "4 busy (another writer holds the store), 6 torn commit (a region's newest commit\n"
     "header is intact but its payload does not match: a power loss interrupted that\n"
     "commit, or it was damaged after it returned; for verify also a slot header that\n"
-    "fails its checks beside a valid commit).";
+    "fails its checks beside a valid commit), 7 done but not reported (the store or\n"
+    "the export's FILE was changed as asked, but the report on standard output could\n"
+    "not be written: do not retry).";
 
 // The commands, for messages about a missing or unknown one.
 constexpr const char* kCommandList =
@@ -71,6 +73,15 @@ void PrintFailureLine(std::string_view text, std::string_view detail = {}) {
 
 int ToInt(ExitCode code) { return static_cast<int>(code); }
 
+// A check on a command's PATH: standard output must not be that file.
+CLI::Validator StandardOutputIsNotTheStore() {
+  return {[](std::string& path) -> std::string {
+            const Status refused = RefuseOutputOntoStore(path, "", "open");
+            return refused.ok() ? std::string() : refused.message();
+          },
+          "", "stdout-is-not-store"};
+}
+
 // Text written to std::cout sits in a buffer until exit: flush it now so a
 // full disk or a closed pipe is an error, not a silently truncated output.
 int FinishStandardOutput() {
@@ -79,8 +90,15 @@ int FinishStandardOutput() {
   std::cout.flush();
   if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout) {
     const int flush_errno = errno != 0 ? errno : EIO;
-    PrintFailureLine(
-        Status::FromErrno(flush_errno, "write output", std::string(kStdoutName)).ToString());
+    const Status failed = Status::FromErrno(flush_errno, "write output", std::string(kStdoutName));
+    if (StoreChanged()) {
+      // The change stands: say so, so that nobody retries it.
+      PrintFailureLine(failed.ToString(),
+                       " (the command itself succeeded and its change stands; only its report "
+                       "was lost: do not retry it)");
+      return ToInt(ExitCode::kChangedReportLost);
+    }
+    PrintFailureLine(failed.ToString());
     return ToInt(ExitCode::kFailure);
   }
   return ToInt(ExitCode::kSuccess);
@@ -133,6 +151,14 @@ int Run(int argc, char** argv) {
   SetupBench(app, outcome);
   for (CLI::App* command : app.get_subcommands({})) {
     command->footer(command->get_footer() + "\n" + kExitCodes);
+    // `regionctl inspect s.rs >> s.rs` would append the report to the store
+    // (and a writer's next open would find the wrong size): refused before
+    // the command runs. create makes a new file at PATH, so it cannot be
+    // standard output's file unless it is replaced, which is harmless.
+    if (CLI::Option* store_path = command->get_option_no_throw("PATH");
+        store_path != nullptr && command->get_name() != "create") {
+      store_path->check(StandardOutputIsNotTheStore());
+    }
   }
 
   if (argc <= 1) {
@@ -177,6 +203,13 @@ int Run(int argc, char** argv) {
 int main(int argc, char** argv) {
   using regionstore::regionctl::ExitCode;
   using regionstore::regionctl::PrintFailureLine;
+  // Before anything is opened: a closed standard descriptor would be handed
+  // to the store, which would then be read as input or written as output.
+  if (!regionstore::regionctl::OpenClosedStandardDescriptors()) {
+    PrintFailureLine("a standard descriptor (0, 1 or 2) is closed and /dev/null cannot be opened "
+                     "in its place");
+    return static_cast<int>(ExitCode::kFailure);
+  }
   // Nothing escapes main: the library reports errors as values, and anything
   // thrown anyway (allocation failure, a bug) still ends with one line.
   try {

@@ -29,7 +29,7 @@ void ProgressBar::Update(uint64_t done, uint64_t total) {
   bar.resize(kWidth, ' ');
   const std::string suffix = percent == 100 && !when_done_.empty() ? ", " + when_done_ : "";
   std::fprintf(stderr, "\r%s: [%s] %3d%% (%s of %s)%s", label_.c_str(), bar.c_str(), percent,
-               HumanBytes(done).c_str(), HumanBytes(total).c_str(), suffix.c_str());
+               ApproximateUnits(done).c_str(), ApproximateUnits(total).c_str(), suffix.c_str());
   std::fflush(stderr);
   shown_ = true;
 }

@@ -65,9 +65,11 @@ void AppendRegionJson(std::string& out, const RegionView& region, size_t depth) 
   json.Number("length", report.has_commit ? report.length : 0);
   if (report.has_commit) {
     json.Number("commit_unix_ns", report.commit_unix_ns);
+    json.String("commit_utc", Rfc3339Nanos(report.commit_unix_ns));
     json.Number("active_slot", report.active_slot);
   } else {
     json.Null("commit_unix_ns");
+    json.Null("commit_utc");
     json.Null("active_slot");
   }
   json.Bool("payload_checked", report.payload_checked);
@@ -102,10 +104,12 @@ void AppendRegionJson(std::string& out, const RegionView& region, size_t depth) 
         slot_json.Number("generation", slot.generation);
         slot_json.Number("length", slot.length);
         slot_json.Number("commit_unix_ns", slot.commit_unix_ns);
+        slot_json.String("commit_utc", Rfc3339Nanos(slot.commit_unix_ns));
       } else {
         slot_json.Null("generation");
         slot_json.Null("length");
         slot_json.Null("commit_unix_ns");
+        slot_json.Null("commit_utc");
       }
       if (slot.reason.empty()) {
         slot_json.Null("reason");
