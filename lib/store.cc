@@ -133,6 +133,20 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
                            "store it points to (remove the link, or create at its target)");
     }
     if (existing.ok()) {
+      // Replace a file, never a directory (the rename would fail only after
+      // the whole zero-fill) nor a FIFO, device or socket (the rename would
+      // put a regular file in its place: /dev/null would become a store).
+      auto kind = (*existing)->Stat();
+      if (!kind.ok()) {
+        return kind.status().WithOperation("create: fstat the file being replaced", path);
+      }
+      if (!kind->is_regular) {
+        return Status::Error(StatusCode::kInvalidArgument, "create", path,
+                             kind->is_directory
+                                 ? "is a directory; refused: only a file is replaced"
+                                 : "is not a regular file (a FIFO, a device or a socket); "
+                                   "refused: replacing it would put a regular file in its place");
+      }
       if (Status locked = (*existing)->LockExclusive(); !locked.ok()) {
         return locked.WithOperation("create: lock the store being replaced", path);
       }

@@ -192,6 +192,29 @@ TEST_CASE("regionctl export refuses a FIFO or a device in FILE's place unless --
   CHECK(FileBytes(plain) == Bytes("abc"));
 }
 
+TEST_CASE("regionctl create --force refuses a FIFO, a device or a directory before writing",
+          "[regionctl][destinations]") {
+  TempDir dir;
+  const std::string fifo = dir.File("fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  const std::string directory = dir.File("directory");
+  std::filesystem::create_directory(directory);
+  std::vector<std::string> targets = {fifo, directory};
+  const std::optional<std::string> device = MakeDevice(dir, "null", 3);
+  if (device.has_value()) targets.push_back(*device);
+  for (const std::string& target : targets) {
+    INFO(target);
+    const ProcessResult result = Regionctl({"create", target, "--size", "64KiB", "--force"});
+    RequireFailure(result, kExitUsage);
+    CHECK_THAT(result.stderr_bytes, Catch::Contains("refused"));
+  }
+  CHECK(IsFifo(fifo));
+  CHECK(std::filesystem::is_directory(directory));
+  if (device.has_value()) CHECK(IsCharacterDevice(*device));
+  // Nothing else appeared: no store, no temp.
+  CHECK(dir.List().size() == targets.size());
+}
+
 TEST_CASE("a command that changed the store but could not report it exits 7, not 1",
           "[regionctl][destinations]") {
   TempDir dir;

@@ -84,7 +84,9 @@ struct CreateOptions {
   // never replaced: Create takes that store's lock first (kBusy if held) and
   // keeps it across the rename. A symbolic link at the path is refused
   // (kInvalidArgument), dangling or not: the rename would replace the link,
-  // not the store it points to.
+  // not the store it points to. So is anything but a regular file there (a
+  // directory, a FIFO, a device, a socket: kInvalidArgument), checked before
+  // any block is written.
   bool replace_existing = false;
   // The OS seam; nullptr means Io::Default(). Not owned; must outlive the call.
   Io* io = nullptr;
