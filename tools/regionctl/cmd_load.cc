@@ -49,7 +49,10 @@ void SetupLoad(CLI::App& app, Status& outcome) {
       "data but none is valid, 4 if a writer kept replacing the slot being read, 6 if\n"
       "its newest commit is torn (intact header, payload does not match) and no older\n"
       "commit is intact. With an older intact commit, that one is written (exit 0) and a\n"
-      "warning on stderr names the torn generation.");
+      "warning on stderr names the torn generation.\n"
+      "--output FILE is truncated, then written (not atomic: a failure part-way leaves\n"
+      "it part-written); use export to replace a file atomically. An --output, or a\n"
+      "standard output, that is the store itself is refused (exit 2).");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
   AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_option("NAME", args->name, "Name of the checkpoint region")

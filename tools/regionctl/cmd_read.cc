@@ -40,7 +40,9 @@ void SetupRead(CLI::App& app, Status& outcome) {
   command->footer(
       "Example:\n"
       "  regionctl read state.rs --offset 2MiB --length 1MiB --output region.bin\n"
-      "The output is the raw bytes, nothing added. Reading takes no lock.");
+      "The output is the raw bytes, nothing added. Reading takes no lock. --output FILE\n"
+      "is truncated, then written (not atomic). An --output, or a standard output, that\n"
+      "is the store itself is refused (exit 2).");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
   AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_option("--offset", args->offset, "Data-area offset of the first byte")
