@@ -385,7 +385,7 @@ Status RunBench(const BenchArgs& args) {
   Result<FsInfo> fs = io->StatFs(args.dir);
   if (!fs.ok()) return fs.status();
   if (fs->type_name == "tmpfs" || fs->type_name == "overlayfs") {
-    std::cerr << "regionctl: warning: " << args.dir << " is on " << fs->type_name
+    std::cerr << "regionctl: warning: " << QuoteName(args.dir) << " is on " << fs->type_name
               << ": durable modes reach no disk there and their figures mean nothing; use"
                  " --dir on a disk filesystem\n";
   }
@@ -422,8 +422,8 @@ Status RunBench(const BenchArgs& args) {
 
   std::vector<Arm> arms = MakeArms();
   if (!args.json) {
-    std::printf("directory %s (%s), kernel %s\n", args.dir.c_str(), fs->type_name.c_str(),
-                kernel.c_str());
+    std::printf("directory %s (%s), kernel %s\n", QuoteName(args.dir).c_str(),
+                fs->type_name.c_str(), kernel.c_str());
     std::printf(
         "lab: %s store, %s updates at data offset %s; commits to a %s checkpoint region\n"
         "running %zu arms, %d batches each, about %.1f s ...\n\n",
