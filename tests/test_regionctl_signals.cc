@@ -117,16 +117,21 @@ TEST_CASE("regionctl create killed by SIGINT, SIGTERM or SIGHUP leaves no file a
       INFO((named ? "named temp" : "nameless temp") << ", signal " << signal_number);
       const std::string store = directory + "/big.rs";
       const std::string size_text = std::to_string(size);
+      // What a failed round left would be found as this round's temp.
+      for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+        std::filesystem::remove(entry.path());
+      }
       const pid_t pid = ::fork();
       REQUIRE(pid >= 0);
       if (pid == 0) {
+        // Catch2's handlers must not run in the child; the signals the test
+        // runner may have ignored must reach the tool.
+        for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
         const int null_fd = ::open("/dev/null", O_RDWR);
         ::dup2(null_fd, STDIN_FILENO);
         ::dup2(null_fd, STDOUT_FILENO);
         ::dup2(null_fd, STDERR_FILENO);
         if (named && !RefuseTmpfile()) ::_exit(125);
-        // Signals the test runner may have ignored must reach the tool.
-        for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
         ::execl(REGIONCTL_PATH, REGIONCTL_PATH, "create", "--size", size_text.c_str(),
                 store.c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
