@@ -15,7 +15,8 @@ namespace {
 Result<std::string> HiddenNameBeside(Io& io, const std::string& path,
                                      const std::string& operation) {
   std::array<std::byte, 8> suffix{};
-  if (Status s = io.FillRandom(suffix); !s.ok()) return s.WithOperation(operation + ": random", path);
+  if (Status s = io.FillRandom(suffix); !s.ok())
+    return s.WithOperation(operation + ": random", path);
   // Built by appending: GCC 12 warns falsely (-Wrestrict) on "." + std::string at -O2.
   // At most 255 bytes (NAME_MAX): a long destination name is cut short here.
   std::string base = std::filesystem::path(path).filename().string();
@@ -114,8 +115,7 @@ Status DiscardTemp(Io& io, TempFile& temp, const Status& failure) {
   // Report the first failure, and say what is left behind.
   return Status::Error(failure.code(), failure.operation(), failure.path(),
                        failure.message() + (failure.message().empty() ? "" : "; ") +
-                           "could not remove the temp file '" + path +
-                           "': " + removed.ToString(),
+                           "could not remove the temp file '" + path + "': " + removed.ToString(),
                        failure.sys_errno());
 }
 

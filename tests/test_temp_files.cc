@@ -166,12 +166,24 @@ TEST_CASE("Each refusal of O_TMPFILE or of its link falls back, and the results 
            Case{"O_TMPFILE: EISDIR (old kernel)", {.tmpfile_errno = EISDIR}, 4, 4, 0, 0},
            Case{"O_TMPFILE: EINVAL", {.tmpfile_errno = EINVAL}, 4, 4, 0, 0},
            Case{"/proc link: ENOENT (no /proc), AT_EMPTY_PATH works",
-                {.proc_link_errno = ENOENT}, 4, 0, 4, 8},
+                {.proc_link_errno = ENOENT},
+                4,
+                0,
+                4,
+                8},
            Case{"/proc link: EPERM, AT_EMPTY_PATH works", {.proc_link_errno = EPERM}, 4, 0, 4, 8},
            Case{"/proc link: ENOENT, AT_EMPTY_PATH: ENOENT (no CAP_DAC_READ_SEARCH)",
-                {.proc_link_errno = ENOENT, .empty_link_errno = ENOENT}, 4, 4, 4, 4},
+                {.proc_link_errno = ENOENT, .empty_link_errno = ENOENT},
+                4,
+                4,
+                4,
+                4},
            Case{"/proc link: EPERM, AT_EMPTY_PATH: EPERM",
-                {.proc_link_errno = EPERM, .empty_link_errno = EPERM}, 4, 4, 4, 4},
+                {.proc_link_errno = EPERM, .empty_link_errno = EPERM},
+                4,
+                4,
+                4,
+                4},
        }) {
     SECTION(c.name) {
       TempDir dir;
@@ -292,8 +304,7 @@ TEST_CASE("An unprivileged process gets nameless temps too", "[temp_files][multi
       if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) {
         return "could not drop privileges";
       }
-      FakeTempSyscalls fake(fallback ? Faults{.proc_link_errno = ENOENT,
-                                              .empty_link_errno = ENOENT}
+      FakeTempSyscalls fake(fallback ? Faults{.proc_link_errno = ENOENT, .empty_link_errno = ENOENT}
                                      : Faults{});
       std::string failure = ExerciseTemps(work);
       if (!failure.empty()) return failure;
@@ -367,8 +378,7 @@ TEST_CASE("Exports killed with SIGKILL 100 times leave (almost) no temp",
   REQUIRE(std::filesystem::create_directory(nameless));
   REQUIRE(std::filesystem::create_directory(named));
   const int left_nameless = HiddenLeftAfterKilledExports(nameless, {});
-  const int left_named =
-      HiddenLeftAfterKilledExports(named, {.tmpfile_errno = EOPNOTSUPP});
+  const int left_named = HiddenLeftAfterKilledExports(named, {.tmpfile_errno = EOPNOTSUPP});
   WARN("hidden temps left after 100 killed exports: " << left_nameless << " with O_TMPFILE, "
                                                       << left_named << " with named temps");
   // Only the instant between the link onto a hidden name and the rename

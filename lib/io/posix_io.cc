@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "posix_syscalls.h"
-#include "signal_safe.h"
 #include "regionstore/io.h"
+#include "signal_safe.h"
 
 static_assert(sizeof(off_t) == 8, "regionstore needs a 64-bit off_t");
 
@@ -584,15 +584,15 @@ class PosixIo final : public Io {
     // cannot see (a security module refusing the link itself) surfaces as
     // an error of Link, and the file, nameless, goes with its descriptor.
     const std::string probe = directory + "/.";
-    for (PosixFile::LinkRoute route : {PosixFile::LinkRoute::kProcFd,
-                                       PosixFile::LinkRoute::kEmptyPath}) {
+    for (PosixFile::LinkRoute route :
+         {PosixFile::LinkRoute::kProcFd, PosixFile::LinkRoute::kEmptyPath}) {
       int rc;
       do {
         rc = file->LinkVia(route, probe.c_str());
       } while (rc != 0 && errno == EINTR);
       if (rc != 0 && errno == EEXIST) {
-        return std::unique_ptr<File>(std::make_unique<PosixFile>(
-            ReleaseDescriptor(std::move(*opened)), directory, route));
+        return std::unique_ptr<File>(
+            std::make_unique<PosixFile>(ReleaseDescriptor(std::move(*opened)), directory, route));
       }
     }
     return Status::FromErrno(EOPNOTSUPP, "create temp file", directory,
