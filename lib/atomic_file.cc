@@ -34,11 +34,7 @@ Status ReplaceFileAtomically(const std::string& path, std::span<const std::byte>
     if (options.durable) {
       if (Status s = temp->file->Sync(); !s.ok()) return s.WithOperation("replace: fsync", path);
     }
-    temp->file.reset();  // close before publishing
-    if (Status s = io.Rename(temp->path, path, /*replace=*/true); !s.ok()) {
-      return s.WithOperation("replace: rename", path);
-    }
-    return Status::Ok();
+    return internal::PublishTemp(io, *temp, path, /*replace=*/true, "replace");
   };
   if (Status s = build(); !s.ok()) return internal::DiscardTemp(io, *temp, s);
   if (options.durable) {

@@ -183,8 +183,8 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
                                   "stop a full disk from turning a mapped write into SIGBUS");
     }
   }
-  // A hidden name in the same directory, so the rename stays on one
-  // filesystem.
+  // In the same directory, so the publish stays on one filesystem; nameless
+  // where the filesystem allows it, so that no kill leaves it behind.
   auto temp = internal::CreateTempBeside(io, path, "create");
   if (!temp.ok()) return temp.status();
 
@@ -224,13 +224,13 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
       return s.WithOperation("create: write superblock", path);
     }
     if (Status s = file.Sync(); !s.ok()) return s.WithOperation("create: fsync", path);
-    temp->file.reset();  // close before publishing
-    if (Status s = io.Rename(temp->path, path, options.replace_existing); !s.ok()) {
+    if (Status s = internal::PublishTemp(io, *temp, path, options.replace_existing, "create");
+        !s.ok()) {
       if (s.code() == StatusCode::kAlreadyExists) {
-        return Status::Error(StatusCode::kAlreadyExists, "create: rename", path,
+        return Status::Error(StatusCode::kAlreadyExists, s.operation(), path,
                              "a file appeared at this path (replace it explicitly)");
       }
-      return s.WithOperation("create: rename", path);
+      return s;
     }
     return Status::Ok();
   };

@@ -1,7 +1,12 @@
 // Temp files beside their destination, for publish-by-rename: Store::Create
-// and ReplaceFileAtomically build the new file under a hidden random name in
-// the destination's directory (so the rename stays on one filesystem), then
-// rename it over the destination; on any failure the temp goes.
+// and ReplaceFileAtomically build the new file in the destination's
+// directory (so the final link or rename stays on one filesystem), then
+// publish it onto the destination; on any failure the temp goes.
+//
+// Where the Io can (Io::CreateAnonymous: O_TMPFILE, and a way to link it),
+// the temp has no name while it is built, so no kill of the process can
+// leave it behind. Otherwise it is a hidden named file, recorded in the
+// signal-safe registry (temp_registry.h) until it is published or removed.
 #ifndef REGIONSTORE_LIB_TEMP_FILE_H_
 #define REGIONSTORE_LIB_TEMP_FILE_H_
 
@@ -17,16 +22,37 @@ namespace regionstore::internal {
 std::string DirectoryOf(const std::string& path);
 
 struct TempFile {
+  // The temp's name, while it has one: always for a named temp; for an
+  // anonymous one only between its link onto a hidden name and the rename
+  // of a replace. Empty: nothing to remove.
   std::string path;
   std::unique_ptr<File> file;
+  bool anonymous = false;
+  // Its slot in the signal-safe registry while `path` names it (-1: none).
+  int registry_slot = -1;
 };
 
-// Creates ".<name of path>.tmp-<16 random hex digits>" in path's directory,
+// Creates the temp for `path` in path's directory: anonymous if the Io can
+// make one there, else ".<name of path>.tmp-<16 random hex digits>",
 // exclusively (O_EXCL, mode 0600): an unpredictable name that never opens
 // something planted there. `operation` prefixes the errors, which name
 // `path`: those of FillRandom and CreateExclusive (kNotFound when the
-// directory is missing, kPermissionDenied).
+// directory is missing, kPermissionDenied). Any failure of CreateAnonymous
+// means "use a named temp": if the directory itself is the problem, the
+// named attempt reports it.
 Result<TempFile> CreateTempBeside(Io& io, const std::string& path, const std::string& operation);
+
+// Puts the complete, synced temp at `path` and closes it. Without `replace`
+// it never replaces an existing file (kAlreadyExists): an anonymous temp is
+// linked onto `path`, a named one renamed with Io::Rename(replace=false).
+// With `replace`, a named temp is renamed over `path`; an anonymous one is
+// first linked onto a new hidden name beside it, then renamed over `path`
+// (a SIGKILL between the two leaves that name, the only window where one
+// can be left). Errors have the operation "<operation>: link" or
+// "<operation>: rename" and name `path`; the temp is then still the
+// caller's to DiscardTemp.
+Status PublishTemp(Io& io, TempFile& temp, const std::string& path, bool replace,
+                   const std::string& operation);
 
 // Closes and removes the temp after `failure`, and returns `failure`; if the
 // temp cannot be removed, the message also says so and names it.

@@ -26,15 +26,19 @@ struct ReplaceOptions {
 };
 
 // Creates or replaces the file at `path` with exactly `data`:
-//   1. a temp file in path's directory (hidden, random name, O_EXCL, mode
-//      0600, so the rename stays on one filesystem and never opens a file
-//      planted at a guessable name);
-//   2. write all of `data`; 3. fsync; 4. rename over `path`;
+//   1. a temp file in path's directory, mode 0600, so the publish stays on
+//      one filesystem: nameless (O_TMPFILE) where the Io, kernel and
+//      filesystem allow it, else a hidden random name made with O_EXCL
+//      (never opens a file planted at a guessable name);
+//   2. write all of `data`; 3. fsync; 4. rename over `path` (a nameless temp
+//      is first linked onto a hidden random name, then renamed);
 //   5. fsync of the directory, so the rename itself is durable.
 // A reader that opens `path` at any moment, even while a crash or a SIGKILL
 // interrupts this, finds the old file or the new one, complete. On a failure
-// before the rename the temp file is removed and `path` is untouched (a
-// SIGKILL can leave the temp behind; it is never reused). One failure comes
+// before the rename the temp file is removed and `path` is untouched. A
+// SIGKILL leaves a nameless temp behind only if it lands between its link
+// and the rename; it leaves a named temp (never reused); a signal handler
+// can remove named temps with RemoveLiveTempFiles (temp_files.h). One failure comes
 // after it: if the directory fsync fails, the new file is in place but its
 // name may not survive a power loss (the message says so). The new file has
 // mode 0600 whatever the old one had. If `path` is a symbolic link, the link

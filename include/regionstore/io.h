@@ -156,6 +156,12 @@ class REGIONSTORE_EXPORT File {
   // Maps [0, length) of the file MAP_SHARED, read-write or read-only, from
   // this descriptor (never by reopening the path).
   virtual Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) = 0;
+  // Gives a file made by Io::CreateAnonymous the name `path` (linkat); never
+  // replaces: kAlreadyExists if `path` exists. On any failure the file stays
+  // nameless. The default fails with kIOError (EOPNOTSUPP): only a file from
+  // CreateAnonymous can be linked. Errors: kAlreadyExists, kNotFound,
+  // kPermissionDenied, kNoSpace, kIOError.
+  virtual Status Link(const std::string& path);
 
  protected:
   File() = default;
@@ -206,6 +212,19 @@ class REGIONSTORE_EXPORT Io {
   virtual uint64_t PageSize() = 0;
   // CLOCK_REALTIME in nanoseconds since the Unix epoch.
   virtual uint64_t NowUnixNanos() = 0;
+  // A nameless file in `directory` (open(O_TMPFILE | O_RDWR | O_CLOEXEC),
+  // mode 0600): it cannot outlive its last descriptor until File::Link names
+  // it. The POSIX implementation also checks, before returning, that Link
+  // will be able to name it (through /proc/self/fd, or linkat AT_EMPTY_PATH
+  // where the caller may use it), so a caller that falls back to a named
+  // temp does so before writing anything. The returned file's path() is
+  // `directory`. The default fails with kIOError (EOPNOTSUPP), so an Io
+  // written before this existed (or one that must see every file by name,
+  // like a crash simulator) gets named temp files through CreateExclusive.
+  // Errors: kIOError with EOPNOTSUPP (the filesystem has no O_TMPFILE, or
+  // the file could not be linked later), EISDIR or EINVAL (a kernel without
+  // O_TMPFILE); kNotFound, kPermissionDenied, kNoSpace.
+  virtual Result<std::unique_ptr<File>> CreateAnonymous(const std::string& directory);
 
  protected:
   Io() = default;

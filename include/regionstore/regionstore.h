@@ -9,6 +9,7 @@
 #include "regionstore/status.h"      // IWYU pragma: export
 #include "regionstore/store.h"       // IWYU pragma: export
 #include "regionstore/store_info.h"  // IWYU pragma: export
+#include "regionstore/temp_files.h"  // IWYU pragma: export
 #include "regionstore/version.h"     // IWYU pragma: export
 
 #endif  // REGIONSTORE_REGIONSTORE_H_

@@ -120,13 +120,20 @@ struct OpenOptions {
 class REGIONSTORE_EXPORT Store {
  public:
   // Creates a store whose data area holds `data_size` bytes (zero allowed), as
-  // a publish: a temp file in the same directory (O_EXCL, 0600), every block
-  // reserved with posix_fallocate and zero-filled, the superblock written,
-  // fsync, renamed onto `path` (no-clobber unless replace_existing), fsync of
-  // the directory. On failure no temp file is left (if removing it fails too,
-  // the message names it) and the error's operation names the step
-  // ("create: fallocate", "create: rename", ...). One exception: if only the
-  // final directory fsync fails, the complete store is already at `path`
+  // a publish: a temp file in the same directory, mode 0600 (nameless,
+  // O_TMPFILE, where the Io, kernel and filesystem allow it, so that no kill
+  // leaves it behind; else a hidden random name made with O_EXCL), every
+  // block reserved with posix_fallocate and zero-filled, the superblock
+  // written, fsync, published at `path` (without replace_existing, never
+  // over an existing file: a nameless temp is linked there, a named one
+  // renamed with RENAME_NOREPLACE; with it, renamed over it, a nameless
+  // temp after a link onto a hidden name), fsync of the directory. A SIGKILL
+  // can leave a named temp behind (see temp_files.h for signals), a
+  // nameless one only between that link and the rename of a replace.
+  // On failure no temp file is left (if removing it fails too, the message
+  // names it) and the error's operation names the step ("create: fallocate",
+  // "create: link", "create: rename", ...). One exception: if only the final
+  // directory fsync fails, the complete store is already at `path`
   // (its name may not survive a power loss) and a retry gets kAlreadyExists.
   // Errors: kInvalidArgument (size too large; a bad, duplicate or
   // zero-capacity checkpoint region; replace_existing and `path` is a

@@ -29,12 +29,16 @@
 
 #include "posix_syscalls.h"
 #include "regionstore/io.h"
+#include "signal_safe.h"
 
 static_assert(sizeof(off_t) == 8, "regionstore needs a 64-bit off_t");
 
 namespace regionstore {
 namespace internal {
 namespace {
+
+// libc's open is variadic; the table wants a plain signature.
+int OpenWithMode(const char* path, int flags, mode_t mode) { return ::open(path, flags, mode); }
 
 constexpr PosixSyscalls kRealSyscalls = {
     .pread = ::pread,
@@ -48,6 +52,8 @@ constexpr PosixSyscalls kRealSyscalls = {
     .posix_fallocate = ::posix_fallocate,
     .flock = ::flock,
     .madvise = ::madvise,
+    .open = OpenWithMode,
+    .linkat = ::linkat,
 };
 
 // Constant-initialized, so it holds the real functions before any static
@@ -62,6 +68,15 @@ PosixSyscalls RealSyscalls() { return kRealSyscalls; }
 
 PosixSyscalls InstallSyscalls(const PosixSyscalls& table) {
   return std::exchange(installed_syscalls, table);
+}
+
+int UnlinkForSignal(const char* path) noexcept {
+  // unlink and errno access are async-signal-safe; errno is put back so the
+  // interrupted code sees the value it had.
+  const int saved = errno;
+  const int rc = ::unlink(path);
+  errno = saved;
+  return rc;
 }
 
 }  // namespace internal
@@ -139,11 +154,15 @@ class PosixMapping final : public Mapping {
 
 class PosixFile final : public File {
  public:
-  PosixFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  // How Link names a file made by CreateAnonymous: the route its probe found.
+  enum class LinkRoute : uint8_t { kNone, kProcFd, kEmptyPath };
+
+  PosixFile(int fd, std::string path, LinkRoute link_route = LinkRoute::kNone)
+      : fd_(fd), path_(std::move(path)), link_route_(link_route) {}
   ~PosixFile() override {
     // close() errors cannot be acted on here; nothing is buffered in user
     // space, and durability comes only from explicit syncs.
-    ::close(fd_);
+    if (fd_ >= 0) ::close(fd_);
   }
 
   const std::string& path() const override { return path_; }
@@ -284,6 +303,35 @@ class PosixFile final : public File {
 
   Result<FileStat> Stat() override { return StatNoTimes(fd_, "", AT_EMPTY_PATH, "fstat", path_); }
 
+  // Gives up the descriptor: the destructor then closes nothing.
+  int ReleaseFd() { return std::exchange(fd_, -1); }
+
+  Status Link(const std::string& path) override {
+    if (link_route_ == LinkRoute::kNone) {
+      return Status::FromErrno(EOPNOTSUPP, "link", path, "not a file from CreateAnonymous");
+    }
+    int rc;
+    do {
+      rc = LinkVia(link_route_, path.c_str());
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) return Status::FromErrno(SavedErrno(), "link", path);
+    return Status::Ok();
+  }
+
+  // linkat of this descriptor onto `new_path` by `route`; -1 and errno.
+  // linkat never replaces an existing name (EEXIST).
+  int LinkVia(LinkRoute route, const char* new_path) const {
+    if (route == LinkRoute::kProcFd) {
+      // Any process may link a file it can open through /proc/self/fd (the
+      // magic link is followed), whereas AT_EMPTY_PATH needed
+      // CAP_DAC_READ_SEARCH before Linux 6.10.
+      char proc_path[32];
+      std::snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", fd_);
+      return Syscalls().linkat(AT_FDCWD, proc_path, AT_FDCWD, new_path, AT_SYMLINK_FOLLOW);
+    }
+    return Syscalls().linkat(fd_, "", AT_FDCWD, new_path, AT_EMPTY_PATH);
+  }
+
   Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
     if (length == 0 || length > std::numeric_limits<size_t>::max()) {
       return Status::Error(StatusCode::kInvalidArgument, "mmap", path_,
@@ -348,6 +396,7 @@ class PosixFile final : public File {
 
   int fd_;
   std::string path_;
+  LinkRoute link_route_;
 };
 
 class PosixIo final : public Io {
@@ -518,6 +567,39 @@ class PosixIo final : public Io {
     return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
   }
 
+  Result<std::unique_ptr<File>> CreateAnonymous(const std::string& directory) override {
+    // A filesystem without O_TMPFILE says EOPNOTSUPP; a kernel before 3.11
+    // does not know the flag and sees O_DIRECTORY | O_RDWR (EISDIR), or
+    // refuses the combination (EINVAL). The caller falls back on any error.
+    auto opened = OpenWith(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600, "create temp file");
+    if (!opened.ok()) return opened.status();
+    auto* file = static_cast<PosixFile*>(opened->get());
+    // Find a route Link can take before anything is written, so that a
+    // refusal costs a fallback, not gigabytes written into a file that can
+    // never be named. The probe links onto "<directory>/.": linkat resolves
+    // the old path (where a missing /proc fails with ENOENT, and
+    // AT_EMPTY_PATH without CAP_DAC_READ_SEARCH before 6.10 fails with
+    // ENOENT too) before it looks at the new one, and a "." there always
+    // ends the call with EEXIST without creating anything. What the probe
+    // cannot see (a security module refusing the link itself) surfaces as
+    // an error of Link, and the file, nameless, goes with its descriptor.
+    const std::string probe = directory + "/.";
+    for (PosixFile::LinkRoute route :
+         {PosixFile::LinkRoute::kProcFd, PosixFile::LinkRoute::kEmptyPath}) {
+      int rc;
+      do {
+        rc = file->LinkVia(route, probe.c_str());
+      } while (rc != 0 && errno == EINTR);
+      if (rc != 0 && errno == EEXIST) {
+        return std::unique_ptr<File>(
+            std::make_unique<PosixFile>(ReleaseDescriptor(std::move(*opened)), directory, route));
+      }
+    }
+    return Status::FromErrno(EOPNOTSUPP, "create temp file", directory,
+                             "an O_TMPFILE file here could not be linked (no /proc, and "
+                             "linkat AT_EMPTY_PATH refused)");
+  }
+
  private:
   // lstat: is the last component of `path` itself a symbolic link?
   static bool IsSymlink(const std::string& path) {
@@ -529,10 +611,28 @@ class PosixIo final : public Io {
                                                 const char* operation) {
     int fd;
     do {
-      fd = ::open(path.c_str(), flags, mode);
+      fd = Syscalls().open(path.c_str(), flags, mode);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) return Status::FromErrno(SavedErrno(), operation, path);
+    // A process that closed its standard streams gets a store on 0, 1 or 2
+    // from open; a later printf or a child's stderr would then write into
+    // it. Move such a descriptor above them (as SQLite's robust_open does).
+    if (fd <= STDERR_FILENO) {
+      const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+      const int error = errno;
+      ::close(fd);
+      if (moved < 0) {
+        return Status::FromErrno(error, operation, path, "could not move the descriptor above 2");
+      }
+      fd = moved;
+    }
     return std::unique_ptr<File>(std::make_unique<PosixFile>(fd, path));
+  }
+
+  // Takes the descriptor out of a PosixFile made by OpenWith, so that it can
+  // be wrapped again with a link route.
+  static int ReleaseDescriptor(std::unique_ptr<File> file) {
+    return static_cast<PosixFile*>(file.get())->ReleaseFd();
   }
 };
 
@@ -541,6 +641,15 @@ class PosixIo final : public Io {
 Result<FsInfo> Io::StatFs(const std::string& path) { return Default()->StatFs(path); }
 
 Result<std::array<std::byte, 16>> Io::BootId() { return Default()->BootId(); }
+
+Result<std::unique_ptr<File>> Io::CreateAnonymous(const std::string& directory) {
+  return Status::FromErrno(EOPNOTSUPP, "create temp file", directory,
+                           "this Io makes no anonymous files");
+}
+
+Status File::Link(const std::string& path) {
+  return Status::FromErrno(EOPNOTSUPP, "link", path, "this File cannot be linked");
+}
 
 Status File::WriteGatherAt(uint64_t offset, std::span<const std::span<const std::byte>> parts,
                            bool data_sync) {

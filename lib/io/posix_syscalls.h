@@ -1,4 +1,5 @@
-// The system calls the POSIX Io makes on an open file or mapping, as a table
+// The system calls the POSIX Io makes on an open file or mapping (and the
+// opens and links of temp files), as a table
 // of function pointers, after SQLite's os_unix.c: a test replaces an entry
 // to make the production code meet EIO, EINTR, EOPNOTSUPP or a short count,
 // and what runs is the real fallback code, not an emulation of it.
@@ -30,6 +31,11 @@ struct PosixSyscalls {
   int (*posix_fallocate)(int fd, off_t offset, off_t length);
   int (*flock)(int fd, int operation);
   int (*madvise)(void* addr, size_t length, int advice);
+  // open(2) with an explicit mode (libc's is variadic): every open of the
+  // POSIX Io, O_TMPFILE included.
+  int (*open)(const char* path, int flags, mode_t mode);
+  int (*linkat)(int old_dir_fd, const char* old_path, int new_dir_fd, const char* new_path,
+                int flags);
 };
 
 // The table every PosixFile and PosixMapping call goes through; at start

@@ -43,6 +43,9 @@ class ForwardingIo : public Io {
   Result<std::array<std::byte, 16>> BootId() override { return base_->BootId(); }
   uint64_t PageSize() override { return base_->PageSize(); }
   uint64_t NowUnixNanos() override { return base_->NowUnixNanos(); }
+  Result<std::unique_ptr<File>> CreateAnonymous(const std::string& directory) override {
+    return base_->CreateAnonymous(directory);
+  }
 
  protected:
   Io* base() const { return base_; }
@@ -105,6 +108,7 @@ class ForwardingFile : public File {
   Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
     return base_->Map(length, writable);
   }
+  Status Link(const std::string& path) override { return base_->Link(path); }
 
  protected:
   File& base() const { return *base_; }

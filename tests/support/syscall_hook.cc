@@ -120,6 +120,17 @@ int HookMadvise(void* addr, size_t length, int advice) {
                     [&] { return Active().real().madvise(addr, length, advice); });
 }
 
+// Not recorded: the temp-file tests replace these themselves
+// (tests/test_temp_files.cc); here they reach the table the hook replaced.
+int PassOpen(const char* path, int flags, mode_t mode) {
+  return Active().real().open(path, flags, mode);
+}
+
+int PassLinkat(int old_dir_fd, const char* old_path, int new_dir_fd, const char* new_path,
+               int flags) {
+  return Active().real().linkat(old_dir_fd, old_path, new_dir_fd, new_path, flags);
+}
+
 constexpr internal::PosixSyscalls kHookedSyscalls = {
     .pread = HookPread,
     .pwrite = HookPwrite,
@@ -132,6 +143,8 @@ constexpr internal::PosixSyscalls kHookedSyscalls = {
     .posix_fallocate = HookPosixFallocate,
     .flock = HookFlock,
     .madvise = HookMadvise,
+    .open = PassOpen,
+    .linkat = PassLinkat,
 };
 
 bool TransfersBytes(Syscall call) {

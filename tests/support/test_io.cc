@@ -36,6 +36,10 @@ const char* OpName(Op op) {
       return "msync";
     case Op::kStartWriteback:
       return "sync_file_range";
+    case Op::kCreateAnonymous:
+      return "create temp file";
+    case Op::kLink:
+      return "link";
   }
   return "?";
 }
@@ -116,6 +120,10 @@ class TestFile final : public ForwardingFile {
   Status LockExclusive() override {
     if (Status s = io_.Enter(Op::kLock, path()); !s.ok()) return s;
     return base().LockExclusive();
+  }
+  Status Link(const std::string& path) override {
+    if (Status s = io_.Enter(Op::kLink, path); !s.ok()) return s;
+    return base().Link(path);
   }
   Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
     if (Status s = io_.Enter(Op::kMap, path()); !s.ok()) return s;
@@ -277,6 +285,14 @@ Result<std::unique_ptr<File>> TestIo::Open(const std::string& path, bool writabl
 Result<std::unique_ptr<File>> TestIo::CreateExclusive(const std::string& path) {
   if (Status s = Enter(Op::kCreateExclusive, path); !s.ok()) return s;
   auto file = base()->CreateExclusive(path);
+  if (!file.ok()) return file.status();
+  return std::unique_ptr<File>(std::make_unique<TestFile>(*this, std::move(*file)));
+}
+
+Result<std::unique_ptr<File>> TestIo::CreateAnonymous(const std::string& directory) {
+  if (!allow_anonymous_) return Io::CreateAnonymous(directory);
+  if (Status s = Enter(Op::kCreateAnonymous, directory); !s.ok()) return s;
+  auto file = base()->CreateAnonymous(directory);
   if (!file.ok()) return file.status();
   return std::unique_ptr<File>(std::make_unique<TestFile>(*this, std::move(*file)));
 }

@@ -44,6 +44,9 @@ enum class Op {
   // File::StartWriteback. A fault injected here drops the hint (it returns
   // nothing to report it with).
   kStartWriteback,
+  // Io::CreateAnonymous (only once AllowAnonymous(true)) and File::Link.
+  kCreateAnonymous,
+  kLink,
 };
 
 struct MsyncCall {
@@ -96,6 +99,12 @@ class TestIo final : public ForwardingIo {
   // called (so that a test knows a temp file's name in advance).
   Status FillRandom(std::span<std::byte> out) override;
   void FixRandom(std::byte value) { fixed_random_ = value; }
+  // Nameless temps (O_TMPFILE) from the wrapped Io, counted as
+  // kCreateAnonymous, once AllowAnonymous(true) was called. By default a
+  // TestIo makes none, so the store's temps are named files made through
+  // CreateExclusive, the sequence the older fault tests count and fail.
+  Result<std::unique_ptr<File>> CreateAnonymous(const std::string& directory) override;
+  void AllowAnonymous(bool allow) { allow_anonymous_ = allow; }
   // The real statfs, unless FakeFilesystem() was called.
   Result<FsInfo> StatFs(const std::string& path) override;
   // Makes StatFs report `info` from now on.
@@ -143,6 +152,7 @@ class TestIo final : public ForwardingIo {
   uint64_t bytes_written_ = 0;
   std::optional<std::array<std::byte, 16>> boot_id_;
   std::optional<std::byte> fixed_random_;
+  bool allow_anonymous_ = false;
   std::optional<FsInfo> fake_filesystem_;
   std::function<void()> open_hook_;
   std::function<void(Op)> enter_hook_;

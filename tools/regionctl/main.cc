@@ -27,6 +27,7 @@
 #include "cmd_write.h"
 #include "common.h"
 #include "regionstore/status.h"
+#include "signals.h"
 
 #ifndef REGIONCTL_VERSION
 #define REGIONCTL_VERSION "0.1.0"
@@ -115,6 +116,7 @@ int Run(int argc, char** argv) {
   // A reader that closes the pipe early makes write() fail with EPIPE, which
   // is reported like any other output error instead of killing the process.
   std::signal(SIGPIPE, SIG_IGN);
+  RemoveTempFilesOnTerminatingSignals();  // SIGINT/SIGTERM/SIGHUP: no named temp left
 
   // The subcommand callbacks leave their result here; it outlives app.parse().
   Status outcome;

@@ -1,0 +1,49 @@
+#include "signals.h"
+
+#include <signal.h>
+
+#include <initializer_list>
+
+#include "regionstore/temp_files.h"
+
+namespace regionstore::regionctl {
+namespace {
+
+void RemoveTempsThenDie(int signal_number) {
+  // Only async-signal-safe calls here: the registry's removal, sigaction,
+  // sigprocmask, raise.
+  static_cast<void>(RemoveLiveTempFiles());
+  struct sigaction fallback {};
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  sigaction(signal_number, &fallback, nullptr);
+  // The signal is blocked while its handler runs: unblock it, so the raise
+  // below is delivered (and kills) at once, not after the handler returns.
+  sigset_t this_one;
+  sigemptyset(&this_one);
+  sigaddset(&this_one, signal_number);
+  sigprocmask(SIG_UNBLOCK, &this_one, nullptr);
+  raise(signal_number);
+}
+
+}  // namespace
+
+void RemoveTempFilesOnTerminatingSignals() {
+  struct sigaction action {};
+  action.sa_handler = RemoveTempsThenDie;
+  // While one of them is handled the other two wait, so the removal runs
+  // once and is not interrupted by itself.
+  sigemptyset(&action.sa_mask);
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&action.sa_mask, signal_number);
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    // A signal the parent made us ignore (nohup, a shell's background job
+    // and SIGINT) stays ignored.
+    struct sigaction previous {};
+    if (sigaction(signal_number, nullptr, &previous) == 0 && previous.sa_handler == SIG_IGN) {
+      continue;
+    }
+    sigaction(signal_number, &action, nullptr);
+  }
+}
+
+}  // namespace regionstore::regionctl
