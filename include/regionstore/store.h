@@ -113,7 +113,59 @@ struct OpenOptions {
   // file. true: open the store the link points to. Symbolic links among the
   // directories of the path are followed either way.
   bool follow_symlinks = false;
+  // If set, a writer's open appends what the caller should know but that
+  // does not stop it: on btrfs, that blocks of the store are shared (a
+  // snapshot of the subvolume, or a reflink copy), so the next write to each
+  // of them is copy-on-write again and can raise SIGBUS on a full disk.
+  std::vector<std::string>* warnings = nullptr;
+  // A writer's open refuses a store whose blocks are shared with another
+  // file outside btrfs (an XFS reflink copy: cp --reflink, cp from coreutils
+  // 9+) with kSharedExtents, because a mapped write into a shared block
+  // needs a new block, and on a full filesystem that is SIGBUS. true opens
+  // it anyway, with a warning. Read-only opens never check.
+  bool allow_shared_extents = false;
 };
+
+// Options of UnshareStore.
+struct UnshareOptions {
+  // The OS seam; nullptr means Io::Default(). Not owned; must outlive the call.
+  Io* io = nullptr;
+  // As OpenOptions::follow_symlinks.
+  bool follow_symlinks = false;
+  // Called after each unshared or rewritten piece (at most 64 MiB) with the
+  // shared bytes handled so far and the shared bytes found.
+  std::function<void(uint64_t done, uint64_t total)> progress;
+};
+
+// What UnshareStore found and did.
+struct UnshareReport {
+  uint64_t shared_bytes = 0;   // shared bytes found before
+  uint64_t shared_ranges = 0;  // in this many ranges
+  // How: "none" (nothing was shared), "fallocate" (FALLOC_FL_UNSHARE_RANGE:
+  // XFS) or "rewrite" (pread and pwrite of the same bytes: btrfs, where that
+  // call fails with EOPNOTSUPP).
+  std::string method = "none";
+  uint64_t shared_bytes_after = 0;  // FIEMAP after the fsync; 0 on success
+};
+
+// Gives the store at `path` blocks of its own where it shares them with
+// another file (a reflink copy) or a btrfs snapshot, so mapped writes into
+// it cannot fault on a full disk for that reason. Takes the writer lock
+// for the whole call (kBusy if a writer has the store open) and validates
+// the superblock first. Where FIEMAP reports shared extents: XFS gets
+// fallocate(FALLOC_FL_UNSHARE_RANGE) per range, which copies the blocks;
+// btrfs (EOPNOTSUPP there) gets every shared range read and written back
+// with the same bytes, which copies them on write. Then fsync, and FIEMAP
+// again. The bytes of the store never change. Only this file gets new
+// blocks; the copy it shared them with is left as it is (and is itself
+// shared no more once every sharer but one is unshared).
+// Errors: those of Store::Open (kBusy, kNotFound, kCorruption, ...);
+// kNoSpace (no room for the copies: what was unshared stays unshared, the
+// rest stays shared, the data is unchanged); kIOError (EOPNOTSUPP: FIEMAP
+// is missing here; or the extents are still shared after the fsync: the
+// message gives the bytes).
+REGIONSTORE_EXPORT Result<UnshareReport> UnshareStore(const std::string& path,
+                                                      const UnshareOptions& options = {});
 
 class REGIONSTORE_EXPORT Store {
  public:
@@ -153,7 +205,15 @@ class REGIONSTORE_EXPORT Store {
   // newest payload, with pread); regions nobody commits to cost nothing.
   // Damaged slots are never returned. docs/CHECKPOINTS.md, "Recovery".
   // A symbolic link at `path` is refused unless options.follow_symlinks.
-  // Errors: kInvalidArgument (`path` is a symbolic link and
+  // Copy-on-write blocks: a writer's open on a filesystem that can share
+  // blocks between files (XFS, btrfs, any it does not know; not ext4 or
+  // tmpfs) asks FIEMAP whether the store's blocks are shared, one ioctl per
+  // 64 extents. Shared on btrfs: a warning (OpenOptions::warnings). Shared
+  // elsewhere: kSharedExtents unless OpenOptions::allow_shared_extents.
+  // A reflink made while a writer has the store open is not seen until the
+  // next open: that writer's mapped writes can then fault on a full disk.
+  // Errors: kSharedExtents (the message names regionctl unshare PATH),
+  // kInvalidArgument (`path` is a symbolic link and
   // follow_symlinks is false; the message says how to allow it), kNotFound,
   // kPermissionDenied, kCorruption, kUnsupportedVersion, kBusy (another
   // writer, in this process or another, holds the lock), kIOError (ELOOP:

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "regionstore/io.h"
 
@@ -104,6 +105,14 @@ class ForwardingFile : public File {
   Result<FileStat> Stat() override { return base_->Stat(); }
   Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
     return base_->Map(length, writable);
+  }
+  Result<uint32_t> InodeFlags() override { return base_->InodeFlags(); }
+  Status SetInodeFlags(uint32_t flags) override { return base_->SetInodeFlags(flags); }
+  Result<std::vector<FileRange>> SharedRanges(uint64_t offset, uint64_t length) override {
+    return base_->SharedRanges(offset, length);
+  }
+  Status UnshareRange(uint64_t offset, uint64_t length) override {
+    return base_->UnshareRange(offset, length);
   }
 
  protected:

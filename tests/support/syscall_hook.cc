@@ -120,6 +120,18 @@ int HookMadvise(void* addr, size_t length, int advice) {
                     [&] { return Active().real().madvise(addr, length, advice); });
 }
 
+int HookIoctl(int fd, unsigned long request, void* arg) {
+  return FailOrCall(Active().Enter({Syscall::kIoctl, fd, 0, 0, static_cast<int>(request)}),
+                    [&] { return Active().real().ioctl(fd, request, arg); });
+}
+
+int HookFallocate(int fd, int mode, off_t offset, off_t length) {
+  const SyscallCall call{Syscall::kFallocateWithMode, fd, static_cast<uint64_t>(offset),
+                         static_cast<uint64_t>(length), mode};
+  return FailOrCall(Active().Enter(call),
+                    [&] { return Active().real().fallocate(fd, mode, offset, length); });
+}
+
 constexpr internal::PosixSyscalls kHookedSyscalls = {
     .pread = HookPread,
     .pwrite = HookPwrite,
@@ -132,6 +144,8 @@ constexpr internal::PosixSyscalls kHookedSyscalls = {
     .posix_fallocate = HookPosixFallocate,
     .flock = HookFlock,
     .madvise = HookMadvise,
+    .ioctl = HookIoctl,
+    .fallocate = HookFallocate,
 };
 
 bool TransfersBytes(Syscall call) {
@@ -165,6 +179,10 @@ const char* SyscallName(Syscall call) {
       return "flock";
     case Syscall::kMadvise:
       return "madvise";
+    case Syscall::kIoctl:
+      return "ioctl";
+    case Syscall::kFallocateWithMode:
+      return "fallocate";
   }
   return "?";
 }
