@@ -37,8 +37,9 @@ Status RunUnshare(const UnshareArgs& args) {
     std::cout << "nothing to do: no block of the store is shared\n";
     return Status::Ok();
   }
+  const char* ranges = report->shared_ranges == 1 ? " range" : " ranges";
   std::cout << "unshared " << report->shared_bytes << " bytes (" << HumanBytes(report->shared_bytes)
-            << ") in " << report->shared_ranges << " ranges by " << report->method
+            << ") in " << report->shared_ranges << ranges << " by " << report->method
             << "; no block is shared now\n";
   return Status::Ok();
 }
