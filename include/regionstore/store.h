@@ -89,8 +89,12 @@ struct CreateOptions {
   // The OS seam; nullptr means Io::Default(). Not owned; must outlive the call.
   Io* io = nullptr;
   // If set, Create appends what the caller should know but that does not stop
-  // it, for example that the directory is on a copy-on-write filesystem,
-  // where the reservation does not prevent SIGBUS on a full disk.
+  // it. On btrfs: that the store was made NOCOW (so btrfs no longer checksums
+  // its data, only checkpoint regions carry their own checksums, and after a
+  // snapshot of the subvolume the next write to each block is copy-on-write
+  // again), or that the flag could not be set and a full disk can turn a
+  // mapped write into SIGBUS. On other copy-on-write filesystems (bcachefs,
+  // ZFS): that the reservation does not prevent that SIGBUS.
   std::vector<std::string>* warnings = nullptr;
   // Checkpoint regions to lay out after the data area, in this order (at
   // most 1,048,576). Each gets three slots: compact ones (4 KiB + its
@@ -170,8 +174,9 @@ REGIONSTORE_EXPORT Result<UnshareReport> UnshareStore(const std::string& path,
 class REGIONSTORE_EXPORT Store {
  public:
   // Creates a store whose data area holds `data_size` bytes (zero allowed), as
-  // a publish: a temp file in the same directory (O_EXCL, 0600), every block
-  // reserved with posix_fallocate and zero-filled, the superblock written,
+  // a publish: a temp file in the same directory (O_EXCL, 0600), on btrfs
+  // made NOCOW (FS_NOCOW_FL, read back; see CreateOptions::warnings), every
+  // block reserved with posix_fallocate and zero-filled, the superblock written,
   // fsync, renamed onto `path` (no-clobber unless replace_existing), fsync of
   // the directory. On failure no temp file is left (if removing it fails too,
   // the message names it) and the error's operation names the step
