@@ -325,6 +325,14 @@ TEST_CASE("On btrfs, a snapshot's shared blocks warn at a writer's open and unsh
     CHECK(Contains(warnings, "snapshot or a reflink copy (btrfs)"));
     CHECK(Contains(warnings, "regionctl unshare " + path));
   }
+  // regionctl write takes it, and prints the warning.
+  const std::vector<std::byte> input = testing::PatternBytes(4096, 9);  // the bytes already there
+  const ProcessResult written = RunProcess(
+      REGIONCTL_PATH, {"write", path, "--offset", "0", "--durability", "sync"},
+      {.stdin_bytes = std::span<const std::byte>(input)});
+  INFO(written.stderr_bytes);
+  CHECK(written.exit_code == 0);
+  CHECK(written.stderr_bytes.find("regionctl: warning: '" + path + "' shares") != std::string::npos);
   const std::vector<std::byte> before = testing::ReadWholeFile(path);
   auto report = UnshareStore(path);
   INFO(report.status().ToString());
