@@ -56,6 +56,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "poisoned";
     case StatusCode::kTornCommit:
       return "torn commit";
+    case StatusCode::kSharedExtents:
+      return "shared extents";
   }
   return "unknown";
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "cow.h"
 #include "format.h"
 #include "slot.h"
 #include "store_rep.h"
@@ -174,10 +175,12 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   info.incompat_flags = format::IncompatFlagsFor(info);
 
   const std::string directory = internal::DirectoryOf(path);
+  // Copy-on-write: btrfs gets FS_NOCOW_FL in `build` (and its warning there).
+  const Result<FsInfo> fs = io.StatFs(directory);
   if (options.warnings != nullptr) {
     // Only a warning: the store still works, but the reservation below does
     // not protect mapped writes from a full disk there.
-    if (auto fs = io.StatFs(directory); fs.ok() && fs->copy_on_write) {
+    if (fs.ok() && fs->copy_on_write && !internal::CanDisableCopyOnWrite(*fs)) {
       options.warnings->push_back("'" + directory + "' is on " + fs->type_name +
                                   ", a copy-on-write filesystem: reserved blocks do not "
                                   "stop a full disk from turning a mapped write into SIGBUS");
@@ -191,6 +194,13 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   // Every step until the rename works on the temp file; on failure it goes.
   auto build = [&]() -> Status {
     File& file = *temp->file;
+    // btrfs: FS_NOCOW_FL while the file is still empty (it is ignored once
+    // there is data), so the reserved blocks are overwritten in place and a
+    // full disk cannot turn a mapped write into SIGBUS (docs/HARDENING.md).
+    if (fs.ok() && internal::CanDisableCopyOnWrite(*fs)) {
+      std::string warning = internal::DisableCopyOnWrite(file, *fs, directory);
+      if (options.warnings != nullptr) options.warnings->push_back(std::move(warning));
+    }
     // Reserve every block: a sparse store turns a full disk into SIGBUS on a
     // later mapped write.
     if (Status s = file.Allocate(0, info.file_size); !s.ok()) {
@@ -284,6 +294,14 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
 
   auto info = ReadValidatedInfo(*rep->file, path);
   if (!info.ok()) return info.status();
+  if (rep->writable) {
+    // Blocks shared with a reflink copy fault on a full disk when written.
+    if (Status s = internal::CheckSharedExtents(*rep->io, *rep->file, path, info->file_size,
+                                                options);
+        !s.ok()) {
+      return s;
+    }
+  }
   rep->info = std::move(*info);
   rep->by_name = format::SortedByName(rep->info.regions);
   auto mapping = rep->file->Map(rep->info.file_size, rep->writable);

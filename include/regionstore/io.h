@@ -23,6 +23,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "regionstore/export.h"
 #include "regionstore/status.h"
@@ -109,6 +110,18 @@ struct FsInfo {
   uint64_t available_bytes = 0;  // for unprivileged users
 };
 
+// FS_NOCOW_FL (linux/fs.h): btrfs overwrites the file's blocks in place
+// instead of copying them on write, and stops checksumming its data. Takes
+// effect only if set while the file is empty.
+inline constexpr uint32_t kInodeFlagNoCow = 0x00800000;
+
+// A byte range of a file.
+struct FileRange {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  bool operator==(const FileRange&) const = default;
+};
+
 // An open file descriptor. The destructor closes it (which releases its lock).
 class REGIONSTORE_EXPORT File {
  public:
@@ -162,6 +175,29 @@ class REGIONSTORE_EXPORT File {
   // CreateAnonymous can be linked. Errors: kAlreadyExists, kNotFound,
   // kPermissionDenied, kNoSpace, kIOError.
   virtual Status Link(const std::string& path);
+
+  // --- Copy-on-write filesystems. Each default fails with kIOError and
+  // errno EOPNOTSUPP ("this Io cannot tell"), so an Io written before these
+  // existed keeps working: callers treat that as "unknown", never as a fault.
+
+  // The inode flags (ioctl FS_IOC_GETFLAGS), for example kInodeFlagNoCow.
+  // Errors: kIOError (ENOTTY or EOPNOTSUPP where the filesystem has none).
+  virtual Result<uint32_t> InodeFlags();
+  // Sets the inode flags (ioctl FS_IOC_SETFLAGS). Success does not prove the
+  // flag took: btrfs accepts FS_NOCOW_FL on a file that already has data and
+  // silently leaves it off; read it back with InodeFlags(). Errors: kIOError,
+  // kPermissionDenied.
+  virtual Status SetInodeFlags(uint32_t flags);
+  // The ranges of [offset, offset + length) whose blocks are shared with
+  // another file or a snapshot (FIEMAP, FIEMAP_EXTENT_SHARED), in file order,
+  // adjacent ones merged. Costs one ioctl per 64 extents of the range,
+  // whatever its size. Errors: kIOError (EOPNOTSUPP: no FIEMAP here).
+  virtual Result<std::vector<FileRange>> SharedRanges(uint64_t offset, uint64_t length);
+  // Gives [offset, offset + length) blocks of its own, copying what is
+  // shared (fallocate FALLOC_FL_UNSHARE_RANGE; XFS since Linux 4.9). Errors:
+  // kNoSpace (no room for the copies; nothing is lost, the range stays
+  // shared), kIOError (EOPNOTSUPP: btrfs and ext4 lack the call).
+  virtual Status UnshareRange(uint64_t offset, uint64_t length);
 
  protected:
   File() = default;

@@ -39,6 +39,10 @@ enum class StatusCode : uint8_t {
   // match, and no older commit of the region is intact: a power loss
   // interrupted that commit, or it was damaged after it returned.
   kTornCommit,
+  // A writer's open found blocks of the store shared with another file (an
+  // XFS reflink copy): a mapped write into them needs new blocks, and on a
+  // full disk that is SIGBUS. Unshare it (UnshareStore, regionctl unshare).
+  kSharedExtents,
 };
 
 // Short lower-case name of `code`, for example "no space".

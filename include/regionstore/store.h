@@ -91,8 +91,12 @@ struct CreateOptions {
   // The OS seam; nullptr means Io::Default(). Not owned; must outlive the call.
   Io* io = nullptr;
   // If set, Create appends what the caller should know but that does not stop
-  // it, for example that the directory is on a copy-on-write filesystem,
-  // where the reservation does not prevent SIGBUS on a full disk.
+  // it. On btrfs: that the store was made NOCOW (so btrfs no longer checksums
+  // its data, only checkpoint regions carry their own checksums, and after a
+  // snapshot of the subvolume the next write to each block is copy-on-write
+  // again), or that the flag could not be set and a full disk can turn a
+  // mapped write into SIGBUS. On other copy-on-write filesystems (bcachefs,
+  // ZFS): that the reservation does not prevent that SIGBUS.
   std::vector<std::string>* warnings = nullptr;
   // Checkpoint regions to lay out after the data area, in this order (at
   // most 1,048,576). Each gets three slots: compact ones (4 KiB + its
@@ -115,7 +119,59 @@ struct OpenOptions {
   // file. true: open the store the link points to. Symbolic links among the
   // directories of the path are followed either way.
   bool follow_symlinks = false;
+  // If set, a writer's open appends what the caller should know but that
+  // does not stop it: on btrfs, that blocks of the store are shared (a
+  // snapshot of the subvolume, or a reflink copy), so the next write to each
+  // of them is copy-on-write again and can raise SIGBUS on a full disk.
+  std::vector<std::string>* warnings = nullptr;
+  // A writer's open refuses a store whose blocks are shared with another
+  // file outside btrfs (an XFS reflink copy: cp --reflink, cp from coreutils
+  // 9+) with kSharedExtents, because a mapped write into a shared block
+  // needs a new block, and on a full filesystem that is SIGBUS. true opens
+  // it anyway, with a warning. Read-only opens never check.
+  bool allow_shared_extents = false;
 };
+
+// Options of UnshareStore.
+struct UnshareOptions {
+  // The OS seam; nullptr means Io::Default(). Not owned; must outlive the call.
+  Io* io = nullptr;
+  // As OpenOptions::follow_symlinks.
+  bool follow_symlinks = false;
+  // Called after each unshared or rewritten piece (at most 64 MiB) with the
+  // shared bytes handled so far and the shared bytes found.
+  std::function<void(uint64_t done, uint64_t total)> progress;
+};
+
+// What UnshareStore found and did.
+struct UnshareReport {
+  uint64_t shared_bytes = 0;   // shared bytes found before
+  uint64_t shared_ranges = 0;  // in this many ranges
+  // How: "none" (nothing was shared), "fallocate" (FALLOC_FL_UNSHARE_RANGE:
+  // XFS) or "rewrite" (pread and pwrite of the same bytes: btrfs, where that
+  // call fails with EOPNOTSUPP).
+  std::string method = "none";
+  uint64_t shared_bytes_after = 0;  // FIEMAP after the fsync; 0 on success
+};
+
+// Gives the store at `path` blocks of its own where it shares them with
+// another file (a reflink copy) or a btrfs snapshot, so mapped writes into
+// it cannot fault on a full disk for that reason. Takes the writer lock
+// for the whole call (kBusy if a writer has the store open) and validates
+// the superblock first. Where FIEMAP reports shared extents: XFS gets
+// fallocate(FALLOC_FL_UNSHARE_RANGE) per range, which copies the blocks;
+// btrfs (EOPNOTSUPP there) gets every shared range read and written back
+// with the same bytes, which copies them on write. Then fsync, and FIEMAP
+// again. The bytes of the store never change. Only this file gets new
+// blocks; the copy it shared them with is left as it is (and is itself
+// shared no more once every sharer but one is unshared).
+// Errors: those of Store::Open (kBusy, kNotFound, kCorruption, ...);
+// kNoSpace (no room for the copies: what was unshared stays unshared, the
+// rest stays shared, the data is unchanged); kIOError (EOPNOTSUPP: FIEMAP
+// is missing here; or the extents are still shared after the fsync: the
+// message gives the bytes).
+REGIONSTORE_EXPORT Result<UnshareReport> UnshareStore(const std::string& path,
+                                                      const UnshareOptions& options = {});
 
 class REGIONSTORE_EXPORT Store {
  public:
@@ -127,7 +183,9 @@ class REGIONSTORE_EXPORT Store {
   // written, fsync, published at `path` (without replace_existing, never
   // over an existing file: a nameless temp is linked there, a named one
   // renamed with RENAME_NOREPLACE; with it, renamed over it, a nameless
-  // temp after a link onto a hidden name), fsync of the directory. A SIGKILL
+  // temp after a link onto a hidden name), fsync of the directory. On
+  // btrfs the temp is made NOCOW (FS_NOCOW_FL, read back before any block
+  // is allocated; see CreateOptions::warnings). A SIGKILL
   // can leave a named temp behind (see temp_files.h for signals), a
   // nameless one only between that link and the rename of a replace.
   // On failure no temp file is left (if removing it fails too, the message
@@ -162,7 +220,14 @@ class REGIONSTORE_EXPORT Store {
   // newest payload, with pread); regions nobody commits to cost nothing.
   // Damaged slots are never returned. docs/CHECKPOINTS.md, "Recovery".
   // A symbolic link at `path` is refused unless options.follow_symlinks.
-  // Errors: kInvalidArgument (`path` is a symbolic link and
+  // Copy-on-write blocks: a writer's open asks FIEMAP whether the store's
+  // blocks are shared, one ioctl per 64 extents (about 0.5 us on ext4 and
+  // XFS for a store in few extents; where FIEMAP is missing, no check). Shared on btrfs: a warning (OpenOptions::warnings). Shared
+  // elsewhere: kSharedExtents unless OpenOptions::allow_shared_extents.
+  // A reflink made while a writer has the store open is not seen until the
+  // next open: that writer's mapped writes can then fault on a full disk.
+  // Errors: kSharedExtents (the message names regionctl unshare PATH),
+  // kInvalidArgument (`path` is a symbolic link and
   // follow_symlinks is false; the message says how to allow it), kNotFound,
   // kPermissionDenied, kCorruption, kUnsupportedVersion, kBusy (another
   // writer, in this process or another, holds the lock), kIOError (ELOOP:

@@ -3,7 +3,11 @@
 // calls on an open file or mapping go through the table of posix_syscalls.h,
 // so that tests can make them fail and the recovery code here is what runs.
 #include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <linux/magic.h>
+#include <sys/ioctl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -13,6 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/interprocess/detail/os_file_functions.hpp>
 #include <boost/interprocess/exceptions.hpp>
@@ -39,6 +44,8 @@ namespace {
 
 // libc's open is variadic; the table wants a plain signature.
 int OpenWithMode(const char* path, int flags, mode_t mode) { return ::open(path, flags, mode); }
+// ioctl is variadic; the table wants a plain function pointer.
+int IoctlWithPointer(int fd, unsigned long request, void* arg) { return ::ioctl(fd, request, arg); }
 
 constexpr PosixSyscalls kRealSyscalls = {
     .pread = ::pread,
@@ -54,6 +61,8 @@ constexpr PosixSyscalls kRealSyscalls = {
     .madvise = ::madvise,
     .open = OpenWithMode,
     .linkat = ::linkat,
+    .ioctl = IoctlWithPointer,
+    .fallocate = ::fallocate,
 };
 
 // Constant-initialized, so it holds the real functions before any static
@@ -350,6 +359,66 @@ class PosixFile final : public File {
     }
   }
 
+  Result<uint32_t> InodeFlags() override {
+    // The kernel reads and writes an int, whatever the macro's type says.
+    int flags = 0;
+    if (Status s = RetryIoctl(FS_IOC_GETFLAGS, &flags, "ioctl(FS_IOC_GETFLAGS)"); !s.ok()) return s;
+    return static_cast<uint32_t>(flags);
+  }
+
+  Status SetInodeFlags(uint32_t flags) override {
+    int value = static_cast<int>(flags);
+    return RetryIoctl(FS_IOC_SETFLAGS, &value, "ioctl(FS_IOC_SETFLAGS)");
+  }
+
+  Result<std::vector<FileRange>> SharedRanges(uint64_t offset, uint64_t length) override {
+    // 64 extents a call: one call covers any store whose blocks are in few
+    // extents, which is what fallocate at create gives. No FIEMAP_FLAG_SYNC:
+    // it would write back every dirty page first, and a delayed-allocation
+    // extent is not shared anyway.
+    constexpr uint32_t kBatch = 64;
+    std::vector<std::byte> buffer(sizeof(fiemap) + kBatch * sizeof(fiemap_extent));
+    auto* map = reinterpret_cast<fiemap*>(buffer.data());
+    std::vector<FileRange> shared;
+    const uint64_t end = offset + length;
+    uint64_t at = offset;
+    while (at < end) {
+      std::fill(buffer.begin(), buffer.end(), std::byte{0});
+      map->fm_start = at;
+      map->fm_length = end - at;
+      map->fm_extent_count = kBatch;
+      if (Status s = RetryIoctl(FS_IOC_FIEMAP, map, "ioctl(FS_IOC_FIEMAP)"); !s.ok()) return s;
+      if (map->fm_mapped_extents == 0) break;
+      bool last = false;
+      for (uint32_t index = 0; index < map->fm_mapped_extents; ++index) {
+        const fiemap_extent& extent = map->fm_extents[index];
+        const uint64_t start = std::max<uint64_t>(extent.fe_logical, offset);
+        const uint64_t stop = std::min<uint64_t>(extent.fe_logical + extent.fe_length, end);
+        if ((extent.fe_flags & FIEMAP_EXTENT_SHARED) != 0 && stop > start) {
+          if (!shared.empty() && shared.back().offset + shared.back().length == start) {
+            shared.back().length += stop - start;
+          } else {
+            shared.push_back({start, stop - start});
+          }
+        }
+        at = std::max<uint64_t>(at, extent.fe_logical + extent.fe_length);
+        last = last || (extent.fe_flags & FIEMAP_EXTENT_LAST) != 0;
+      }
+      if (last) break;
+    }
+    return shared;
+  }
+
+  Status UnshareRange(uint64_t offset, uint64_t length) override {
+    int rc;
+    do {
+      rc = Syscalls().fallocate(fd_, FALLOC_FL_UNSHARE_RANGE, static_cast<off_t>(offset),
+                                static_cast<off_t>(length));
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) return Status::FromErrno(SavedErrno(), "fallocate(FALLOC_FL_UNSHARE_RANGE)", path_);
+    return Status::Ok();
+  }
+
   // statx asking for type, size and inode only. Never for the timestamps:
   // since Linux 6.13 (multigrain timestamps) a query of mtime or ctime makes
   // the next write stamp a fine-grained time, so every pwrite dirties the
@@ -386,6 +455,14 @@ class PosixFile final : public File {
   }
 
  private:
+  Status RetryIoctl(unsigned long request, void* arg, const char* operation) {
+    int rc;
+    do {
+      rc = Syscalls().ioctl(fd_, request, arg);
+    } while (rc != 0 && errno == EINTR);
+    return rc == 0 ? Status::Ok() : Status::FromErrno(SavedErrno(), operation, path_);
+  }
+
   Status Retry(int (*call)(int), const char* operation) {
     int rc;
     do {
@@ -658,6 +735,32 @@ Status File::WriteGatherAt(uint64_t offset, std::span<const std::span<const std:
     offset += part.size();
   }
   return data_sync ? DataSync() : Status::Ok();
+}
+
+namespace {
+Status NotSupportedByThisIo(const std::string& path, const char* operation) {
+  return Status::Error(StatusCode::kIOError, operation, path, "not supported by this Io",
+                       EOPNOTSUPP);
+}
+}  // namespace
+
+Result<uint32_t> File::InodeFlags() { return NotSupportedByThisIo(path(), "get inode flags"); }
+
+Status File::SetInodeFlags(uint32_t flags) {
+  static_cast<void>(flags);
+  return NotSupportedByThisIo(path(), "set inode flags");
+}
+
+Result<std::vector<FileRange>> File::SharedRanges(uint64_t offset, uint64_t length) {
+  static_cast<void>(offset);
+  static_cast<void>(length);
+  return NotSupportedByThisIo(path(), "list shared extents");
+}
+
+Status File::UnshareRange(uint64_t offset, uint64_t length) {
+  static_cast<void>(offset);
+  static_cast<void>(length);
+  return NotSupportedByThisIo(path(), "unshare");
 }
 
 Io* Io::Default() {

@@ -36,6 +36,11 @@ struct PosixSyscalls {
   int (*open)(const char* path, int flags, mode_t mode);
   int (*linkat)(int old_dir_fd, const char* old_path, int new_dir_fd, const char* new_path,
                 int flags);
+  // ioctl with one pointer argument (FS_IOC_GETFLAGS, FS_IOC_SETFLAGS,
+  // FS_IOC_FIEMAP); libc's is variadic, so the table holds a wrapper.
+  int (*ioctl)(int fd, unsigned long request, void* arg);
+  // Linux fallocate(2) with a mode (FALLOC_FL_UNSHARE_RANGE): -1 and errno.
+  int (*fallocate)(int fd, int mode, off_t offset, off_t length);
 };
 
 // The table every PosixFile and PosixMapping call goes through; at start

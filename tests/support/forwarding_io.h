@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "regionstore/io.h"
 
@@ -109,6 +110,14 @@ class ForwardingFile : public File {
     return base_->Map(length, writable);
   }
   Status Link(const std::string& path) override { return base_->Link(path); }
+  Result<uint32_t> InodeFlags() override { return base_->InodeFlags(); }
+  Status SetInodeFlags(uint32_t flags) override { return base_->SetInodeFlags(flags); }
+  Result<std::vector<FileRange>> SharedRanges(uint64_t offset, uint64_t length) override {
+    return base_->SharedRanges(offset, length);
+  }
+  Status UnshareRange(uint64_t offset, uint64_t length) override {
+    return base_->UnshareRange(offset, length);
+  }
 
  protected:
   File& base() const { return *base_; }

@@ -131,6 +131,18 @@ int PassLinkat(int old_dir_fd, const char* old_path, int new_dir_fd, const char*
   return Active().real().linkat(old_dir_fd, old_path, new_dir_fd, new_path, flags);
 }
 
+int HookIoctl(int fd, unsigned long request, void* arg) {
+  return FailOrCall(Active().Enter({Syscall::kIoctl, fd, 0, 0, static_cast<int>(request)}),
+                    [&] { return Active().real().ioctl(fd, request, arg); });
+}
+
+int HookFallocate(int fd, int mode, off_t offset, off_t length) {
+  const SyscallCall call{Syscall::kFallocateWithMode, fd, static_cast<uint64_t>(offset),
+                         static_cast<uint64_t>(length), mode};
+  return FailOrCall(Active().Enter(call),
+                    [&] { return Active().real().fallocate(fd, mode, offset, length); });
+}
+
 constexpr internal::PosixSyscalls kHookedSyscalls = {
     .pread = HookPread,
     .pwrite = HookPwrite,
@@ -145,6 +157,8 @@ constexpr internal::PosixSyscalls kHookedSyscalls = {
     .madvise = HookMadvise,
     .open = PassOpen,
     .linkat = PassLinkat,
+    .ioctl = HookIoctl,
+    .fallocate = HookFallocate,
 };
 
 bool TransfersBytes(Syscall call) {
@@ -178,6 +192,10 @@ const char* SyscallName(Syscall call) {
       return "flock";
     case Syscall::kMadvise:
       return "madvise";
+    case Syscall::kIoctl:
+      return "ioctl";
+    case Syscall::kFallocateWithMode:
+      return "fallocate";
   }
   return "?";
 }

@@ -32,6 +32,8 @@ enum class Syscall {
   kFallocate,
   kFlock,
   kMadvise,
+  kIoctl,              // offset 0, length 0, flags: the request (FS_IOC_*)
+  kFallocateWithMode,  // fallocate(2) with a mode; flags: the mode
 };
 
 const char* SyscallName(Syscall call);

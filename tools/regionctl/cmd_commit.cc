@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common.h"
 #include "regionstore/durability.h"
@@ -23,8 +24,15 @@ Status RunCommit(const CommitArgs& args) {
   }
   // Open and find the region before reading the input, so a missing, damaged
   // or busy store, or a wrong name, fails without consuming standard input.
-  Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadWrite, {.follow_symlinks = args.follow_symlinks});
+  // Warnings of the open: shared blocks on btrfs (a snapshot), which a full
+  // disk can turn into SIGBUS on a mapped write.
+  std::vector<std::string> warnings;
+  Result<Store> store = Store::Open(
+      args.path, OpenMode::kReadWrite,
+      {.follow_symlinks = args.follow_symlinks, .warnings = &warnings});
+  for (const std::string& warning : warnings) {
+    std::cerr << "regionctl: warning: " << warning << '\n';
+  }
   if (!store.ok()) return store.status();
   Result<RegionEntry> region = FindRegionEntry(store->info(), args.name, args.path, "commit");
   if (!region.ok()) return region.status();

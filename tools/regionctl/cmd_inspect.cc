@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,8 +74,42 @@ std::string FilesystemOf(const std::string& path) {
   return fs->type_name + (fs->copy_on_write ? " (copy-on-write)" : "");
 }
 
+// Copy-on-write state of the store file, asked through its own read-only
+// descriptor: "nocow" (FS_NOCOW_FL) and "shared_bytes" (FIEMAP shared
+// extents), each empty when this filesystem or kernel cannot tell.
+struct CowState {
+  std::optional<bool> nocow;
+  std::optional<uint64_t> shared_bytes;
+};
+
+CowState CowStateOf(const std::string& path, bool follow_symlinks, uint64_t file_size) {
+  CowState state;
+  auto file = Io::Default()->Open(path, /*writable=*/false,
+                                  follow_symlinks ? SymlinkPolicy::kFollow : SymlinkPolicy::kRefuse);
+  if (!file.ok()) return state;
+  if (auto flags = (*file)->InodeFlags(); flags.ok()) state.nocow = (*flags & kInodeFlagNoCow) != 0;
+  if (auto shared = (*file)->SharedRanges(0, file_size); shared.ok()) {
+    uint64_t total = 0;
+    for (const FileRange& range : *shared) total += range.length;
+    state.shared_bytes = total;
+  }
+  return state;
+}
+
+std::string NocowText(const CowState& state) {
+  if (!state.nocow.has_value()) return "unknown";
+  return *state.nocow ? "yes (FS_NOCOW_FL)" : "no";
+}
+
+std::string SharedText(const CowState& state) {
+  if (!state.shared_bytes.has_value()) return "unknown";
+  if (*state.shared_bytes == 0) return "0 (no block shared)";
+  return std::to_string(*state.shared_bytes) + " (" + HumanBytes(*state.shared_bytes) +
+         " shared with a reflink copy or snapshot; regionctl unshare)";
+}
+
 void PrintTable(const std::string& path, const StoreInfo& info,
-                const std::vector<RegionView>& regions, uint64_t page_size) {
+                const std::vector<RegionView>& regions, uint64_t page_size, const CowState& cow) {
   std::vector<std::pair<std::string, std::string>> rows = {
       {"path", QuoteName(path)},
       {"format_version", std::to_string(info.format_version)},
@@ -90,6 +125,8 @@ void PrintTable(const std::string& path, const StoreInfo& info,
       {"superblock_checksum", HexChecksum(info.superblock_checksum)},
       {"regions", std::to_string(info.regions.size())},
       {"filesystem", FilesystemOf(path)},
+      {"nocow", NocowText(cow)},
+      {"shared_bytes", SharedText(cow)},
   };
   for (size_t index = 0; index < regions.size(); ++index) {
     const RegionView& region = regions[index];
@@ -125,7 +162,7 @@ void PrintTable(const std::string& path, const StoreInfo& info,
 }
 
 void PrintJson(const std::string& path, const StoreInfo& info,
-               const std::vector<RegionView>& regions, uint64_t page_size) {
+               const std::vector<RegionView>& regions, uint64_t page_size, const CowState& cow) {
   // ordered_json keeps the fields in the order of the table, for people reading it.
   const nlohmann::ordered_json document = {
       {"path", path},
@@ -144,6 +181,10 @@ void PrintJson(const std::string& path, const StoreInfo& info,
       {"superblock_checksum", HexChecksum(info.superblock_checksum)},
       {"regions", nullptr},  // printed one region at a time
       {"filesystem", FilesystemOf(path)},
+      // null: this filesystem or kernel cannot tell.
+      {"nocow", cow.nocow.has_value() ? nlohmann::ordered_json(*cow.nocow) : nullptr},
+      {"shared_bytes",
+       cow.shared_bytes.has_value() ? nlohmann::ordered_json(*cow.shared_bytes) : nullptr},
   };
   // A path or region name need not be UTF-8: replace bad bytes rather than
   // let dump() throw.
@@ -163,10 +204,11 @@ Status RunInspect(const InspectArgs& args) {
   Result<StoreRegions> store = ReadStoreRegions(args.path, options);
   if (!store.ok()) return store.status();
   const uint64_t page_size = Io::Default()->PageSize();
+  const CowState cow = CowStateOf(args.path, args.follow_symlinks, store->info.file_size);
   if (args.json) {
-    PrintJson(args.path, store->info, store->regions, page_size);
+    PrintJson(args.path, store->info, store->regions, page_size, cow);
   } else {
-    PrintTable(args.path, store->info, store->regions, page_size);
+    PrintTable(args.path, store->info, store->regions, page_size, cow);
   }
   return Status::Ok();
 }
@@ -189,7 +231,11 @@ void SetupInspect(CLI::App& app, Status& outcome) {
       "compact_slots (bit 0) and large_region_table (bit 1, more than 8,160 regions).\n"
       "A region's layout is compact (slots on created_page_size: 4 KiB header unit,\n"
       "then the payload) or aligned (slots on 64 KiB: 64 KiB, then the payload rounded\n"
-      "up to 64 KiB); slot_alignment is that unit in bytes.");
+      "up to 64 KiB); slot_alignment is that unit in bytes.\n"
+      "nocow: whether btrfs overwrites the file in place (FS_NOCOW_FL, set by create);\n"
+      "shared_bytes: bytes whose blocks are shared with a reflink copy or a snapshot\n"
+      "(FIEMAP; a writer's open refuses them outside btrfs: regionctl unshare PATH).\n"
+      "Either is \"unknown\" (JSON null) where the filesystem cannot tell.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
   AddFollowSymlinksFlag(command, args->follow_symlinks);
   command->add_flag("--json", args->json, "Print one JSON object instead of a table");

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common.h"
 #include "regionstore/durability.h"
@@ -31,8 +32,15 @@ Status RunWrite(const WriteArgs& args) {
   }
   // Open before reading the input, so a missing, damaged or busy store fails
   // without consuming standard input.
-  Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadWrite, {.follow_symlinks = args.follow_symlinks});
+  // Warnings of the open: shared blocks on btrfs (a snapshot), which a full
+  // disk can turn into SIGBUS on a mapped write.
+  std::vector<std::string> warnings;
+  Result<Store> store = Store::Open(
+      args.path, OpenMode::kReadWrite,
+      {.follow_symlinks = args.follow_symlinks, .warnings = &warnings});
+  for (const std::string& warning : warnings) {
+    std::cerr << "regionctl: warning: " << warning << '\n';
+  }
   if (!store.ok()) return store.status();
   const uint64_t data_size = store->data_size();
   if (args.offset > data_size) {

@@ -148,6 +148,9 @@ ExitCode ExitCodeFor(StatusCode code) {
     case StatusCode::kNoSpace:
     case StatusCode::kIOError:
     case StatusCode::kPoisoned:
+    // A writer's open refused a store with reflinked blocks: the message
+    // names the fix (regionctl unshare PATH).
+    case StatusCode::kSharedExtents:
       return ExitCode::kFailure;
   }
   return ExitCode::kFailure;

@@ -23,6 +23,7 @@
 #include "cmd_load.h"
 #include "cmd_read.h"
 #include "cmd_stat.h"
+#include "cmd_unshare.h"
 #include "cmd_verify.h"
 #include "cmd_write.h"
 #include "common.h"
@@ -48,7 +49,7 @@ constexpr const char* kExitCodes =
 
 // The commands, for messages about a missing or unknown one.
 constexpr const char* kCommandList =
-    "create, inspect, stat, verify, dump, commit, load, export, import, write, read or bench";
+    "create, inspect, stat, verify, dump, commit, load, export, import, write, read, unshare or bench";
 
 // Writes "regionctl: <text><detail>\n" as one line with no allocation, so it
 // also works after std::bad_alloc. Line breaks inside the text become spaces;
@@ -150,6 +151,7 @@ int Run(int argc, char** argv) {
   SetupImport(app, outcome);
   SetupWrite(app, outcome);
   SetupRead(app, outcome);
+  SetupUnshare(app, outcome);
   SetupBench(app, outcome);
   for (CLI::App* command : app.get_subcommands({})) {
     command->footer(command->get_footer() + "\n" + kExitCodes);
