@@ -15,6 +15,8 @@ packages=(
   catch2                # tests (v2.13)
   libbenchmark-dev      # Google Benchmark
   e2fsprogs mount       # full-disk tests: mkfs.ext4 on a loop-mounted image
+  xfsprogs              # the filesystem matrix (scripts/test-filesystems.sh): mkfs.xfs
+  btrfs-progs           #   and mkfs.btrfs
   util-linux            # setpriv: permission tests run regionctl without capabilities
   liblmdb-dev           # the commit benchmark's peers: LMDB
   libsqlite3-dev        #   and SQLite
