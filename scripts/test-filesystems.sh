@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Loop-mounted filesystems for the test matrix (tests/CMakeLists.txt runs it
-# as CTest fixtures around the "ext4: ", "xfs: " and "btrfs: " tests).
+# as CTest fixtures around the "ext4:", "xfs:" and "btrfs:" tests).
 #
 #   test-filesystems.sh setup FS ROOT    makes ROOT/FS/image (sparse), makes FS
 #                                        on it and mounts it on ROOT/FS/mnt
@@ -24,13 +24,15 @@ image=${dir}/image
 mnt=${dir}/mnt
 skipped=${dir}/skipped
 
-# Sizes: enough for the matrix's stores (tens of MiB each, two tests at a
-# time) and above each mkfs's minimum (mkfs.xfs refuses less than 300 MiB
-# outside fstests). Sparse: they cost only what the tests write.
+# Sizes: room for two tests at a time (ctest -j2) with the largest store
+# in the matrix (test_open_recovery.cc: two 64 MiB regions of three slots,
+# 390 MiB, all written at create) and then some, since a full btrfs turns a
+# mapped write into SIGBUS; above each mkfs's minimum (mkfs.xfs refuses less
+# than 300 MiB outside fstests). Sparse: they cost what the tests write.
 case ${fs} in
-  ext4) size=512M mkfs=(mkfs.ext4 -q -F -b 4096 -m 0) ;;
-  xfs) size=512M mkfs=(mkfs.xfs -q -f -m reflink=1) ;;
-  btrfs) size=512M mkfs=(mkfs.btrfs -q -f) ;;
+  ext4) size=2G mkfs=(mkfs.ext4 -q -F -b 4096 -m 0) ;;
+  xfs) size=2G mkfs=(mkfs.xfs -q -f -m reflink=1) ;;
+  btrfs) size=2G mkfs=(mkfs.btrfs -q -f) ;;
   *) usage ;;
 esac
 
