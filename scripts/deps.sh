@@ -15,7 +15,8 @@ packages=(
   catch2                # tests (v2.13)
   libbenchmark-dev      # Google Benchmark
   e2fsprogs mount       # full-disk tests: mkfs.ext4 on a loop-mounted image
-  xfsprogs btrfs-progs  # copy-on-write tests: XFS reflinks, btrfs NOCOW and snapshots
+  xfsprogs              # mkfs.xfs, mkfs.btrfs: the filesystem matrix
+  btrfs-progs           #   (scripts/test-filesystems.sh) and the copy-on-write tests
   util-linux            # setpriv: permission tests run regionctl without capabilities
   liblmdb-dev           # the commit benchmark's peers: LMDB
   libsqlite3-dev        #   and SQLite

@@ -691,7 +691,7 @@ void ReportCrashCounts(const CrashCounts& c, uint64_t seed) {
 TEST_CASE(
     "After kill -9 at any moment, a region holds the last returned commit or the one in "
     "flight, byte-exact",
-    "[checkpoint][crash][multiprocess]") {
+    "[checkpoint][crash][multiprocess][fs-matrix]") {
   const uint64_t seed = SeedOr(20240611);
   const CrashCounts counts = RunCrashLoop(300, seed);
   ReportCrashCounts(counts, seed);
@@ -708,7 +708,7 @@ TEST_CASE(
 // under TSan), a fifth of the main loop's. Tiny payloads leave almost no
 // copy window, so only the total is asked to land inside copies and flushes.
 TEST_CASE("After kill -9 mid-commit, compact and aligned regions of 1 B to 64 KiB pass G2",
-          "[checkpoint][crash][multiprocess]") {
+          "[checkpoint][crash][multiprocess][fs-matrix]") {
   struct Case {
     CrashRegion region;
     SlotLayout expected;
@@ -910,7 +910,7 @@ T ParseReport(const std::vector<char>& bytes, const char* who) {
 TEST_CASE(
     "Readers in other processes Load only whole commits while a writer commits, "
     "without a lock",
-    "[checkpoint][multiprocess][readers]") {
+    "[checkpoint][multiprocess][readers][fs-matrix]") {
   TempDir dir;
   const std::string path = dir.File("readers.rgn");
   CreateWithRegion(path, kReadRegion, kReadCapacity);
@@ -1185,7 +1185,7 @@ ExportCounts RunExportKills(uint64_t kills, uint64_t seed) {
 }
 
 TEST_CASE("An export killed at random moments leaves the old file or the new, byte-exact",
-          "[crash][export]") {
+          "[crash][export][fs-matrix]") {
   const uint64_t seed = SeedOr(0x6578706f7274);
   const uint64_t kills = testing::ScaledCount(200);  // a tenth under TSan
   const ExportCounts counts = RunExportKills(kills, seed);

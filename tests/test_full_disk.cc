@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -371,10 +372,89 @@ uint64_t DataSizeLeaving(uint64_t free_bytes, uint64_t spare) {
   return AlignDown(free_bytes - kStoreMetadata - spare, kAreaAlignment);
 }
 
+// The filesystems the reservation cases run on. ext4 is MountSmallExt4;
+// XFS (with reflink, as mkfs.xfs makes it by default) and btrfs images are
+// made here the same way, each the smallest its mkfs accepts: mkfs.xfs
+// takes 32 MiB only with the fstests variables set, mkfs.btrfs needs about
+// 110 MiB. LoopExt4 holds any of them (it only unmounts).
+enum class SmallFs { kExt4, kXfs, kBtrfs };
+
+const char* SmallFsName(SmallFs fs) {
+  switch (fs) {
+    case SmallFs::kExt4:
+      return "ext4";
+    case SmallFs::kXfs:
+      return "xfs";
+    case SmallFs::kBtrfs:
+      return "btrfs";
+  }
+  return "?";
+}
+
+std::unique_ptr<LoopExt4> MountSmall(const TempDir& dir, SmallFs fs) {
+  if (fs == SmallFs::kExt4) return MountSmallExt4(dir);
+  const char* name = SmallFsName(fs);
+  if (::geteuid() != 0) {
+    WARN("skipped: loop-mounting an " << name << " image needs root");
+    return nullptr;
+  }
+  const char* mkfs = fs == SmallFs::kXfs ? FindTool("/usr/sbin/mkfs.xfs", "/sbin/mkfs.xfs")
+                                         : FindTool("/usr/sbin/mkfs.btrfs", "/sbin/mkfs.btrfs");
+  for (const char* tool : {mkfs, kMount, kUmount}) {
+    if (::access(tool, X_OK) != 0) {
+      WARN("skipped: " << tool << " is missing");
+      return nullptr;
+    }
+  }
+  const std::string image = dir.File(std::string(name) + ".img");
+  {
+    Fd fd(::open(image.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    REQUIRE(fd.get() >= 0);
+    const uint64_t size = fs == SmallFs::kXfs ? kImageSize : 128 * kMiB;
+    REQUIRE(::ftruncate(fd.get(), static_cast<off_t>(size)) == 0);
+  }
+  const ProcessResult made =
+      fs == SmallFs::kXfs
+          ? RunProcess("/usr/bin/env", {"TEST_DIR=1", "TEST_DEV=1", "QA_CHECK_FS=1", mkfs, "-q",
+                                        "-f", "-m", "reflink=1", image})
+          : RunProcess(mkfs, {"-q", "-f", image});
+  if (made.exit_code != 0) {
+    WARN("skipped: " << mkfs << " failed (exit " << made.exit_code << "): " << made.stderr_bytes);
+    return nullptr;
+  }
+  auto mount = std::make_unique<LoopExt4>(dir.File("mnt"));
+  REQUIRE(std::filesystem::create_directory(mount->path()));
+  // A private mount namespace, as MountSmallExt4 explains.
+  if (::unshare(CLONE_NEWNS) != 0 ||
+      ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    WARN("skipped: cannot make a private mount namespace: " << std::strerror(errno));
+    return nullptr;
+  }
+  const ProcessResult mounted = RunProcess(kMount, {"-o", "loop", "-t", name, image, mount->path()});
+  if (mounted.exit_code != 0) {
+    ::umount2(mount->path().c_str(), MNT_DETACH);
+    WARN("skipped: cannot loop-mount an " << name << " image here (exit " << mounted.exit_code
+                                          << "): " << mounted.stderr_bytes);
+    return nullptr;
+  }
+  mount->MarkMounted();
+  struct stat parent {};
+  struct stat top {};
+  REQUIRE(::stat(dir.path().c_str(), &parent) == 0);
+  REQUIRE(::stat(mount->path().c_str(), &top) == 0);
+  REQUIRE(parent.st_dev != top.st_dev);
+  struct statfs statfs_result {};
+  REQUIRE(::statfs(mount->path().c_str(), &statfs_result) == 0);
+  REQUIRE(statfs_result.f_type == (fs == SmallFs::kXfs ? XFS_SUPER_MAGIC : BTRFS_SUPER_MAGIC));
+  return mount;
+}
+
 TEST_CASE("A store that does not fit fails at create with kNoSpace and leaves nothing behind",
           "[fulldisk]") {
+  const SmallFs fs = GENERATE(SmallFs::kExt4, SmallFs::kXfs, SmallFs::kBtrfs);
+  INFO("filesystem: " << SmallFsName(fs));
   TempDir dir;
-  std::unique_ptr<LoopExt4> mount = MountSmallExt4(dir);
+  std::unique_ptr<LoopExt4> mount = MountSmall(dir, fs);
   if (mount == nullptr) return;
 
   const std::vector<std::string> entries_before = ListDirectory(mount->path());
@@ -406,13 +486,13 @@ TEST_CASE("A store that does not fit fails at create with kNoSpace and leaves no
   mount->Unmount();
 }
 
-TEST_CASE(
-    "A store that fits is fully reserved and written, so filling the filesystem afterwards "
-    "never makes a mapped write fault",
-    "[fulldisk]") {
+// The case below, on `fs`.
+void CheckFitsNeverFaults(SmallFs fs) {
+  INFO("filesystem: " << SmallFsName(fs));
   TempDir dir;
-  std::unique_ptr<LoopExt4> mount = MountSmallExt4(dir);
+  std::unique_ptr<LoopExt4> mount = MountSmall(dir, fs);
   if (mount == nullptr) return;
+  const std::vector<std::string> entries_before = ListDirectory(mount->path());
   const uint64_t block_size = BlockSize(mount->path());
 
   // Most of the free space, leaving a little for the filler file.
@@ -465,9 +545,23 @@ TEST_CASE(
   REQUIRE(info.ok());
   CHECK(info->data_size == data_size);
   CHECK(info->data_offset == kStoreMetadata);
-  CHECK(ListDirectory(mount->path()) == std::vector<std::string>{"fill", "lost+found", "s.rgn"});
+  // ext4 has lost+found, XFS and btrfs nothing.
+  std::vector<std::string> expected = entries_before;
+  expected.insert(expected.end(), {"fill", "s.rgn"});
+  std::sort(expected.begin(), expected.end());
+  CHECK(ListDirectory(mount->path()) == expected);
   mount->Unmount();
 }
+
+TEST_CASE(
+    "A store that fits is fully reserved and written, so filling the filesystem afterwards "
+    "never makes a mapped write fault",
+    "[fulldisk]") {
+  CheckFitsNeverFaults(GENERATE(SmallFs::kExt4, SmallFs::kXfs));
+}
+
+// Not on btrfs yet: run there, this case did not end (the filler or the
+// child looped, printing without end); left for the NOCOW work.
 
 TEST_CASE("A store with holes does fault on a full filesystem, so the check above has teeth",
           "[fulldisk]") {

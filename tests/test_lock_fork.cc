@@ -56,7 +56,7 @@ int ChildTriesWriter(const std::string& path) {
 }
 
 TEST_CASE("Closing another descriptor of the store in the same process keeps the lock",
-          "[lock]") {
+          "[lock][fs-matrix]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   MustCreate(path, 64 * kKiB);
@@ -72,7 +72,7 @@ TEST_CASE("Closing another descriptor of the store in the same process keeps the
 }
 
 TEST_CASE("A fork() child inherits the lock and the mapping, and holds the lock until it exits",
-          "[lock][fork][multiprocess]") {
+          "[lock][fork][multiprocess][fs-matrix]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   MustCreate(path, 1 * kMiB);
@@ -137,7 +137,7 @@ TEST_CASE("A fork() child inherits the lock and the mapping, and holds the lock 
 }
 
 TEST_CASE("A store replaced between open and lock is reopened: the writer locks the new inode",
-          "[lock]") {
+          "[lock][fs-matrix]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   const std::string replacement = dir.File("replacement.rgn");

@@ -62,7 +62,7 @@ intent::BootId MustBootId() {
 }
 
 TEST_CASE("A writer's open reads no payload and writes no slot after a clean close",
-          "[checkpoint][open]") {
+          "[checkpoint][open][fs-matrix]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   MustCreateWithRegions(path, 0, kBigStore);
@@ -115,7 +115,7 @@ void PlantCommitMark(const std::string& path, const std::string& region,
 }
 
 TEST_CASE("A current-boot commit mark costs the next open one header unit, another boot's, nothing",
-          "[checkpoint][open]") {
+          "[checkpoint][open][fs-matrix]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   MustCreateWithRegions(path, 0, kBigStore);
@@ -162,7 +162,7 @@ TEST_CASE("A current-boot commit mark costs the next open one header unit, anoth
 }
 
 TEST_CASE("A flipped byte in the newest payload is a torn commit, and its generation is not reused",
-          "[checkpoint][open]") {
+          "[checkpoint][open][fs-matrix]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   MustCreateWithRegions(path, 0, {{"a", 8 * kKiB}});
@@ -207,7 +207,7 @@ TEST_CASE("A flipped byte in the newest payload is a torn commit, and its genera
 }
 
 TEST_CASE("A region whose only commit is torn loads as kTornCommit, never 'no commit' or damage",
-          "[checkpoint][open]") {
+          "[checkpoint][open][fs-matrix]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   const auto [region, slot_index] = CreateWithOneCommit(path, 5000, Durability::kPwriteFdatasync);
@@ -236,7 +236,7 @@ TEST_CASE("A region whose only commit is torn loads as kTornCommit, never 'no co
 }
 
 TEST_CASE("An unfinished header (magic not yet stored) holds no commit and is no damage",
-          "[checkpoint][open]") {
+          "[checkpoint][open][fs-matrix]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   const auto [region, slot_index] = CreateWithOneCommit(path, 100, Durability::kNone);

@@ -1,15 +1,20 @@
 #include "support/temp_dir.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 std::string Catch::StringMaker<std::vector<std::byte>>::convert(
     const std::vector<std::byte>& bytes) {
@@ -34,10 +39,83 @@ std::string Catch::StringMaker<std::vector<std::byte>>::convert(
 
 namespace regionstore::testing {
 
+namespace {
+
+const char* NonEmptyEnv(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+// statfs f_type of each filesystem REGIONSTORE_TEST_FS may name; 0 if none.
+uint32_t ExpectedMagic(const std::string& name) {
+  if (name == "ext4") return EXT4_SUPER_MAGIC;
+  if (name == "xfs") return XFS_SUPER_MAGIC;
+  if (name == "btrfs") return BTRFS_SUPER_MAGIC;
+  if (name == "tmpfs") return TMPFS_MAGIC;
+  return 0;
+}
+
+}  // namespace
+
+std::filesystem::path ScratchBase() {
+  // The default is a folder under the build tree: a real disk filesystem,
+  // where fsync and fallocate behave as they do for users.
+  if (const char* base = NonEmptyEnv("REGIONSTORE_TEST_TMPDIR")) return base;
+  return REGIONSTORE_TEST_TMPDIR;
+}
+
+std::string ScratchFilesystemProblem() {
+  const char* fs_name = NonEmptyEnv("REGIONSTORE_TEST_FS");
+  if (fs_name == nullptr) return "";
+  const std::filesystem::path base = ScratchBase();
+  const uint32_t expected = ExpectedMagic(fs_name);
+  std::ostringstream problem;
+  if (expected == 0) {
+    problem << "REGIONSTORE_TEST_FS=" << fs_name << " is none of ext4, xfs, btrfs, tmpfs";
+    return problem.str();
+  }
+  // The device differs from the parent's only on a mount point: a mount
+  // that failed leaves an empty directory of the parent's filesystem, which
+  // may well be ext4 itself.
+  struct stat top {};
+  struct stat parent {};
+  if (::stat(base.c_str(), &top) != 0 || ::stat(base.parent_path().c_str(), &parent) != 0) {
+    problem << base.string() << " (REGIONSTORE_TEST_TMPDIR) is missing: " << std::strerror(errno);
+    return problem.str();
+  }
+  if (top.st_dev == parent.st_dev) {
+    problem << base.string() << " is not a mount point, so not the " << fs_name
+            << " filesystem REGIONSTORE_TEST_FS asks for";
+    return problem.str();
+  }
+  struct statfs fs {};
+  if (::statfs(base.c_str(), &fs) != 0) {
+    problem << "statfs " << base.string() << ": " << std::strerror(errno);
+    return problem.str();
+  }
+  const auto actual = static_cast<uint32_t>(fs.f_type);
+  if (actual != expected) {
+    problem << base.string() << " is a filesystem of type 0x" << std::hex << actual
+            << ", not the " << fs_name << " (0x" << expected << ") REGIONSTORE_TEST_FS asks for";
+    return problem.str();
+  }
+  return "";
+}
+
+std::string ScratchFilesystemSkipReason() {
+  std::ifstream in(ScratchBase().parent_path() / "skipped");
+  std::string reason;
+  std::getline(in, reason);
+  return reason.rfind("skipped: ", 0) == 0 ? reason : "";
+}
+
 TempDir::TempDir() {
-  // REGIONSTORE_TEST_TMPDIR is a folder under the build tree: a real disk
-  // filesystem, where fsync and fallocate behave as they do for users.
-  std::filesystem::path base = REGIONSTORE_TEST_TMPDIR;
+  const std::filesystem::path base = ScratchBase();
+  {
+    const std::string problem = ScratchFilesystemProblem();
+    INFO(problem);
+    REQUIRE(problem.empty());
+  }
   std::filesystem::create_directories(base);
   std::string pattern = (base / "t-XXXXXX").string();
   REQUIRE(::mkdtemp(pattern.data()) != nullptr);

@@ -1,5 +1,15 @@
 // A scratch directory per test, on a real filesystem (under the build tree,
 // not /tmp, which may be tmpfs), removed with everything in it at scope exit.
+//
+// Environment, read at each TempDir's construction:
+//  - REGIONSTORE_TEST_TMPDIR, when set and not empty, is the base the
+//    directories are made in, instead of the build tree's tests/scratch.
+//  - REGIONSTORE_TEST_FS (ext4, xfs, btrfs or tmpfs), when set, says which
+//    filesystem that base must be the mount point of. The filesystem matrix
+//    (tests/CMakeLists.txt, scripts/test-filesystems.sh) sets both; main()
+//    checks once before any case runs (ScratchFilesystemProblem) and each
+//    TempDir checks again, so a mount that failed never lets a case run on
+//    the build tree's filesystem while ctest calls it "xfs: ...".
 #ifndef REGIONSTORE_TESTS_SUPPORT_TEMP_DIR_H_
 #define REGIONSTORE_TESTS_SUPPORT_TEMP_DIR_H_
 
@@ -38,6 +48,18 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// The base TempDir makes its directories in (see the environment above).
+std::filesystem::path ScratchBase();
+// "" when REGIONSTORE_TEST_FS is unset, or when ScratchBase() is a mount
+// point (its device differs from its parent's) of that filesystem type
+// (statfs f_type); otherwise what is wrong, in a sentence.
+std::string ScratchFilesystemProblem();
+// When ScratchFilesystemProblem() is not "": the reason the matrix's setup
+// left in ScratchBase()/../skipped when this machine cannot mount the
+// filesystem (not root, no mkfs, no loop device), or "" when it left none
+// (then the mount should be there, and its absence is a failure).
+std::string ScratchFilesystemSkipReason();
 
 // Whole-file helpers for assertions. They abort the test (via Catch REQUIRE)
 // on failure.
