@@ -169,6 +169,50 @@ TEST_CASE("regionctl create killed by SIGINT, SIGTERM or SIGHUP leaves no file a
   }
 }
 
+TEST_CASE("regionctl bench interrupted by SIGINT removes its two stores from DIR",
+          "[regionctl][temp_files][multiprocess]") {
+  TempDir dir;
+  const std::string directory = std::filesystem::canonical(dir.path()).string();
+  for (const int signal_number : {SIGINT, SIGTERM}) {
+    INFO("signal " << signal_number);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
+      const int null_fd = ::open("/dev/null", O_RDWR);
+      ::dup2(null_fd, STDIN_FILENO);
+      ::dup2(null_fd, STDOUT_FILENO);
+      ::dup2(null_fd, STDERR_FILENO);
+      // 2 s per arm: the run lasts far longer than noticing its stores.
+      ::execl(REGIONCTL_PATH, REGIONCTL_PATH, "bench", "--dir", directory.c_str(), "--seconds",
+              "2", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Poll, a bounded number of times, until both stores exist.
+    const std::string stem = directory + "/regionctl-bench-" + std::to_string(pid);
+    int wait_status = 0;
+    pid_t reaped = 0;
+    bool both = false;
+    for (int tries = 0; tries < 20000 && !both && reaped == 0; ++tries) {
+      both = std::filesystem::exists(stem + "-lab.rs") &&
+             std::filesystem::exists(stem + "-commit.rs");
+      if (!both) {
+        reaped = ::waitpid(pid, &wait_status, WNOHANG);
+        ::usleep(1000);
+      }
+    }
+    if (reaped == 0) {
+      ::kill(pid, both ? signal_number : SIGKILL);
+      reaped = ::waitpid(pid, &wait_status, 0);
+    }
+    REQUIRE(reaped == pid);
+    REQUIRE(both);
+    CHECK(WIFSIGNALED(wait_status));
+    CHECK(WTERMSIG(wait_status) == signal_number);
+    CHECK(dir.List().empty());
+  }
+}
+
 }  // namespace
 }  // namespace regionstore
 

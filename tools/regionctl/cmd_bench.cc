@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common.h"
+#include "signals.h"
 #include "regionstore/checkpoint.h"
 #include "regionstore/durability.h"
 #include "regionstore/io.h"
@@ -261,12 +262,20 @@ class CreatedFiles {
   CreatedFiles(const CreatedFiles&) = delete;
   CreatedFiles& operator=(const CreatedFiles&) = delete;
   ~CreatedFiles() {
-    for (const std::string& path : paths_) (void)Io::Default()->Remove(path);
+    for (const std::string& path : paths_) {
+      ForgetToRemoveOnSignal(path);
+      (void)Io::Default()->Remove(path);
+    }
   }
-  void Add(const std::string& path) { paths_.push_back(path); }
+  // Also removed if a SIGINT, SIGTERM or SIGHUP ends the bench.
+  void Add(const std::string& path) {
+    paths_.push_back(path);
+    static_cast<void>(RememberToRemoveOnSignal(path));
+  }
   Status Finish() {
     Status first_failure;
     for (const std::string& path : paths_) {
+      ForgetToRemoveOnSignal(path);
       Status removed = Io::Default()->Remove(path);
       if (!removed.ok() && first_failure.ok()) first_failure = removed;
     }

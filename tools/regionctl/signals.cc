@@ -1,18 +1,34 @@
 #include "signals.h"
 
 #include <signal.h>
+#include <unistd.h>
 
+#include <array>
+#include <atomic>
+#include <cstring>
 #include <initializer_list>
+#include <string>
 
 #include "regionstore/temp_files.h"
 
 namespace regionstore::regionctl {
 namespace {
 
+// regionctl's own files: a path is written while its slot is not `live`,
+// and the handler reads only live slots.
+struct OwnFile {
+  std::atomic<bool> live{false};
+  char path[4096] = {};
+};
+std::array<OwnFile, kMaxOwnFiles> own_files;
+
 void RemoveTempsThenDie(int signal_number) {
-  // Only async-signal-safe calls here: the registry's removal, sigaction,
-  // sigprocmask, raise.
+  // Only async-signal-safe calls here: the registry's removal, unlink,
+  // sigaction, sigprocmask, raise.
   static_cast<void>(RemoveLiveTempFiles());
+  for (OwnFile& file : own_files) {
+    if (file.live.exchange(false, std::memory_order_acquire)) ::unlink(file.path);
+  }
   struct sigaction fallback {};
   fallback.sa_handler = SIG_DFL;
   sigemptyset(&fallback.sa_mask);
@@ -27,6 +43,25 @@ void RemoveTempsThenDie(int signal_number) {
 }
 
 }  // namespace
+
+bool RememberToRemoveOnSignal(const std::string& path) {
+  if (path.size() >= sizeof(OwnFile::path)) return false;
+  for (OwnFile& file : own_files) {
+    if (file.live.load(std::memory_order_relaxed)) continue;
+    std::memcpy(file.path, path.c_str(), path.size() + 1);
+    file.live.store(true, std::memory_order_release);
+    return true;
+  }
+  return false;
+}
+
+void ForgetToRemoveOnSignal(const std::string& path) {
+  for (OwnFile& file : own_files) {
+    if (file.live.load(std::memory_order_acquire) && path == file.path) {
+      file.live.store(false, std::memory_order_release);
+    }
+  }
+}
 
 void RemoveTempFilesOnTerminatingSignals() {
   struct sigaction action {};

@@ -2,6 +2,8 @@
 #ifndef REGIONSTORE_TOOLS_REGIONCTL_SIGNALS_H_
 #define REGIONSTORE_TOOLS_REGIONCTL_SIGNALS_H_
 
+#include <string>
+
 namespace regionstore::regionctl {
 
 // Installs handlers for SIGINT, SIGTERM and SIGHUP that remove the named
@@ -11,6 +13,16 @@ namespace regionstore::regionctl {
 // (O_TMPFILE) temp needs nothing: it goes with the process. Call once, at
 // start, before any other thread exists.
 void RemoveTempFilesOnTerminatingSignals();
+
+// Files of regionctl's own that the same handlers remove: bench's two stores,
+// which live for the whole run (~15 s) and which an interrupted bench would
+// otherwise leave in DIR. Up to kMaxOwnFiles paths shorter than 4096 bytes at
+// a time; Remember returns false (and remembers nothing) past that. Forget
+// before removing the file yourself. Not thread-safe against each other; safe
+// against the handler.
+inline constexpr int kMaxOwnFiles = 4;
+bool RememberToRemoveOnSignal(const std::string& path);
+void ForgetToRemoveOnSignal(const std::string& path);
 
 }  // namespace regionstore::regionctl
 
