@@ -20,6 +20,12 @@ Status ReplaceFileAtomically(const std::string& path, std::span<const std::byte>
   Io& io = options.io != nullptr ? *options.io : *Io::Default();
   if (auto existing = io.StatPath(path); existing.ok() && existing->is_directory) {
     return Status::FromErrno(EISDIR, "replace", path, "is a directory, not a file");
+  } else if (existing.ok() && !existing->is_regular) {
+    // The rename would put a regular file where a FIFO's reader waits, or
+    // where a device was.
+    return Status::Error(StatusCode::kInvalidArgument, "replace", path,
+                         "is not a regular file (a FIFO, a device or a socket): replacing it "
+                         "would put a regular file in its place; write into it instead");
   }
   auto temp = internal::CreateTempBeside(io, path, "replace");
   if (!temp.ok()) return temp.status();

@@ -131,6 +131,23 @@ TEST_CASE("ReplaceFileAtomically refuses a missing directory and a directory", "
   CHECK(dir.List() == std::vector<std::string>{"sub"});
 }
 
+TEST_CASE("ReplaceFileAtomically refuses a FIFO, or a link to one, and leaves it a FIFO",
+          "[atomic_file]") {
+  TempDir dir;
+  const std::string fifo = dir.File("fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  std::filesystem::create_symlink("fifo", dir.File("link"));
+  for (const std::string& path : {fifo, dir.File("link")}) {
+    INFO(path);
+    const Status refused = ReplaceFileAtomically(path, PatternBytes(10, 1));
+    CHECK(refused.code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(refused.ToString(), Catch::Contains("not a regular file"));
+  }
+  CHECK(std::filesystem::is_fifo(fifo));
+  CHECK(std::filesystem::is_symlink(dir.File("link")));
+  CHECK(dir.List() == std::vector<std::string>{"fifo", "link"});
+}
+
 TEST_CASE("CreateExclusive never follows a symbolic link planted at its path", "[atomic_file]") {
   // O_CREAT | O_EXCL fails on any existing name, a symbolic link included,
   // dangling or not: this is why a link planted at the temp path of export

@@ -43,9 +43,12 @@ struct ReplaceOptions {
 // name may not survive a power loss (the message says so). The new file has
 // mode 0600 whatever the old one had. If `path` is a symbolic link, the link
 // itself is replaced, not its target; a link to a directory is refused.
-// Errors, naming `path` and the step: kNotFound (no such directory),
-// kPermissionDenied, kNoSpace, kIOError (also, with EISDIR, when `path` is
-// a directory).
+// Something that is not a regular file at `path` (a FIFO, a device, a
+// socket, or a link to one) is refused before anything is written: the
+// rename would put a regular file in its place.
+// Errors, naming `path` and the step: kInvalidArgument (not a regular
+// file), kNotFound (no such directory), kPermissionDenied, kNoSpace,
+// kIOError (also, with EISDIR, when `path` is a directory).
 REGIONSTORE_EXPORT Status ReplaceFileAtomically(const std::string& path,
                                                 std::span<const std::byte> data,
                                                 const ReplaceOptions& options = {});
