@@ -267,10 +267,19 @@ class CreatedFiles {
       (void)Io::Default()->Remove(path);
     }
   }
-  // Also removed if a SIGINT, SIGTERM or SIGHUP ends the bench.
-  void Add(const std::string& path) {
-    paths_.push_back(path);
+  // Creates the store at `path` with Store::Create, and removes it at the
+  // end; also if a SIGINT, SIGTERM or SIGHUP ends the bench, from before the
+  // create (the name appears at its rename, before its directory fsync
+  // returns). The name holds the pid: no one else's file.
+  Status Create(const std::string& path, uint64_t data_size, const CreateOptions& options) {
     static_cast<void>(RememberToRemoveOnSignal(path));
+    Status made = Store::Create(path, data_size, options);
+    if (!made.ok()) {
+      ForgetToRemoveOnSignal(path);
+      return made;
+    }
+    paths_.push_back(path);
+    return Status::Ok();
   }
   Status Finish() {
     Status first_failure;
@@ -412,13 +421,11 @@ Status RunBench(const BenchArgs& args) {
   CreateOptions options;
   std::vector<std::string> warnings;
   options.warnings = &warnings;
-  Status made = Store::Create(lab_path, kLabDataSize, options);
+  Status made = created.Create(lab_path, kLabDataSize, options);
   if (!made.ok()) return made;
-  created.Add(lab_path);
   options.checkpoints = {CheckpointSpec{kRegionName, kCommitCapacity}};
-  made = Store::Create(commit_path, 0, options);
+  made = created.Create(commit_path, 0, options);
   if (!made.ok()) return made;
-  created.Add(commit_path);
   // Each warning once (both stores are in the same directory).
   std::sort(warnings.begin(), warnings.end());
   warnings.erase(std::unique(warnings.begin(), warnings.end()), warnings.end());
