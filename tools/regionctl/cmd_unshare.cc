@@ -25,6 +25,7 @@ Status RunUnshare(const UnshareArgs& args) {
   options.progress = [&bar](uint64_t done, uint64_t total) { bar.Update(done, total); };
   Result<UnshareReport> report = UnshareStore(args.path, options);
   if (!report.ok()) return report.status();
+  if (report->shared_bytes != 0) SetStoreChanged();  // its blocks, not its bytes
   if (args.json) {
     PrintJsonDocument({{"path", args.path},
                        {"shared_bytes", report->shared_bytes},
