@@ -40,7 +40,7 @@ Status ReplaceFileAtomically(const std::string& path, std::span<const std::byte>
     if (options.durable) {
       if (Status s = temp->file->Sync(); !s.ok()) return s.WithOperation("replace: fsync", path);
     }
-    return internal::PublishTemp(io, *temp, path, /*replace=*/true, "replace");
+    return internal::PublishTemp(io, *temp, path, /*replace=*/true, options.durable, "replace");
   };
   if (Status s = build(); !s.ok()) return internal::DiscardTemp(io, *temp, s);
   if (options.durable) {

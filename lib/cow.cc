@@ -59,7 +59,8 @@ std::string DisableCopyOnWrite(File& file, const FsInfo& fs, const std::string& 
   if (failure.empty()) {
     return where +
            "the store was made NOCOW (FS_NOCOW_FL) before its blocks were reserved, so they are "
-           "overwritten in place and a full disk does not turn mapped writes into SIGBUS; btrfs "
+           "overwritten in place and a full disk does not turn mapped writes into SIGBUS (except "
+           "on a small --mixed btrfs, whose data and metadata share block groups); btrfs "
            "no longer checksums this file's data (only checkpoint regions carry their own "
            "checksums), and after a snapshot of the subvolume the next write to each block is "
            "copy-on-write again (regionctl unshare rewrites them)";

@@ -127,6 +127,18 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
     // Never through a symbolic link: the rename below would replace the
     // link itself, leaving the store it points to (and its writer) as they
     // were, while the lock taken here would be the target's.
+    // Replace a file, never a directory (the rename would fail only after
+    // the whole zero-fill) nor a FIFO, device or socket (the rename would
+    // put a regular file in its place: /dev/null would become a store).
+    // Asked of the path before anything opens it: opening a device can
+    // have effects of its own (a tape rewinds at close).
+    if (auto kind = io.StatPath(path); kind.ok() && !kind->is_regular) {
+      return Status::Error(StatusCode::kInvalidArgument, "create", path,
+                           kind->is_directory
+                               ? "is a directory; refused: only a file is replaced"
+                               : "is not a regular file (a FIFO, a device or a socket); "
+                                 "refused: replacing it would put a regular file in its place");
+    }
     auto existing = io.Open(path, /*writable=*/false, SymlinkPolicy::kRefuse);
     if (!existing.ok() && existing.status().code() == StatusCode::kInvalidArgument) {
       return Status::Error(StatusCode::kInvalidArgument, "create", path,
@@ -134,20 +146,6 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
                            "store it points to (remove the link, or create at its target)");
     }
     if (existing.ok()) {
-      // Replace a file, never a directory (the rename would fail only after
-      // the whole zero-fill) nor a FIFO, device or socket (the rename would
-      // put a regular file in its place: /dev/null would become a store).
-      auto kind = (*existing)->Stat();
-      if (!kind.ok()) {
-        return kind.status().WithOperation("create: fstat the file being replaced", path);
-      }
-      if (!kind->is_regular) {
-        return Status::Error(StatusCode::kInvalidArgument, "create", path,
-                             kind->is_directory
-                                 ? "is a directory; refused: only a file is replaced"
-                                 : "is not a regular file (a FIFO, a device or a socket); "
-                                   "refused: replacing it would put a regular file in its place");
-      }
       if (Status locked = (*existing)->LockExclusive(); !locked.ok()) {
         return locked.WithOperation("create: lock the store being replaced", path);
       }
@@ -234,7 +232,8 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
       return s.WithOperation("create: write superblock", path);
     }
     if (Status s = file.Sync(); !s.ok()) return s.WithOperation("create: fsync", path);
-    if (Status s = internal::PublishTemp(io, *temp, path, options.replace_existing, "create");
+    if (Status s = internal::PublishTemp(io, *temp, path, options.replace_existing,
+                                             /*durable=*/true, "create");
         !s.ok()) {
       if (s.code() == StatusCode::kAlreadyExists) {
         return Status::Error(StatusCode::kAlreadyExists, s.operation(), path,

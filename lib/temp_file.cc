@@ -74,7 +74,7 @@ Result<TempFile> CreateTempBeside(Io& io, const std::string& path, const std::st
   return temp;
 }
 
-Status PublishTemp(Io& io, TempFile& temp, const std::string& path, bool replace,
+Status PublishTemp(Io& io, TempFile& temp, const std::string& path, bool replace, bool durable,
                    const std::string& operation) {
   if (temp.anonymous && temp.path.empty()) {
     std::string target = path;
@@ -91,11 +91,20 @@ Status PublishTemp(Io& io, TempFile& temp, const std::string& path, bool replace
       temp.registry_slot = -1;
       return s.WithOperation(operation + ": link", path);
     }
+    if (replace) temp.path = std::move(target);  // DiscardTemp removes it from here on
+    if (durable) {
+      if (Status s = temp.file->Sync(); !s.ok()) {
+        return s.WithOperation(replace ? operation + ": fsync after link"
+                                       : operation +
+                                             ": fsync after link (the file is in place at this "
+                                             "path; its name may not survive a power loss)",
+                               path);
+      }
+    }
     if (!replace) {
       temp.file.reset();
       return Status::Ok();
     }
-    temp.path = std::move(target);
   }
   temp.file.reset();  // close before publishing
   if (Status s = io.Rename(temp.path, path, replace); !s.ok()) {

@@ -48,10 +48,15 @@ Result<TempFile> CreateTempBeside(Io& io, const std::string& path, const std::st
 // With `replace`, a named temp is renamed over `path`; an anonymous one is
 // first linked onto a new hidden name beside it, then renamed over `path`
 // (a SIGKILL between the two leaves that name, the only window where one
-// can be left). Errors have the operation "<operation>: link" or
-// "<operation>: rename" and name `path`; the temp is then still the
-// caller's to DiscardTemp.
-Status PublishTemp(Io& io, TempFile& temp, const std::string& path, bool replace,
+// can be left). With `durable`, an anonymous temp is fsynced again once it
+// has its name: it was synced with a link count of 0, and only an fsync of
+// the file itself promises that the link (the inode's new count) is on disk
+// (btrfs logs a tmpfile's link through the inode, not the directory).
+// Errors have the operation "<operation>: link", "<operation>: fsync after
+// link" or "<operation>: rename" and name `path`; the temp is then still the
+// caller's to DiscardTemp (a no-clobber publish whose fsync after link fails
+// has left the file at `path`: the message says so).
+Status PublishTemp(Io& io, TempFile& temp, const std::string& path, bool replace, bool durable,
                    const std::string& operation);
 
 // Closes and removes the temp after `failure`, and returns `failure`; if the

@@ -296,7 +296,9 @@ TEST_CASE("On a full XFS, unshare fails cleanly with ENOSPC and leaves the store
   CHECK(unshared.stderr_bytes.find("no space") != std::string::npos);
   CHECK(unshared.stderr_bytes.find("FALLOC_FL_UNSHARE_RANGE") != std::string::npos);
   CHECK(testing::ReadWholeFile(path) == before);
-  CHECK(SharedBytes(path) == shared);
+  // Part of it may have been unshared before the space ran out; not all.
+  CHECK(SharedBytes(path) <= shared);
+  CHECK(SharedBytes(path) > 0);
   auto store = Store::Open(path, OpenMode::kReadWrite);
   REQUIRE_FALSE(store.ok());
   CHECK(store.status().code() == StatusCode::kSharedExtents);

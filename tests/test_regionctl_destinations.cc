@@ -297,8 +297,20 @@ TEST_CASE("regionctl refuses to print a payload or a dump to a closed standard o
     CHECK(result.exit_code == kExitUsage);
     CHECK_THAT(result.stdout_bytes, Catch::Contains("standard output is closed"));
   }
-  // A report (not the point of the command) goes nowhere, as to /dev/null.
-  CHECK(Shell(Tool() + " inspect " + Quoted(store) + " >&-").exit_code == 0);
+  // A report that cannot be printed is a failure too: 1 when nothing
+  // changed, 7 when the command changed the store.
+  const ProcessResult inspected = Shell(Tool() + " inspect " + Quoted(store) + " 2>&1 >&-");
+  CHECK(inspected.exit_code == 1);
+  CHECK_THAT(inspected.stdout_bytes, Catch::Contains("standard output is closed"));
+  const std::string payload = dir.File("payload.bin");
+  testing::WriteWholeFile(payload, Bytes("new"));
+  const uint64_t before = Generation(store);
+  const ProcessResult committed =
+      Shell(Tool() + " commit " + Quoted(store) + " state --input " + Quoted(payload) + " 2>&1 >&-");
+  CHECK(committed.exit_code == kExitChangedReportLost);
+  CHECK_THAT(committed.stdout_bytes,
+             Catch::Contains("standard output is closed") && Catch::Contains("do not retry"));
+  CHECK(Generation(store) == before + 1);
   // And a closed stderr does not change the exit code of a failure.
   CHECK(Shell(Tool() + " load " + Quoted(store) + " nosuchregion 2>&-").exit_code == kExitUsage);
 }

@@ -389,6 +389,7 @@ class PosixFile final : public File {
       map->fm_extent_count = kBatch;
       if (Status s = RetryIoctl(FS_IOC_FIEMAP, map, "ioctl(FS_IOC_FIEMAP)"); !s.ok()) return s;
       if (map->fm_mapped_extents == 0) break;
+      const uint64_t batch_start = at;
       bool last = false;
       for (uint32_t index = 0; index < map->fm_mapped_extents; ++index) {
         const fiemap_extent& extent = map->fm_extents[index];
@@ -405,6 +406,13 @@ class PosixFile final : public File {
         last = last || (extent.fe_flags & FIEMAP_EXTENT_LAST) != 0;
       }
       if (last) break;
+      // A filesystem that answers with extents ending before `at` (zero
+      // length, or out of order) would make this loop forever.
+      if (at <= batch_start) {
+        return Status::Error(StatusCode::kIOError, "ioctl(FS_IOC_FIEMAP)", path_,
+                             "the extent map did not advance past offset " +
+                                 std::to_string(batch_start));
+      }
     }
     return shared;
   }

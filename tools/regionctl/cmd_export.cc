@@ -1,6 +1,7 @@
 #include "cmd_export.h"
 
 #include <cstddef>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -53,11 +54,24 @@ Status RunExport(const ExportArgs& args) {
   std::vector<std::byte> payload;
   Result<CheckpointMeta> loaded = LoadRegionWarningIfTorn(*store, args.name, payload);
   if (!loaded.ok()) return loaded.status();
+  // What survives a power loss: with --in-place, only a regular FILE, once
+  // it and its directory (it may be new) are fsynced.
+  bool durable = !args.no_fsync;
   if (args.in_place) {
     if (Status s = WriteOutput(args.output_path, payload, args.path,
                                /*sync_regular_file=*/!args.no_fsync);
         !s.ok()) {
       return s.WithOperation("export --in-place", args.output_path);
+    }
+    Result<FileStat> written = Io::Default()->StatPath(args.output_path);
+    durable = durable && written.ok() && written->is_regular;
+    if (durable) {
+      std::string directory = std::filesystem::path(args.output_path).parent_path().string();
+      if (directory.empty()) directory = ".";
+      if (Status s = Io::Default()->SyncDirectory(directory); !s.ok()) {
+        return s.WithOperation("export --in-place: fsync directory (FILE is written)",
+                               args.output_path);
+      }
     }
   } else if (Status s =
                  ReplaceFileAtomically(args.output_path, payload, {.durable = !args.no_fsync});
@@ -72,7 +86,7 @@ Status RunExport(const ExportArgs& args) {
         {"generation", loaded->generation},
         {"length", payload.size()},
         {"output", args.output_path},
-        {"durable", !args.no_fsync},
+        {"durable", durable},
         {"atomic", !args.in_place},
         // Non-null when Load passed over a torn newer commit (also warned on stderr).
         {"skipped_torn_generation", loaded->skipped_torn_generation != 0
@@ -84,9 +98,10 @@ Status RunExport(const ExportArgs& args) {
   } else {
     std::cout << "exported generation " << loaded->generation << " (" << HumanBytes(payload.size())
               << ") of " << QuoteName(region->name) << " to " << QuoteName(args.output_path)
-              << (args.in_place    ? " in place (not atomic)"
-                  : args.no_fsync ? ", not fsynced"
-                                  : ", fsynced with its directory")
+              << (args.in_place ? " in place (not atomic)" : "")
+              << (durable         ? ", fsynced with its directory"
+                  : args.in_place ? ""
+                                  : ", not fsynced")
               << '\n';
   }
   return Status::Ok();

@@ -197,8 +197,10 @@ bool OpenClosedStandardDescriptors() {
   for (int fd = 0; fd <= 2; ++fd) {
     if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
     // open() takes the lowest free number: this one, since the lower ones
-    // are open by now.
-    const int opened = ::open("/dev/null", (fd == 0 ? O_RDONLY : O_WRONLY));
+    // are open by now. Standard output gets /dev/full where there is one, so
+    // that a report written there fails and is reported, not dropped.
+    int opened = fd == 1 ? ::open("/dev/full", O_WRONLY) : -1;
+    if (opened < 0) opened = ::open("/dev/null", (fd == 0 ? O_RDONLY : O_WRONLY));
     if (opened != fd) {
       if (opened >= 0) ::close(opened);
       return false;

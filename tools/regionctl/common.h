@@ -154,8 +154,10 @@ void SetStoreChanged();
 bool StoreChanged();
 
 // Makes sure descriptors 0, 1 and 2 are open before regionctl opens anything
-// else: each closed one is opened on /dev/null, so that a store opened later
-// cannot take its number and be read as the input or written as the output.
+// else: each closed one is opened on /dev/null (standard output on
+// /dev/full, so that a report written to it fails visibly), so that a store
+// opened later cannot take its number and be read as the input or written as
+// the output.
 // Remembers which were closed (StandardInputWasClosed, ...). Returns false
 // if a closed one could not be opened (no /dev/null): nothing is safe to
 // open then.

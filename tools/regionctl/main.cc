@@ -92,7 +92,11 @@ int FinishStandardOutput() {
   std::cout.flush();
   if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout) {
     const int flush_errno = errno != 0 ? errno : EIO;
-    const Status failed = Status::FromErrno(flush_errno, "write output", std::string(kStdoutName));
+    const Status failed =
+        StandardOutputWasClosed()
+            ? Status::Error(StatusCode::kIOError, "write output", std::string(kStdoutName),
+                            "standard output is closed: the report was not written")
+            : Status::FromErrno(flush_errno, "write output", std::string(kStdoutName));
     if (StoreChanged()) {
       // The change stands: say so, so that nobody retries it.
       PrintFailureLine(failed.ToString(),
