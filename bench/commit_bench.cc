@@ -1,4 +1,4 @@
-// Checkpoint commit benchmark (issue 4): what Store::Commit costs beside the
+// Checkpoint commit benchmark: what Store::Commit costs beside the
 // same syscalls made without the library, and beside LMDB and SQLite doing
 // "replace one blob durably and atomically". docs/BENCH-CHECKPOINTS.md has a
 // measured run and how to read it.
@@ -994,7 +994,7 @@ Arm ChecksumArm(uint64_t size) {
 struct ModeInfo {
   Durability mode;
   const char* name;
-  const char* arm;  // the benchmark arm name, as in DESIGN.md
+  const char* arm;  // the benchmark arm name, as in the README
   const char* raw;  // what the raw arm does
 };
 
@@ -1082,7 +1082,7 @@ void PrintRatios(const std::vector<RatioRow>& rows, const Options& options) {
   std::printf(
       "%d interleaved rounds per row (batches of ~%.0f ms mapped, ~%.0f ms durable); ops/s "
       "from the median batch. cost = commit time / raw time: the median of the %d per-round "
-      "ratios, their range in brackets. Targets (issue 4): <= 1.10 at 4 KiB, <= 1.15 at 1 MiB. "
+      "ratios, their range in brackets. Targets: <= 1.10 at 4 KiB, <= 1.15 at 1 MiB. "
       "Durable rows also give the cost over the fast and the slow rounds (raw under or "
       "over 2 ms/op).\n\n",
       options.rounds, options.mapped_batch_ms, options.durable_batch_ms, options.rounds);
@@ -1091,7 +1091,7 @@ void PrintRatios(const std::vector<RatioRow>& rows, const Options& options) {
       "fast / slow rounds (rounds) |\n");
   std::printf("| --- | --- | ---: | ---: | --- | ---: | --- | --- |\n");
   for (const RatioRow& row : rows) {
-    // Issue 4 set targets at 4 KiB and 1 MiB only.
+    // Targets exist at 4 KiB and 1 MiB only (docs/BENCH-CHECKPOINTS.md).
     const double target = row.size == 4 * kKiB ? 1.10 : row.size == kMiB ? 1.15 : NAN;
     const char* met = std::isnan(target) ? "" : row.cost.median <= target ? "yes" : "**no**";
     std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", row.mode->name,

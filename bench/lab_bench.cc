@@ -1,7 +1,8 @@
-// The region lab (../shared/seeds/004, issue 5), reproduced: a 16 MiB store,
-// a 1 MiB slice updated at data offset 2 MiB (file offset 3 MiB, 1 MiB-aligned,
-// since the data area starts at file offset 1 MiB), content changing on every
-// update, in each of the lab's five arms:
+// The public region lab ("1 MiB at offset 2 MiB in a 16 MiB file"),
+// reproduced: a 16 MiB store, a 1 MiB slice updated at data offset 2 MiB
+// (file offset 3 MiB, 1 MiB-aligned, since the data area starts at file
+// offset 1 MiB), content changing on every update, in each of the lab's five
+// arms:
 //
 //   pwrite            pwrite, no flush (raw only: the library has no such mode)
 //   pwrite_fdatasync  pwrite + fdatasync        (library: kPwriteFdatasync)
@@ -30,7 +31,7 @@
 // --benchmark_enable_random_interleaving=true so the pairs are measured side
 // by side, and read the medians (bench/report.py does).
 //
-// With REGIONSTORE_LAB_SWEEPS=1 it adds the write-size sweep (issue 5 item 3):
+// With REGIONSTORE_LAB_SWEEPS=1 it adds the write-size sweep:
 // sweep/<arm>/<bytes>/<aligned|unaligned>/<library|raw>, 4 KiB to 4 MiB.
 //
 // Folio regime (how the slice's pages got into the page cache; it decides what
@@ -202,7 +203,7 @@ std::string PrepareRegimeAt(const std::string& path, Regime regime) {
 std::string PrepareRegime(Regime regime) { return PrepareRegimeAt(TheLab().Path(regime), regime); }
 
 // What a kept mapping does about the write faults its next copy takes after
-// an msync(MS_SYNC) left the pages write-protected (issue 5 item 4).
+// an msync(MS_SYNC) left the pages write-protected (docs/BENCH-LAB.md).
 enum class KeptFix {
   kNothing,   // the lab's plain syscalls
   kPopulate,  // MADV_POPULATE_WRITE on the range before the copy (Linux 5.14+)
@@ -382,12 +383,12 @@ void LibraryLongLived(benchmark::State& state, Durability mode, const Kept& kept
   }
 }
 
-// Issue 5 item 3, write-size sweep (only with REGIONSTORE_LAB_SWEEPS=1): the
+// The write-size sweep (only with REGIONSTORE_LAB_SWEEPS=1): the
 // long-lived arms in the large-folio regime, 8 updates of `size` bytes per
 // iteration at data offset 2 MiB, or 2 MiB + 100 bytes (unaligned).
 constexpr uint64_t kUnalignedBy = 100;
 
-// The one-shot arms' fixed cost alone (issue 5 item 2): open, map the whole
+// The one-shot arms' fixed cost alone: open, map the whole
 // file, unmap, close, with no update. Library: Store::Open (open, flock, fstat
 // and stat of the path, pread and checksum of superblock and region table,
 // mmap, checkpoint recovery scan) and the destructor. Raw: open, fstat, mmap,
@@ -575,7 +576,7 @@ void RegisterLab() {
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
       if (arm == Arm::kMsyncSync) {
-        // Issue 5 item 4: what removes a kept mapping's fault cost?
+        // What removes a kept mapping's fault cost?
         benchmark::RegisterBenchmark(name("longlived", "raw_populate").c_str(), RawLongLived, arm,
                                      slice, KeptFix::kPopulate)
             ->UseRealTime()

@@ -1,5 +1,5 @@
-// Publishing a whole file (issue 6; the atomic-replace labs, shared/seeds/000
-// and 001): each iteration replaces one file of 64 B, 4 KiB or 64 KiB with
+// Publishing a whole file (the public atomic-replace labs' arms, beside
+// `regionctl export`): each iteration replaces one file of 64 B, 4 KiB or 64 KiB with
 // new content, one of these ways:
 //
 //   overwrite               open(O_TRUNC), write, close: readers can see a

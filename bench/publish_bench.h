@@ -1,4 +1,4 @@
-// The atomic-replace labs (shared/seeds/000 and 001, issue 6), beside
+// The public atomic-replace labs' arms, beside
 // `regionctl export`: ways to publish a whole small file, each timed per
 // publish. See publish_bench.cc.
 #ifndef REGIONSTORE_BENCH_PUBLISH_BENCH_H_

@@ -1,7 +1,7 @@
 // Process crashes and concurrent readers against checkpoint regions (and,
-// at the end, against ReplaceFileAtomically, which `regionctl export` uses), the
-// crash model of DESIGN.md: a child commits in a loop and is SIGKILLed, some
-// kills landing inside the copy or the barrier (the library's phase word, in
+// at the end, against ReplaceFileAtomically, which `regionctl export` uses),
+// the crash model of docs/CHECKPOINTS.md ("Guarantees"): a child commits in a
+// loop and is SIGKILLed, some kills landing inside the copy or the barrier (the library's phase word, in
 // shared memory, tells the parent where the child is and where it died); the
 // parent reopens and checks the region byte-exact against G2. Then readers in
 // other processes Load without a lock while a writer commits, and every copy

@@ -175,7 +175,7 @@ TEST_CASE("regionctl create then inspect --json reports the new store's superblo
   CHECK(document["page_size"] == static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
   CHECK(document["page_size"] == Io::Default()->PageSize());
   CHECK(document["data_offset"] == info.data_offset);
-  // DESIGN.md: data offset 2 MiB must be a 1 MiB-aligned file offset.
+  // docs/FORMAT.md: data offset 2 MiB must be a 1 MiB-aligned file offset.
   CHECK(document["data_offset"].get<uint64_t>() % kMiB == 0);
   CHECK(document["data_offset"].get<uint64_t>() + kStoreDataSize <= real_file_size);
   CHECK(document["created_page_size"] == info.created_page_size);

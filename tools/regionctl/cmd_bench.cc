@@ -71,7 +71,7 @@ struct Arm {
   double mib_per_s = 0;  // the median batch
 };
 
-// The names of DESIGN.md's durability table.
+// The names of the README's durability table.
 std::string ArmName(const Arm& arm) {
   if (arm.kind == ArmKind::kRawPwrite) return "pwrite";
   if (arm.kind == ArmKind::kCommit) {
