@@ -46,6 +46,8 @@
 //                                 [--json=FILE] [--open-mib=N] [--open-rounds=N]
 //                                 [--open-kills=N] [--many-regions=N]
 // --json writes sections 1, 2, 4 and 5's medians and ratios to FILE, for
+#include "commit_bench.h"
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -53,13 +55,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "commit_bench.h"
 #include "common/bench_dir.h"
 #include "common/die.h"
 #include "common/flags.h"

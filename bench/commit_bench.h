@@ -25,11 +25,11 @@ namespace regionstore::bench {
 
 struct Options {
   bool quick = false;
-  bool realtime = false;     // durable arms under SCHED_FIFO
-  int rounds = 0;            // 0: the default for the run length
-  std::string only;          // "", "ratio", "peers", "folios", "open" or "compact"
+  bool realtime = false;  // durable arms under SCHED_FIFO
+  int rounds = 0;         // 0: the default for the run length
+  std::string only;       // "", "ratio", "peers", "folios", "open" or "compact"
   std::string dir;
-  std::string json_path;     // --json=FILE, or ""
+  std::string json_path;  // --json=FILE, or ""
   // Target time of one batch: section 1's mapped and durable modes, and
   // sections 2 and 3.
   double mapped_batch_ms = 0;
@@ -103,8 +103,7 @@ void CheckSlotLayout(Store& store, const std::string& region_name);
 bool IsDurable(Durability mode);
 
 // Store::Commit of a new payload of `size` bytes per operation.
-Arm CommitArm(std::string name, Store& store, std::string region, uint64_t size,
-              Durability mode);
+Arm CommitArm(std::string name, Store& store, std::string region, uint64_t size, Durability mode);
 
 // `op` on a new payload per operation.
 template <typename Op>
@@ -139,12 +138,12 @@ nlohmann::json RatioJson(const PairedRatio& ratio);
 
 // The sections: each runs, prints its markdown to stdout and returns what
 // --json records of it (folios: nothing).
-nlohmann::json RunRatiosSection(const Options& options);      // 1. ratios_bench.cc
+nlohmann::json RunRatiosSection(const Options& options);  // 1. ratios_bench.cc
 #ifdef REGIONSTORE_BENCH_PEERS
-nlohmann::json RunPeersSection(const Options& options);       // 2. peers_bench.cc
+nlohmann::json RunPeersSection(const Options& options);  // 2. peers_bench.cc
 #endif
-void RunFoliosSection(const Options& options);                // 3. folios_bench.cc
-nlohmann::json RunLayoutsSection(const Options& options);     // 5a. layouts_bench.cc
+void RunFoliosSection(const Options& options);                 // 3. folios_bench.cc
+nlohmann::json RunLayoutsSection(const Options& options);      // 5a. layouts_bench.cc
 nlohmann::json RunManyRegionsSection(const Options& options);  // 5b. layouts_bench.cc
 
 }  // namespace regionstore::bench

@@ -44,8 +44,7 @@ Store OpenStore(const std::string& path) {
   return std::move(*store);
 }
 
-const RegionEntry& RegionOf(const StoreInfo& info,
-                                         const std::string& name) {
+const RegionEntry& RegionOf(const StoreInfo& info, const std::string& name) {
   for (const RegionEntry& region : info.regions) {
     if (region.name == name) return region;
   }
@@ -54,9 +53,7 @@ const RegionEntry& RegionOf(const StoreInfo& info,
 
 namespace {
 
-bool IsCompact(const RegionEntry& region) {
-  return region.layout == SlotLayout::kCompact;
-}
+bool IsCompact(const RegionEntry& region) { return region.layout == SlotLayout::kCompact; }
 
 }  // namespace
 
@@ -92,8 +89,7 @@ void CheckSlotLayout(Store& store, const std::string& region_name) {
       ::pread(fd.get(), magic.data(), magic.size(),
               static_cast<off_t>(SlotHeaderUnitOffset(region, slot))) != 8 ||
       std::memcmp(magic.data(), "RGNSLOT1", 8) != 0) {
-    Die("the " + std::string(SlotLayoutName(region.layout)) + " slot layout of " +
-        region_name +
+    Die("the " + std::string(SlotLayoutName(region.layout)) + " slot layout of " + region_name +
         " is not the one bench/commit_bench.cc assumes (aligned: header unit at "
         "slot + 60 KiB, payload at slot + 64 KiB; compact: header unit at the slot, payload at "
         "slot + 4 KiB): update k*HeaderUnitOffset and k*PayloadOffset");
@@ -104,8 +100,7 @@ bool IsDurable(Durability mode) {
   return mode == Durability::kSync || mode == Durability::kPwriteFdatasync;
 }
 
-Arm CommitArm(std::string name, Store& store, std::string region, uint64_t size,
-              Durability mode) {
+Arm CommitArm(std::string name, Store& store, std::string region, uint64_t size, Durability mode) {
   auto payloads = std::make_shared<Payloads>(size);
   return {std::move(name), [&store, region = std::move(region), payloads, mode](uint64_t ops) {
             for (uint64_t i = 0; i < ops; ++i) {

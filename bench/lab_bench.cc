@@ -45,15 +45,12 @@
 //
 // Files go to $REGIONSTORE_BENCH_DIR, by default a folder under the build
 // directory (never /tmp); on tmpfs or overlay the bench warns loudly.
+#include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-
-#include <benchmark/benchmark.h>
-
-#include "publish_bench.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -67,6 +64,7 @@
 
 #include "common/bench_dir.h"
 #include "common/lab.h"
+#include "publish_bench.h"
 #include "regionstore/io.h"
 #include "regionstore/store.h"
 
@@ -268,23 +266,33 @@ void RunKept(benchmark::State& state, uint64_t size, Update update) {
   Finish(state, kLongLivedUpdates, size);
 }
 
-void RawOneShot(benchmark::State& state, Arm arm, Regime regime) {
+// The one-shot loop: each iteration stamps the slice anew and hands it to
+// `update` (which opens, writes and closes); "" or what failed, which ends
+// the run.
+template <typename Update>
+void RunOneShot(benchmark::State& state, Regime regime, Update update) {
   if (std::string e = PrepareRegime(regime); !e.empty()) return state.SkipWithError(e.c_str());
   const std::string path = TheLab().Path(regime);
   std::vector<std::byte> slice(kSliceSize);
   uint64_t round = 0;
   for (auto _ : state) {
     Stamp(slice, ++round);
-    RawFile file;
-    std::string error = file.Open(path, UsesMapping(arm));
-    if (error.empty()) error = RawUpdate(arm, file.fd, file.map, slice, TheLab().slice_file_offset);
-    if (std::string closed = file.Close(); error.empty()) error = closed;
-    if (!error.empty()) {
+    if (std::string error = update(path, std::span<const std::byte>(slice)); !error.empty()) {
       state.SkipWithError(error.c_str());
       break;
     }
   }
   Finish(state, 1);
+}
+
+void RawOneShot(benchmark::State& state, Arm arm, Regime regime) {
+  RunOneShot(state, regime, [arm](const std::string& path, std::span<const std::byte> slice) {
+    RawFile file;
+    std::string error = file.Open(path, UsesMapping(arm));
+    if (error.empty()) error = RawUpdate(arm, file.fd, file.map, slice, TheLab().slice_file_offset);
+    if (std::string closed = file.Close(); error.empty()) error = closed;
+    return error;
+  });
 }
 
 void RawLongLived(benchmark::State& state, Arm arm, const Kept& kept, KeptFix fix) {
@@ -304,23 +312,12 @@ void RawLongLived(benchmark::State& state, Arm arm, const Kept& kept, KeptFix fi
 }
 
 void LibraryOneShot(benchmark::State& state, Durability mode, Regime regime) {
-  if (std::string e = PrepareRegime(regime); !e.empty()) return state.SkipWithError(e.c_str());
-  const std::string path = TheLab().Path(regime);
-  std::vector<std::byte> slice(kSliceSize);
-  uint64_t round = 0;
-  for (auto _ : state) {
-    Stamp(slice, ++round);
+  RunOneShot(state, regime, [mode](const std::string& path, std::span<const std::byte> slice) {
     auto store = Store::Open(path, OpenMode::kReadWrite);
-    if (!store.ok()) {
-      state.SkipWithError(store.status().ToString().c_str());
-      break;
-    }
-    if (auto s = store->Write(kSliceOffset, slice, mode); !s.ok()) {
-      state.SkipWithError(s.ToString().c_str());
-      break;
-    }
-  }  // the destructor unmaps, unlocks and closes inside the timed loop
-  Finish(state, 1);
+    if (!store.ok()) return store.status().ToString();
+    Status written = store->Write(kSliceOffset, slice, mode);
+    return written.ok() ? std::string() : written.ToString();
+  });  // the destructor unmaps, unlocks and closes inside the timed loop
 }
 
 void LibraryLongLived(benchmark::State& state, Durability mode, const Kept& kept) {

@@ -346,8 +346,8 @@ int KillCommitLoop(const std::string& path, KillPoint point, int delay_micros) {
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
-    DieInOpen("the commit loop child exited before it was killed (status " + std::to_string(status) +
-        ")");
+    DieInOpen("the commit loop child exited before it was killed (status " +
+              std::to_string(status) + ")");
   }
   // Commits that returned after the first ones counted.
   ssize_t n;

@@ -5,6 +5,7 @@
 // Beside them, to show where a commit's time goes: raw rotating over three
 // slots, XXH3 of the payload alone, and "same I/O": what a commit writes,
 // without the library.
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <xxh_x86dispatch.h>
@@ -14,7 +15,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <memory>
 #include <optional>
 #include <string>

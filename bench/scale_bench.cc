@@ -517,7 +517,8 @@ void RunDataSizes(const Options& options) {
   std::printf(
       "| data area | Create s | warm: open ms | commit ms | open + commit vs %s | cold: "
       "open ms | commit ms | open + commit vs %s | within 20%% (warm / cold) |\n",
-      AreaSizeName(stores.front().data_size).c_str(), AreaSizeName(stores.front().data_size).c_str());
+      AreaSizeName(stores.front().data_size).c_str(),
+      AreaSizeName(stores.front().data_size).c_str());
   std::printf("| --- | ---: | ---: | ---: | --- | ---: | ---: | --- | --- |\n");
   const auto ratio_cell = [](const std::vector<double>& num, const std::vector<double>& den,
                              double& median) {

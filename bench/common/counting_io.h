@@ -101,7 +101,8 @@ class CountingFile : public testing::ForwardingFile {
   Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
     auto mapping = ForwardingFile::Map(length, writable);
     if (!mapping.ok()) return mapping.status();
-    return std::unique_ptr<Mapping>(std::make_unique<CountingMapping>(std::move(*mapping), counts_));
+    return std::unique_ptr<Mapping>(
+        std::make_unique<CountingMapping>(std::move(*mapping), counts_));
   }
 
  private:

@@ -94,7 +94,8 @@ std::string DescribeCensus(const FolioCensus& census) {
     text += "x";
     text += SizeName(bytes);
   }
-  if (census.in_large_folios > 0) text += first ? "inside larger folios" : " + tails of larger ones";
+  if (census.in_large_folios > 0)
+    text += first ? "inside larger folios" : " + tails of larger ones";
   text += ")";
   return text;
 }

@@ -15,9 +15,9 @@ namespace regionstore::bench {
 struct FolioCensus {
   bool available = false;
   std::string why_not;
-  uint64_t pages = 0;            // pages in the range
-  uint64_t resident = 0;         // of which in the page cache
-  uint64_t in_large_folios = 0;  // of which in a folio larger than one page
+  uint64_t pages = 0;                   // pages in the range
+  uint64_t resident = 0;                // of which in the page cache
+  uint64_t in_large_folios = 0;         // of which in a folio larger than one page
   std::map<uint64_t, uint64_t> folios;  // folio bytes -> folios whose head is in range
 };
 

@@ -58,8 +58,7 @@ Result<uint64_t> LabSliceFileOffset(const std::string& path) {
   return info->data_offset + kLabSliceOffset;
 }
 
-std::string RefillPageCache(const std::string& path, uint64_t offset, uint64_t length,
-                            Refill how) {
+std::string RefillPageCache(const std::string& path, uint64_t offset, uint64_t length, Refill how) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return ErrnoText("open " + path);
   std::string error;
@@ -88,9 +87,9 @@ const char* FolioRegimeName(FolioRegime regime) {
 
 std::string PrepareFolioRegime(const std::string& path, uint64_t slice_file_offset,
                                FolioRegime regime) {
-  return RefillPageCache(path, slice_file_offset, kLabSliceSize,
-                         regime == FolioRegime::kLargeFolios ? Refill::kPwrite
-                                                             : Refill::kMappedRead);
+  return RefillPageCache(
+      path, slice_file_offset, kLabSliceSize,
+      regime == FolioRegime::kLargeFolios ? Refill::kPwrite : Refill::kMappedRead);
 }
 
 }  // namespace regionstore::bench

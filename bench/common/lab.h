@@ -38,10 +38,10 @@ Result<uint64_t> LabSliceFileOffset(const std::string& path);
 
 // How RefillPageCache brings a range back into the page cache.
 enum class Refill {
-  kPwrite,           // one pwrite of zeros over the range, then fdatasync: large folios
-  kMappedRead,       // each page read through a read-only mapping: 4 KiB folios
-  kHugeMappedRead,   // the same through a MADV_HUGEPAGE mapping: the fault's
-                     // readahead allocates large folios
+  kPwrite,          // one pwrite of zeros over the range, then fdatasync: large folios
+  kMappedRead,      // each page read through a read-only mapping: 4 KiB folios
+  kHugeMappedRead,  // the same through a MADV_HUGEPAGE mapping: the fault's
+                    // readahead allocates large folios
 };
 
 // Drops the whole file at `path` from the page cache, after an fdatasync so

@@ -149,8 +149,7 @@ std::string FormatRatio(const PairedRatio& ratio) {
 
 std::string FormatDevice(const DevicePerOp& d) {
   if (std::isnan(d.flushes)) return "-";
-  return Fixed(d.flushes, 2) + " / " + Fixed(d.write_requests, 1) + " / " +
-         Fixed(d.write_kib, 0);
+  return Fixed(d.flushes, 2) + " / " + Fixed(d.write_requests, 1) + " / " + Fixed(d.write_kib, 0);
 }
 
 std::string FormatByState(const PairedRatio& ratio) {

@@ -21,12 +21,12 @@
 #include "common.h"
 #include "common/bench_dir.h"
 #include "common/lab.h"
-#include "signals.h"
 #include "regionstore/checkpoint.h"
 #include "regionstore/durability.h"
 #include "regionstore/io.h"
 #include "regionstore/store.h"
 #include "regionstore/store_info.h"
+#include "signals.h"
 
 namespace regionstore::regionctl {
 namespace {
@@ -483,9 +483,9 @@ Status RunBench(const BenchArgs& args) {
 
 void SetupBench(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<BenchArgs>();
-  CLI::App* command = app.add_subcommand(
-      "bench", "Measure every durability mode on this disk (the region lab, ~15 s) and recommend");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "bench",
+      "Measure every durability mode on this disk (the region lab, ~15 s) and recommend",
       "Creates a 16 MiB store and a store with a 1 MiB checkpoint region in DIR, times\n"
       "1 MiB updates at data offset 2 MiB in each arm (pwrite, pwrite_fdatasync, msync_sync,\n"
       "msync_async, none; longlived and oneshot), 4 KiB updates, and commits of 4 KiB and\n"
