@@ -46,6 +46,12 @@
 //                                 [--json=FILE] [--open-mib=N] [--open-rounds=N]
 //                                 [--open-kills=N] [--many-regions=N]
 // --json writes sections 1, 2, 4 and 5's medians and ratios to FILE, for
+// bench/report.py (which reads sections 1, 2 and 4).
+//
+// Files: this one parses the options and runs the sections; each section is
+// a file of its own (ratios_bench.cc, peers_bench.cc, folios_bench.cc,
+// open_bench.cc, layouts_bench.cc), on the stores and arms of
+// commit_stores.cc (commit_bench.h) and the machinery of bench/common/.
 #include "commit_bench.h"
 
 #include <sys/utsname.h>

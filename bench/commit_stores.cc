@@ -90,7 +90,7 @@ void CheckSlotLayout(Store& store, const std::string& region_name) {
               static_cast<off_t>(SlotHeaderUnitOffset(region, slot))) != 8 ||
       std::memcmp(magic.data(), "RGNSLOT1", 8) != 0) {
     Die("the " + std::string(SlotLayoutName(region.layout)) + " slot layout of " + region_name +
-        " is not the one bench/commit_bench.cc assumes (aligned: header unit at "
+        " is not the one bench/commit_bench.h assumes (aligned: header unit at "
         "slot + 60 KiB, payload at slot + 64 KiB; compact: header unit at the slot, payload at "
         "slot + 4 KiB): update k*HeaderUnitOffset and k*PayloadOffset");
   }
