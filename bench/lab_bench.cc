@@ -1,8 +1,8 @@
 // The public region lab ("1 MiB at offset 2 MiB in a 16 MiB file"),
 // reproduced: a 16 MiB store, a 1 MiB slice updated at data offset 2 MiB
 // (file offset 3 MiB, 1 MiB-aligned, since the data area starts at file
-// offset 1 MiB), content changing on every update, in each of the lab's five
-// arms:
+// offset 1 MiB; bench/common/lab.h, which regionctl bench shares), content
+// changing on every update, in each of the lab's five arms:
 //
 //   pwrite            pwrite, no flush (raw only: the library has no such mode)
 //   pwrite_fdatasync  pwrite + fdatasync        (library: kPwriteFdatasync)
@@ -45,16 +45,12 @@
 //
 // Files go to $REGIONSTORE_BENCH_DIR, by default a folder under the build
 // directory (never /tmp); on tmpfs or overlay the bench warns loudly.
+#include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-
-#include <benchmark/benchmark.h>
-
-#include "publish_bench.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -66,26 +62,25 @@
 #include <string>
 #include <vector>
 
+#include "common/bench_dir.h"
+#include "common/lab.h"
+#include "publish_bench.h"
+#include "regionstore/io.h"
 #include "regionstore/store.h"
 
 #ifndef REGIONSTORE_LAB_BENCH_DEFAULT_DIR
 #define REGIONSTORE_LAB_BENCH_DEFAULT_DIR "."
 #endif
 
+namespace regionstore::bench {
 namespace {
 
-using regionstore::Durability;
-using regionstore::OpenMode;
-using regionstore::Store;
-
-constexpr uint64_t kMiB = 1024 * 1024;
-constexpr uint64_t kStoreSize = 16 * kMiB;
-constexpr uint64_t kSliceOffset = 2 * kMiB;  // in the data area
-constexpr uint64_t kSliceSize = 1 * kMiB;
+constexpr uint64_t kSliceOffset = kLabSliceOffset;  // in the data area
+constexpr uint64_t kSliceSize = kLabSliceSize;
 constexpr int kLongLivedUpdates = 8;
 
 enum class Arm { kPwrite, kPwriteFdatasync, kMsyncSync, kMsyncAsync, kNone };
-enum class Regime { kLargeFolios, kSmallFolios };
+using Regime = FolioRegime;
 
 const char* ArmName(Arm arm) {
   switch (arm) {
@@ -101,10 +96,6 @@ const char* ArmName(Arm arm) {
       return "none";
   }
   return "?";
-}
-
-const char* RegimeName(Regime regime) {
-  return regime == Regime::kLargeFolios ? "large_folios" : "small_folios";
 }
 
 std::optional<Durability> LibraryMode(Arm arm) {
@@ -133,7 +124,7 @@ struct Lab {
   std::string dir;
   std::vector<uint64_t> store_size_sweep;  // store sizes created for storesize/...
   uint64_t slice_file_offset = 0;          // data_offset + kSliceOffset
-  std::string Path(Regime regime) const { return dir + "/lab-" + RegimeName(regime) + ".rgn"; }
+  std::string Path(Regime regime) const { return dir + "/lab-" + FolioRegimeName(regime) + ".rgn"; }
 };
 
 Lab& TheLab() {
@@ -159,45 +150,10 @@ void Stamp(std::vector<std::byte>& slice, uint64_t round) {
   }
 }
 
-// Puts the slice's pages into the page cache in `regime`'s folio size: drops
-// the whole file's cached pages (after fdatasync, so they are clean and can be
-// dropped; the whole file, because Store::Create's 8 MiB pwrites leave 2 MiB
-// folios around the slice, which a DONTNEED of the slice alone does not drop),
-// then brings the slice back with one 1 MiB pwrite (one 1 MiB folio) or by
-// touching each page through a mapping (256 4 KiB folios). Both checked on
-// Linux 6.18 / ext4 with /proc/self/pagemap and /proc/kpageflags.
-// Returns an empty string or what failed.
+// Puts the slice's pages into the page cache in `regime`'s folio size
+// (bench/common/lab.h). Returns an empty string or what failed.
 std::string PrepareRegimeAt(const std::string& path, Regime regime) {
-  const Lab& lab = TheLab();
-  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return Errno("open " + path);
-  std::string error;
-  const auto offset = static_cast<off_t>(lab.slice_file_offset);
-  std::vector<std::byte> zeros(kSliceSize);
-  if (::fdatasync(fd) != 0) {
-    error = Errno("fdatasync");
-  } else if (int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED); rc != 0) {
-    error = "posix_fadvise(DONTNEED): " + std::string(std::strerror(rc));
-  } else if (regime == Regime::kLargeFolios) {
-    if (::pwrite(fd, zeros.data(), zeros.size(), offset) != static_cast<ssize_t>(zeros.size())) {
-      error = Errno("pwrite");
-    } else if (::fdatasync(fd) != 0) {
-      error = Errno("fdatasync");
-    }
-  } else {
-    void* map = ::mmap(nullptr, kSliceSize, PROT_READ, MAP_SHARED, fd, offset);
-    if (map == MAP_FAILED) {
-      error = Errno("mmap");
-    } else {
-      const auto* bytes = static_cast<const volatile unsigned char*>(map);
-      unsigned sum = 0;
-      for (uint64_t at = 0; at < kSliceSize; at += 4096) sum += bytes[at];
-      benchmark::DoNotOptimize(sum);
-      ::munmap(map, kSliceSize);
-    }
-  }
-  ::close(fd);
-  return error;
+  return PrepareFolioRegime(path, TheLab().slice_file_offset, regime);
 }
 
 std::string PrepareRegime(Regime regime) { return PrepareRegimeAt(TheLab().Path(regime), regime); }
@@ -289,70 +245,79 @@ void Finish(benchmark::State& state, int updates_per_iteration, uint64_t size = 
   state.counters["updates_per_iter"] = updates_per_iteration;
 }
 
-void RawOneShot(benchmark::State& state, Arm arm, Regime regime) {
+// The long-lived loop: each iteration makes kLongLivedUpdates updates of
+// `size` bytes, each stamped anew; `update` returns "" or what failed, which
+// ends the run.
+template <typename Update>
+void RunKept(benchmark::State& state, uint64_t size, Update update) {
+  std::vector<std::byte> data(size);
+  uint64_t round = 0;
+  for (auto _ : state) {
+    std::string error;
+    for (int i = 0; i < kLongLivedUpdates && error.empty(); ++i) {
+      Stamp(data, ++round);
+      error = update(std::span<const std::byte>(data));
+    }
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+      break;
+    }
+  }
+  Finish(state, kLongLivedUpdates, size);
+}
+
+// The one-shot loop: each iteration stamps the slice anew and hands it to
+// `update` (which opens, writes and closes); "" or what failed, which ends
+// the run.
+template <typename Update>
+void RunOneShot(benchmark::State& state, Regime regime, Update update) {
   if (std::string e = PrepareRegime(regime); !e.empty()) return state.SkipWithError(e.c_str());
   const std::string path = TheLab().Path(regime);
   std::vector<std::byte> slice(kSliceSize);
   uint64_t round = 0;
   for (auto _ : state) {
     Stamp(slice, ++round);
-    RawFile file;
-    std::string error = file.Open(path, UsesMapping(arm));
-    if (error.empty()) error = RawUpdate(arm, file.fd, file.map, slice, TheLab().slice_file_offset);
-    if (std::string closed = file.Close(); error.empty()) error = closed;
-    if (!error.empty()) {
+    if (std::string error = update(path, std::span<const std::byte>(slice)); !error.empty()) {
       state.SkipWithError(error.c_str());
       break;
     }
   }
   Finish(state, 1);
+}
+
+void RawOneShot(benchmark::State& state, Arm arm, Regime regime) {
+  RunOneShot(state, regime, [arm](const std::string& path, std::span<const std::byte> slice) {
+    RawFile file;
+    std::string error = file.Open(path, UsesMapping(arm));
+    if (error.empty()) error = RawUpdate(arm, file.fd, file.map, slice, TheLab().slice_file_offset);
+    if (std::string closed = file.Close(); error.empty()) error = closed;
+    return error;
+  });
 }
 
 void RawLongLived(benchmark::State& state, Arm arm, const Kept& kept, KeptFix fix) {
   if (std::string e = PrepareRegimeAt(kept.path, kept.regime); !e.empty()) {
     return state.SkipWithError(e.c_str());
   }
-  auto info = regionstore::ReadStoreInfo(kept.path);
+  auto info = ReadStoreInfo(kept.path);
   if (!info.ok()) return state.SkipWithError(info.status().ToString().c_str());
   RawFile file;
   if (std::string e = file.Open(kept.path, UsesMapping(arm)); !e.empty()) {
     return state.SkipWithError(e.c_str());
   }
-  std::vector<std::byte> data(kept.size);
   const uint64_t file_offset = info->data_offset + kept.offset;
-  uint64_t round = 0;
-  for (auto _ : state) {
-    std::string error;
-    for (int i = 0; i < kLongLivedUpdates && error.empty(); ++i) {
-      Stamp(data, ++round);
-      error = RawUpdate(arm, file.fd, file.map, data, file_offset, fix);
-    }
-    if (!error.empty()) {
-      state.SkipWithError(error.c_str());
-      break;
-    }
-  }
-  Finish(state, kLongLivedUpdates, kept.size);
+  RunKept(state, kept.size, [&](std::span<const std::byte> data) {
+    return RawUpdate(arm, file.fd, file.map, data, file_offset, fix);
+  });
 }
 
 void LibraryOneShot(benchmark::State& state, Durability mode, Regime regime) {
-  if (std::string e = PrepareRegime(regime); !e.empty()) return state.SkipWithError(e.c_str());
-  const std::string path = TheLab().Path(regime);
-  std::vector<std::byte> slice(kSliceSize);
-  uint64_t round = 0;
-  for (auto _ : state) {
-    Stamp(slice, ++round);
+  RunOneShot(state, regime, [mode](const std::string& path, std::span<const std::byte> slice) {
     auto store = Store::Open(path, OpenMode::kReadWrite);
-    if (!store.ok()) {
-      state.SkipWithError(store.status().ToString().c_str());
-      break;
-    }
-    if (auto s = store->Write(kSliceOffset, slice, mode); !s.ok()) {
-      state.SkipWithError(s.ToString().c_str());
-      break;
-    }
-  }  // the destructor unmaps, unlocks and closes inside the timed loop
-  Finish(state, 1);
+    if (!store.ok()) return store.status().ToString();
+    Status written = store->Write(kSliceOffset, slice, mode);
+    return written.ok() ? std::string() : written.ToString();
+  });  // the destructor unmaps, unlocks and closes inside the timed loop
 }
 
 void LibraryLongLived(benchmark::State& state, Durability mode, const Kept& kept) {
@@ -361,22 +326,12 @@ void LibraryLongLived(benchmark::State& state, Durability mode, const Kept& kept
   }
   auto store = Store::Open(kept.path, OpenMode::kReadWrite);
   if (!store.ok()) return state.SkipWithError(store.status().ToString().c_str());
-  std::vector<std::byte> data(kept.size);
-  uint64_t round = 0;
-  for (auto _ : state) {
-    regionstore::Status written;
-    for (int i = 0; i < kLongLivedUpdates && written.ok(); ++i) {
-      Stamp(data, ++round);
-      written = store->Write(kept.offset, data, mode);
-    }
-    if (!written.ok()) {
-      state.SkipWithError(written.ToString().c_str());
-      break;
-    }
-  }
-  Finish(state, kLongLivedUpdates, kept.size);
+  RunKept(state, kept.size, [&](std::span<const std::byte> data) {
+    Status written = store->Write(kept.offset, data, mode);
+    return written.ok() ? std::string() : written.ToString();
+  });
   // From the handle's counters: time inside barriers per update.
-  const regionstore::ModeStats counters = store->Stats().of(mode);
+  const ModeStats counters = store->Stats().of(mode);
   if (counters.writes > 0) {
     state.counters["barrier_us_per_update"] =
         static_cast<double>(counters.flush_nanos) / 1e3 / static_cast<double>(counters.writes);
@@ -431,53 +386,23 @@ void MemcpyFloor(benchmark::State& state) {
   Finish(state, 1);
 }
 
-// "ext4", "tmpfs", ... for the few types worth naming; hex otherwise.
-std::string FilesystemName(const struct statfs& fs, bool* misleading) {
-  const auto type = static_cast<unsigned long>(fs.f_type);
-  *misleading = false;
-  switch (type) {
-    case 0xEF53UL:
-      return "ext4";
-    case 0x58465342UL:
-      return "xfs";
-    case 0x9123683EUL:
-      return "btrfs";
-    case 0x01021994UL:
-      *misleading = true;
-      return "tmpfs";
-    case 0x794C7630UL:
-      *misleading = true;
-      return "overlay";
-    case 0x858458F6UL:
-      *misleading = true;
-      return "ramfs";
-    default:
-      break;
-  }
-  char hex[32];
-  std::snprintf(hex, sizeof hex, "0x%lx", type);
-  return hex;
-}
-
 // Creates both stores and sets up the small-folio regime's store; records the
 // filesystem, kernel and regimes in the benchmark context. Returns false (and
 // says why) if the lab cannot be set up.
 bool SetUpLab() {
   Lab& lab = TheLab();
-  const char* dir = std::getenv("REGIONSTORE_BENCH_DIR");
-  lab.dir = (dir != nullptr && *dir != '\0') ? dir : REGIONSTORE_LAB_BENCH_DEFAULT_DIR;
+  lab.dir = BenchDirFromEnv(REGIONSTORE_LAB_BENCH_DEFAULT_DIR);
   if (::mkdir(lab.dir.c_str(), 0700) != 0 && errno != EEXIST) {
     std::fprintf(stderr, "lab_bench: %s\n", Errno("mkdir " + lab.dir).c_str());
     return false;
   }
-  struct statfs fs {};
-  if (::statfs(lab.dir.c_str(), &fs) != 0) {
-    std::fprintf(stderr, "lab_bench: %s\n", Errno("statfs " + lab.dir).c_str());
+  Result<FsInfo> fs = Io::Default()->StatFs(lab.dir);
+  if (!fs.ok()) {
+    std::fprintf(stderr, "lab_bench: %s\n", fs.status().ToString().c_str());
     return false;
   }
-  bool misleading = false;
-  const std::string fs_name = FilesystemName(fs, &misleading);
-  if (misleading) {
+  const std::string& fs_name = fs->type_name;
+  if (MeasuresNoDisk(*fs)) {
     std::fprintf(stderr,
                  "\n*** WARNING: %s is on %s. Durable numbers mean nothing there (fdatasync and\n"
                  "*** msync(MS_SYNC) reach no disk). Set REGIONSTORE_BENCH_DIR to a folder on a\n"
@@ -489,26 +414,22 @@ bool SetUpLab() {
   benchmark::AddCustomContext("lab_dir", lab.dir);
   benchmark::AddCustomContext("filesystem", fs_name);
   benchmark::AddCustomContext("kernel", std::string(uts.sysname) + " " + uts.release);
-  benchmark::AddCustomContext(
-      "folio_regimes",
-      "large_folios: slice written into the page cache by one 1 MiB pwrite (store created by "
-      "Store::Create's 8 MiB zero-fill pwrites); small_folios: slice faulted in through a "
-      "mapping (4 KiB folios)");
+  benchmark::AddCustomContext("folio_regimes", kFolioRegimesText);
 
-  regionstore::CreateOptions options;
+  CreateOptions options;
   options.replace_existing = true;
   for (Regime regime : {Regime::kLargeFolios, Regime::kSmallFolios}) {
-    if (auto s = Store::Create(lab.Path(regime), kStoreSize, options); !s.ok()) {
+    if (auto s = CreateLabStore(lab.Path(regime), options); !s.ok()) {
       std::fprintf(stderr, "lab_bench: %s\n", s.ToString().c_str());
       return false;
     }
   }
-  auto info = regionstore::ReadStoreInfo(lab.Path(Regime::kLargeFolios));
-  if (!info.ok()) {
-    std::fprintf(stderr, "lab_bench: %s\n", info.status().ToString().c_str());
+  auto slice_offset = LabSliceFileOffset(lab.Path(Regime::kLargeFolios));
+  if (!slice_offset.ok()) {
+    std::fprintf(stderr, "lab_bench: %s\n", slice_offset.status().ToString().c_str());
     return false;
   }
-  lab.slice_file_offset = info->data_offset + kSliceOffset;
+  lab.slice_file_offset = *slice_offset;
   // REGIONSTORE_LAB_STORE_SIZES: MiB sizes, comma-separated (the issue's
   // sweep is 16,256,2048), only with REGIONSTORE_LAB_SWEEPS=1. The files are
   // removed at exit.
@@ -553,7 +474,7 @@ void RegisterLab() {
     for (Arm arm :
          {Arm::kPwrite, Arm::kPwriteFdatasync, Arm::kMsyncSync, Arm::kMsyncAsync, Arm::kNone}) {
       const std::string arm_name = ArmName(arm);
-      const std::string regime_name = RegimeName(regime);
+      const std::string regime_name = FolioRegimeName(regime);
       const Kept slice{TheLab().Path(regime), regime, kSliceSize, kSliceOffset};
       auto name = [&](const char* variant, const char* impl) {
         return "lab/" + arm_name + "/" + variant + "/" + impl + "/" + regime_name;
@@ -625,8 +546,13 @@ void RegisterLab() {
 }
 
 }  // namespace
+}  // namespace regionstore::bench
 
 int main(int argc, char** argv) {
+  using regionstore::bench::RegisterLab;
+  using regionstore::bench::SetUpLab;
+  using regionstore::bench::StoreSizePath;
+  using regionstore::bench::TheLab;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   if (!SetUpLab()) return 1;

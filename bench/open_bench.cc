@@ -57,25 +57,17 @@
 #include <thread>
 #include <vector>
 
-#include "counting_io.h"
-#include "median.h"
-#include "realtime_scope.h"
+#include "common/counting_io.h"
+#include "common/die.h"
+#include "common/median.h"
+#include "common/realtime_scope.h"
+#include "common/rounds.h"
+#include "common/text_cells.h"
 #include "regionstore/store.h"
-#include "text_cells.h"
 
-namespace regionstore_bench {
+namespace regionstore::bench {
 namespace {
 
-using regionstore::bench::Fixed;
-using regionstore::bench::Grouped;
-
-using regionstore::Durability;
-using regionstore::OpenMode;
-using regionstore::Store;
-using Clock = std::chrono::steady_clock;
-
-constexpr uint64_t kKiB = 1024;
-constexpr uint64_t kMiB = 1024 * kKiB;
 constexpr uint64_t kSmallCapacity = 4 * kKiB;
 constexpr size_t kTinyCommit = 16;
 constexpr int kWarmupRounds = 2;
@@ -84,12 +76,8 @@ constexpr int kRandomKillMaxMicros = 2000;
 // What to leave free on the disk beyond the two stores.
 constexpr uint64_t kSpareBytes = 1024 * kMiB;
 
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "regionstore_commit_bench: open: %s\n", what.c_str());
-  std::exit(1);
-}
-
-using regionstore::bench::Median;
+// This section's errors: "regionstore_commit_bench: open: ...".
+[[noreturn]] void DieInOpen(const std::string& what) { Die("open: " + what); }
 
 double Nanos(Clock::duration elapsed) {
   return std::chrono::duration<double, std::nano>(elapsed).count();
@@ -109,7 +97,7 @@ class Device {
  public:
   explicit Device(const std::string& dir) {
     struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0) Die("stat " + dir + ": " + std::strerror(errno));
+    if (::stat(dir.c_str(), &st) != 0) DieInOpen("stat " + dir + ": " + std::strerror(errno));
     major_ = major(st.st_dev);
     minor_ = minor(st.st_dev);
     if (Read()) found_ = true;
@@ -164,7 +152,7 @@ struct Sample {
 
 Sample OpenCommitClose(const std::string& path, Device& device, uint64_t stamp) {
   CountingIo io;  // outlives the Store
-  regionstore::OpenOptions options;
+  OpenOptions options;
   options.io = &io;
   std::array<std::byte, kTinyCommit> payload{};
   std::memcpy(payload.data(), &stamp, sizeof stamp);
@@ -174,7 +162,7 @@ Sample OpenCommitClose(const std::string& path, Device& device, uint64_t stamp) 
   const auto open_start = Clock::now();
   {
     auto opened = Store::Open(path, OpenMode::kReadWrite, options);
-    if (!opened.ok()) Die(opened.status().ToString());
+    if (!opened.ok()) DieInOpen(opened.status().ToString());
     store.emplace(std::move(*opened));
   }
   const auto open_end = Clock::now();
@@ -183,7 +171,7 @@ Sample OpenCommitClose(const std::string& path, Device& device, uint64_t stamp) 
   const auto commit_start = Clock::now();
   auto generation = store->Commit("small", payload, Durability::kSync);
   const auto commit_end = Clock::now();
-  if (!generation.ok()) Die(generation.status().ToString());
+  if (!generation.ok()) DieInOpen(generation.status().ToString());
   sample.commit_io = io.counts() - sample.open_io;
   store.reset();
   const auto close_end = Clock::now();
@@ -273,20 +261,20 @@ std::string BytesCell(double median, double maximum) {
 // Setup
 
 void CreateStore(const std::string& path, uint64_t big_bytes) {
-  regionstore::CreateOptions options;
+  CreateOptions options;
   options.replace_existing = true;
   // Aligned slots, as every store of this section had before compact slots
   // (kAuto would make `small` compact): comparable with earlier runs.
-  constexpr auto kAligned = regionstore::SlotLayout::kAligned;
+  constexpr auto kAligned = SlotLayout::kAligned;
   options.checkpoints = {{"big-a", big_bytes, kAligned},
                          {"big-b", big_bytes, kAligned},
                          {"small", kSmallCapacity, kAligned}};
-  if (auto s = Store::Create(path, 0, options); !s.ok()) Die(s.ToString());
+  if (auto s = Store::Create(path, 0, options); !s.ok()) DieInOpen(s.ToString());
 }
 
 void FillBigRegions(const std::string& path, uint64_t big_bytes) {
   auto store = Store::Open(path, OpenMode::kReadWrite);
-  if (!store.ok()) Die(store.status().ToString());
+  if (!store.ok()) DieInOpen(store.status().ToString());
   std::vector<std::byte> payload(big_bytes);
   for (const char* region : {"big-a", "big-b"}) {
     // Different bytes in each region; every 4 KiB page stamped.
@@ -294,7 +282,7 @@ void FillBigRegions(const std::string& path, uint64_t big_bytes) {
     std::fill(payload.begin(), payload.end(), fill);
     for (uint64_t at = 0; at + 8 <= big_bytes; at += 4 * kKiB) std::memcpy(&payload[at], &at, 8);
     auto generation = store->Commit(region, payload, Durability::kPwriteFdatasync);
-    if (!generation.ok()) Die(generation.status().ToString());
+    if (!generation.ok()) DieInOpen(generation.status().ToString());
   }
 }
 
@@ -318,11 +306,11 @@ enum class KillPoint { kBetweenCommits, kRandom };
 // SIGKILLs it at `point` and reaps it. Returns the commits that returned.
 int KillCommitLoop(const std::string& path, KillPoint point, int delay_micros) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) Die(std::string("pipe2: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0) DieInOpen(std::string("pipe2: ") + std::strerror(errno));
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t child = ::fork();
-  if (child < 0) Die(std::string("fork: ") + std::strerror(errno));
+  if (child < 0) DieInOpen(std::string("fork: ") + std::strerror(errno));
   if (child == 0) {
     ::close(fds[0]);
     auto store = Store::Open(path, OpenMode::kReadWrite);
@@ -347,19 +335,19 @@ int KillCommitLoop(const std::string& path, KillPoint point, int delay_micros) {
     if (n == 1) {
       ++commits;
     } else if (n == 0 || errno != EINTR) {
-      Die("the commit loop child stopped before it was killed");
+      DieInOpen("the commit loop child stopped before it was killed");
     }
   }
   if (point == KillPoint::kRandom) {
     std::this_thread::sleep_for(std::chrono::microseconds(delay_micros));
   }
-  if (::kill(child, SIGKILL) != 0) Die(std::string("kill: ") + std::strerror(errno));
+  if (::kill(child, SIGKILL) != 0) DieInOpen(std::string("kill: ") + std::strerror(errno));
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
-    Die("the commit loop child exited before it was killed (status " + std::to_string(status) +
-        ")");
+    DieInOpen("the commit loop child exited before it was killed (status " +
+              std::to_string(status) + ")");
   }
   // Commits that returned after the first ones counted.
   ssize_t n;
@@ -369,9 +357,6 @@ int KillCommitLoop(const std::string& path, KillPoint point, int delay_micros) {
   ::close(fds[0]);
   return commits;
 }
-
-// --realtime: the rounds and kills run SCHED_FIFO, never the setup.
-using regionstore::bench::RealtimeScope;
 
 // --------------------------------------------------------------------------
 // Printing
@@ -418,7 +403,7 @@ nlohmann::json RunOpenBench(const OpenBenchOptions& options) {
   const uint64_t estimated = EstimatedStoreBytes(options.big_bytes);
   struct statvfs fs {};
   if (::statvfs(options.dir.c_str(), &fs) != 0) {
-    Die("statvfs " + options.dir + ": " + std::strerror(errno));
+    DieInOpen("statvfs " + options.dir + ": " + std::strerror(errno));
   }
   const uint64_t available = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
   if (available < 2 * estimated + kSpareBytes) {
@@ -439,8 +424,8 @@ nlohmann::json RunOpenBench(const OpenBenchOptions& options) {
   CreateStore(empty_path, options.big_bytes);
   FillBigRegions(full_path, options.big_bytes);
   const double setup_s = Nanos(Clock::now() - setup_start) / 1e9;
-  auto info = regionstore::ReadStoreInfo(full_path);
-  if (!info.ok()) Die(info.status().ToString());
+  auto info = ReadStoreInfo(full_path);
+  if (!info.ok()) DieInOpen(info.status().ToString());
   const uint64_t file_bytes = info->file_size;
   std::fprintf(stderr, "  open: setup took %.0f s\n", setup_s);
 
@@ -572,4 +557,4 @@ nlohmann::json RunOpenBench(const OpenBenchOptions& options) {
           {"kills", {quiet_json, random_json}}};
 }
 
-}  // namespace regionstore_bench
+}  // namespace regionstore::bench

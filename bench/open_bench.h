@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace regionstore_bench {
+namespace regionstore::bench {
 
 struct OpenBenchOptions {
   std::string dir;         // where the two stores go (removed at the end)
@@ -26,6 +26,6 @@ struct OpenBenchOptions {
 // around.
 nlohmann::json RunOpenBench(const OpenBenchOptions& options);
 
-}  // namespace regionstore_bench
+}  // namespace regionstore::bench
 
 #endif  // REGIONSTORE_BENCH_OPEN_BENCH_H_

@@ -41,9 +41,9 @@ LINE_COLORS = {
     "commit_async": "#117a65", "commit_none": "#48c9b0",
 }
 
-# The lab's published one-shot p50 figures (seeds/004: Python 3.13.5, another
-# machine, "Verdict up front"). The lab published no numbers for its reuse x8
-# (long-lived) arms.
+# The published region lab's one-shot p50 figures, from its own write-up (not
+# in this repository): a Python 3.13.5 harness on another machine. The lab
+# published no numbers for its reuse x8 (long-lived) arms.
 LAB_ONESHOT = {
     "pwrite": 7821.2,
     "pwrite_fdatasync": 824.3,
@@ -193,9 +193,9 @@ def table(doc):
     return "\n".join(lines), m
 
 
-# The atomic-replace lab's Python figures (seeds/000: ops/s from the p50
-# batch, Python 3.13.5, overlay on a virtio VM, another machine), by arm and
-# payload size. It published no overwrite+fsync at 4 KiB or 64 KiB, and only
+# The published atomic-replace lab's Python figures, from its own write-up
+# (not in this repository): ops/s from the p50 batch, Python 3.13.5, overlay
+# on a virtio VM, another machine; by arm and payload size. It published no overwrite+fsync at 4 KiB or 64 KiB, and only
 # the two unsynced arms at 64 KiB.
 LAB_PUBLISH = {
     ("overwrite", 64): 16377, ("replace", 64): 13698,
@@ -215,12 +215,13 @@ def publish_table(m):
     sizes = sorted({int(k[2]) for k in m if k[0] == "publish"})
     if not sizes:
         return ""
-    lines = ["", "Publishing a whole file (the atomic-replace labs, seeds/000 and 001): one "
+    lines = ["", "Publishing a whole file (the published atomic-replace labs, one in Python and "
+             "one in PHP, both on other machines): one "
              "publish per iteration, medians. library = ReplaceFileAtomically (durable: temp, "
              "write, fsync, rename, directory fsync; nofsync: without the fsyncs); export = "
              "Store::Load of a region of that size + library, what `regionctl export` does after "
-             "starting. The lab column is seeds/000's Python ops/s (another machine); seeds/001 "
-             "(PHP, a small JSON file, another machine) had overwrite 4,127 and temp + rename "
+             "starting. The lab column is the Python lab's ops/s (another machine); the PHP lab "
+             "(a small JSON file, another machine) had overwrite 4,127 and temp + rename "
              "5,928 ops/s.", "",
              "| size | arm | µs per publish | publishes/s | vs | ratio (time) | lab (Python) "
              "publishes/s |",

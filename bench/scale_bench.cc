@@ -49,11 +49,15 @@
 #include <string_view>
 #include <vector>
 
-#include "counting_io.h"
-#include "median.h"
-#include "realtime_scope.h"
+#include "common/bench_dir.h"
+#include "common/counting_io.h"
+#include "common/die.h"
+#include "common/flags.h"
+#include "common/median.h"
+#include "common/realtime_scope.h"
+#include "common/rounds.h"
+#include "common/text_cells.h"
 #include "regionstore/store.h"
-#include "text_cells.h"
 
 #ifndef REGIONSTORE_SCALE_BENCH_DEFAULT_DIR
 #define REGIONSTORE_SCALE_BENCH_DEFAULT_DIR "scale-bench-files"
@@ -62,33 +66,13 @@
 #define REGIONSTORE_SCALE_BENCH_REGIONCTL ""
 #endif
 
+namespace regionstore::bench {
 namespace {
 
-using regionstore::bench::Fixed;
-using regionstore::bench::Grouped;
-
-using regionstore::Durability;
-using regionstore::OpenMode;
-using regionstore::Status;
-using regionstore::Store;
-using regionstore::bench::Median;
-using regionstore::bench::RealtimeScope;
-using regionstore_bench::CountingIo;
-using Clock = std::chrono::steady_clock;
-
-constexpr uint64_t kKiB = 1024;
-constexpr uint64_t kMiB = 1024 * kKiB;
 constexpr uint64_t kRegionCapacity = 100;
 constexpr uint64_t kSmallCapacity = 4 * kKiB;
 constexpr size_t kTinyCommit = 16;
 constexpr uint64_t kSpareBytes = 2048 * kMiB;
-
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "regionstore_scale_bench: %s\n", what.c_str());
-  std::exit(1);
-}
-
-double Seconds(Clock::duration elapsed) { return std::chrono::duration<double>(elapsed).count(); }
 
 // Milliseconds with three significant-ish digits: "0.412", "12.3", "1,234".
 std::string Millis(double seconds) {
@@ -99,7 +83,8 @@ std::string Millis(double seconds) {
   return Grouped(static_cast<uint64_t>(std::llround(ms)));
 }
 
-std::string SizeName(uint64_t bytes) {
+// "16 MiB", "2 GiB": a data area's size.
+std::string AreaSizeName(uint64_t bytes) {
   if (bytes >= 1024 * kMiB && bytes % (1024 * kMiB) == 0) {
     return std::to_string(bytes / (1024 * kMiB)) + " GiB";
   }
@@ -107,9 +92,7 @@ std::string SizeName(uint64_t bytes) {
 }
 
 struct Options {
-  bool quick = false;
-  bool realtime = false;
-  int rounds = 0;
+  CommonFlags flags;  // --quick, --realtime, --rounds=N
   uint32_t regions = 0;
   std::vector<uint64_t> data_mib;
   std::string regionctl = REGIONSTORE_SCALE_BENCH_REGIONCTL;
@@ -135,13 +118,8 @@ Options ParseOptions(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg == "--quick") {
-      options.quick = true;
-    } else if (arg == "--realtime") {
-      options.realtime = true;
-    } else if (arg.starts_with("--rounds=")) {
-      options.rounds = std::atoi(argv[i] + 9);
-      if (options.rounds < 1) Die("--rounds needs a positive number");
+    if (ParseCommonFlag(arg, options.flags)) {
+      continue;
     } else if (arg.starts_with("--regions=")) {
       const long long regions = std::atoll(argv[i] + 10);
       if (regions < 1 || regions > 1'000'000) Die("--regions needs 1 to 1000000");
@@ -172,14 +150,14 @@ Options ParseOptions(int argc, char** argv) {
       Die("unknown argument '" + std::string(arg) + "' (try --help)");
     }
   }
-  if (options.rounds == 0) options.rounds = options.quick ? 3 : 21;
-  if (options.regions == 0) options.regions = options.quick ? 500 : 10000;
+  CommonFlags& flags = options.flags;
+  if (flags.rounds == 0) flags.rounds = flags.quick ? 3 : 21;
+  if (options.regions == 0) options.regions = flags.quick ? 500 : 10000;
   if (options.data_mib.empty()) {
     options.data_mib =
-        options.quick ? std::vector<uint64_t>{16, 64} : std::vector<uint64_t>{16, 2048, 32768};
+        flags.quick ? std::vector<uint64_t>{16, 64} : std::vector<uint64_t>{16, 2048, 32768};
   }
-  const char* dir = std::getenv("REGIONSTORE_BENCH_DIR");
-  options.dir = dir != nullptr && *dir != '\0' ? dir : REGIONSTORE_SCALE_BENCH_DEFAULT_DIR;
+  options.dir = BenchDirFromEnv(REGIONSTORE_SCALE_BENCH_DEFAULT_DIR);
   return options;
 }
 
@@ -226,8 +204,8 @@ int RunQuietly(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-Store OpenWriter(const std::string& path, regionstore::Io* io = nullptr) {
-  regionstore::OpenOptions options;
+Store OpenWriter(const std::string& path, Io* io = nullptr) {
+  OpenOptions options;
   options.io = io;
   auto store = Store::Open(path, OpenMode::kReadWrite, options);
   if (!store.ok()) Die(store.status().ToString());
@@ -244,14 +222,14 @@ void CommitTiny(Store& store, const std::string& region, uint64_t stamp) {
 
 // An arm: runs once and returns its wall time in seconds (what it times is
 // up to the arm: an arm may leave its setup out).
-struct Arm {
+struct TimedArm {
   std::string name;
   std::function<double()> run;
 };
 
 // Per arm, per round, seconds. Round r runs arms r, r+1, ... (mod n); with
 // `cold`, `drop` runs (untimed) before every arm.
-std::vector<std::vector<double>> RunRounds(const std::vector<Arm>& arms, int rounds,
+std::vector<std::vector<double>> RunRounds(const std::vector<TimedArm>& arms, int rounds,
                                            const std::function<void()>& drop) {
   std::vector<std::vector<double>> seconds(arms.size());
   for (int round = 0; round < rounds; ++round) {
@@ -287,7 +265,7 @@ void RunManyRegions(const Options& options) {
   std::filesystem::remove(path);
   std::printf("## Many regions: %s regions of %llu bytes\n\n", Grouped(options.regions).c_str(),
               static_cast<unsigned long long>(kRegionCapacity));
-  regionstore::CreateOptions create;
+  CreateOptions create;
   for (uint32_t i = 0; i < options.regions; ++i) {
     create.checkpoints.push_back({RegionName(i), kRegionCapacity});  // kAuto
   }
@@ -295,10 +273,10 @@ void RunManyRegions(const Options& options) {
   const auto create_start = Clock::now();
   if (Status s = Store::Create(path, 0, create); !s.ok()) Die(s.ToString());
   const double create_s = Seconds(Clock::now() - create_start);
-  auto info = regionstore::ReadStoreInfo(path);
+  auto info = ReadStoreInfo(path);
   if (!info.ok()) Die(info.status().ToString());
   const uint64_t file_size = info->file_size;
-  const std::string layout(regionstore::SlotLayoutName(info->regions.front().layout));
+  const std::string layout(SlotLayoutName(info->regions.front().layout));
   const uint64_t stride = info->regions.front().slot_stride;
 
   // One commit per region, so verify has payloads to check.
@@ -321,7 +299,7 @@ void RunManyRegions(const Options& options) {
   const std::string last = RegionName(options.regions - 1);
   uint64_t stamp = 0;
   uint64_t open_read_bytes = 0;
-  std::vector<Arm> arms;
+  std::vector<TimedArm> arms;
   const bool have_regionctl =
       !options.regionctl.empty() && ::access(options.regionctl.c_str(), X_OK) == 0;
   if (have_regionctl) {
@@ -363,23 +341,23 @@ void RunManyRegions(const Options& options) {
                   }});
   arms.push_back({"ReadStoreInfo", [&] {
                     const auto start = Clock::now();
-                    auto read = regionstore::ReadStoreInfo(path);
+                    auto read = ReadStoreInfo(path);
                     const double s = Seconds(Clock::now() - start);
                     if (!read.ok()) Die(read.status().ToString());
                     return s;
                   }});
   arms.push_back({"VerifyRegions (headers only)", [&] {
-                    regionstore::VerifyOptions verify;
+                    VerifyOptions verify;
                     verify.check_payloads = false;
                     const auto start = Clock::now();
-                    auto reports = regionstore::VerifyRegions(path, verify);
+                    auto reports = VerifyRegions(path, verify);
                     const double s = Seconds(Clock::now() - start);
                     if (!reports.ok()) Die(reports.status().ToString());
                     return s;
                   }});
   arms.push_back({"VerifyRegions (payloads too)", [&] {
                     const auto start = Clock::now();
-                    auto reports = regionstore::VerifyRegions(path);
+                    auto reports = VerifyRegions(path);
                     const double s = Seconds(Clock::now() - start);
                     if (!reports.ok()) Die(reports.status().ToString());
                     return s;
@@ -394,12 +372,12 @@ void RunManyRegions(const Options& options) {
 
   std::vector<std::vector<double>> warm, cold;
   {
-    const RealtimeScope realtime(options.realtime, "regionstore_scale_bench");
-    std::fprintf(stderr, "  regions: %d warm rounds\n", options.rounds);
-    for (const Arm& arm : arms) static_cast<void>(arm.run());  // untimed
-    warm = RunRounds(arms, options.rounds, {});
-    std::fprintf(stderr, "  regions: %d cold rounds\n", options.rounds);
-    cold = RunRounds(arms, options.rounds, [&] { DropFromCache(path); });
+    const RealtimeScope realtime(options.flags.realtime, "regionstore_scale_bench");
+    std::fprintf(stderr, "  regions: %d warm rounds\n", options.flags.rounds);
+    for (const TimedArm& arm : arms) static_cast<void>(arm.run());  // untimed
+    warm = RunRounds(arms, options.flags.rounds, {});
+    std::fprintf(stderr, "  regions: %d cold rounds\n", options.flags.rounds);
+    cold = RunRounds(arms, options.flags.rounds, [&] { DropFromCache(path); });
   }
   const uint64_t open_read = open_read_bytes;
   std::filesystem::remove(path);
@@ -417,7 +395,7 @@ void RunManyRegions(const Options& options) {
       "%d rounds, the arms' order rotating; warm: the page cache holds the file; cold: "
       "posix_fadvise(DONTNEED) of the store file before each arm. regionctl: %s (fork + exec, "
       "output to /dev/null, wall time). Medians in ms (range).\n\n",
-      options.rounds, have_regionctl ? options.regionctl.c_str() : "not found, left out");
+      options.flags.rounds, have_regionctl ? options.regionctl.c_str() : "not found, left out");
   std::printf("| arm | warm ms | warm range | cold ms | cold range | target | warm / cold |\n");
   std::printf("| --- | ---: | --- | ---: | --- | ---: | --- |\n");
   for (size_t a = 0; a < arms.size(); ++a) {
@@ -458,13 +436,13 @@ void RunDataSizes(const Options& options) {
     // Free space now: the stores made so far already take theirs.
     const uint64_t free_bytes = FreeBytes(options.dir);
     if (free_bytes < bytes + 2 * kMiB + kSpareBytes) {
-      skipped.push_back(SizeName(bytes) + " (needs " + Grouped((bytes + kSpareBytes) / kMiB) +
+      skipped.push_back(AreaSizeName(bytes) + " (needs " + Grouped((bytes + kSpareBytes) / kMiB) +
                         " MiB with the spare, " + Grouped(free_bytes / kMiB) + " MiB free)");
       continue;
     }
-    regionstore::CreateOptions create;
+    CreateOptions create;
     create.checkpoints.push_back({"small", kSmallCapacity});
-    std::fprintf(stderr, "  data: create %s\n", SizeName(bytes).c_str());
+    std::fprintf(stderr, "  data: create %s\n", AreaSizeName(bytes).c_str());
     const auto start = Clock::now();
     if (Status s = Store::Create(path, bytes, create); !s.ok()) Die(s.ToString());
     stores.push_back({bytes, path, Seconds(Clock::now() - start)});
@@ -492,7 +470,7 @@ void RunDataSizes(const Options& options) {
     t.open.resize(stores.size());
     t.commit.resize(stores.size());
     t.total.resize(stores.size());
-    for (int round = 0; round < options.rounds; ++round) {
+    for (int round = 0; round < options.flags.rounds; ++round) {
       for (size_t k = 0; k < stores.size(); ++k) {
         const size_t s = (static_cast<size_t>(round) + k) % stores.size();
         if (cold) DropFromCache(stores[s].path);
@@ -508,15 +486,15 @@ void RunDataSizes(const Options& options) {
   };
   Times warm, cold;
   {
-    const RealtimeScope realtime(options.realtime, "regionstore_scale_bench");
+    const RealtimeScope realtime(options.flags.realtime, "regionstore_scale_bench");
     for (const Sized& store : stores) {  // untimed: the first commit settles the region
       double open_s = 0;
       double commit_s = 0;
       sample(store, open_s, commit_s);
     }
-    std::fprintf(stderr, "  data: %d warm rounds\n", options.rounds);
+    std::fprintf(stderr, "  data: %d warm rounds\n", options.flags.rounds);
     warm = run(false);
-    std::fprintf(stderr, "  data: %d cold rounds\n", options.rounds);
+    std::fprintf(stderr, "  data: %d cold rounds\n", options.flags.rounds);
     cold = run(true);
   }
   for (const Sized& store : stores) std::filesystem::remove(store.path);
@@ -528,7 +506,7 @@ void RunDataSizes(const Options& options) {
       "region, close. Warm: the pages the open and commit touch are cached (the rest of a big "
       "file may not be); cold: posix_fadvise(DONTNEED) of the store file first. Medians in ms; "
       "vs %s = median of the per-round ratios of open + commit (range). Target: within 20%%.\n\n",
-      options.rounds, kTinyCommit, SizeName(stores.front().data_size).c_str());
+      options.flags.rounds, kTinyCommit, AreaSizeName(stores.front().data_size).c_str());
   if (!skipped.empty()) {
     std::printf("Skipped for lack of room: ");
     for (size_t i = 0; i < skipped.size(); ++i) {
@@ -539,7 +517,8 @@ void RunDataSizes(const Options& options) {
   std::printf(
       "| data area | Create s | warm: open ms | commit ms | open + commit vs %s | cold: "
       "open ms | commit ms | open + commit vs %s | within 20%% (warm / cold) |\n",
-      SizeName(stores.front().data_size).c_str(), SizeName(stores.front().data_size).c_str());
+      AreaSizeName(stores.front().data_size).c_str(),
+      AreaSizeName(stores.front().data_size).c_str());
   std::printf("| --- | ---: | ---: | ---: | --- | ---: | ---: | --- | --- |\n");
   const auto ratio_cell = [](const std::vector<double>& num, const std::vector<double>& den,
                              double& median) {
@@ -555,7 +534,7 @@ void RunDataSizes(const Options& options) {
     const std::string warm_cell = ratio_cell(warm.total[s], warm.total[0], warm_ratio);
     const std::string cold_cell = ratio_cell(cold.total[s], cold.total[0], cold_ratio);
     std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                SizeName(stores[s].data_size).c_str(), Fixed(stores[s].create_s, 1).c_str(),
+                AreaSizeName(stores[s].data_size).c_str(), Fixed(stores[s].create_s, 1).c_str(),
                 Millis(Median(warm.open[s])).c_str(), Millis(Median(warm.commit[s])).c_str(),
                 s == 0 ? "1" : warm_cell.c_str(), Millis(Median(cold.open[s])).c_str(),
                 Millis(Median(cold.commit[s])).c_str(), s == 0 ? "1" : cold_cell.c_str(),
@@ -568,15 +547,17 @@ void RunDataSizes(const Options& options) {
 }
 
 }  // namespace
+}  // namespace regionstore::bench
 
 int main(int argc, char** argv) {
+  using namespace regionstore::bench;
   const Options options = ParseOptions(argc, argv);
   std::error_code error;
   std::filesystem::create_directories(options.dir, error);
   if (error) Die("cannot create " + options.dir + ": " + error.message());
   utsname machine{};
   ::uname(&machine);
-  std::printf("# regionstore scale benchmark%s\n\n", options.quick ? " (--quick)" : "");
+  std::printf("# regionstore scale benchmark%s\n\n", options.flags.quick ? " (--quick)" : "");
   std::printf("Linux %s %s, %ld CPUs online; files in %s (%s MiB free).\n\n", machine.release,
               machine.machine, ::sysconf(_SC_NPROCESSORS_ONLN), options.dir.c_str(),
               Grouped(FreeBytes(options.dir) / kMiB).c_str());

@@ -1,6 +1,5 @@
 #include "cmd_bench.h"
 
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,24 +19,27 @@
 #include <vector>
 
 #include "common.h"
-#include "signals.h"
+#include "common/bench_dir.h"
+#include "common/lab.h"
 #include "regionstore/checkpoint.h"
 #include "regionstore/durability.h"
 #include "regionstore/io.h"
 #include "regionstore/store.h"
 #include "regionstore/store_info.h"
+#include "signals.h"
 
 namespace regionstore::regionctl {
 namespace {
 
-constexpr uint64_t kKiB = 1024;
-constexpr uint64_t kMiB = 1024 * kKiB;
-// The region lab: a 16 MiB store, 1 MiB updates at data offset 2 MiB (a
-// 1 MiB-aligned file offset, so an update covers whole large folios).
-constexpr uint64_t kLabDataSize = 16 * kMiB;
-constexpr uint64_t kUpdateSize = 1 * kMiB;
+using bench::kKiB;
+using bench::kMiB;
+// The region lab (bench/common/lab.h, as the benchmarks run it): a 16 MiB
+// store, 1 MiB updates at data offset 2 MiB (a 1 MiB-aligned file offset,
+// so an update covers whole large folios).
+constexpr uint64_t kLabDataSize = bench::kLabStoreSize;
+constexpr uint64_t kUpdateSize = bench::kLabSliceSize;
 constexpr uint64_t kSmallSize = 4 * kKiB;
-constexpr uint64_t kLabOffset = 2 * kMiB;
+constexpr uint64_t kLabOffset = bench::kLabSliceOffset;
 // The commit arms use a store of their own with one region this large.
 constexpr uint64_t kCommitCapacity = 1 * kMiB;
 constexpr const char* kRegionName = "bench";
@@ -267,13 +269,14 @@ class CreatedFiles {
       (void)Io::Default()->Remove(path);
     }
   }
-  // Creates the store at `path` with Store::Create, and removes it at the
-  // end; also if a SIGINT, SIGTERM or SIGHUP ends the bench, from before the
-  // create (the name appears at its rename, before its directory fsync
-  // returns). The name holds the pid: no one else's file.
-  Status Create(const std::string& path, uint64_t data_size, const CreateOptions& options) {
+  // Creates the store at `path` with `create` (which calls Store::Create),
+  // and removes it at the end; also if a SIGINT, SIGTERM or SIGHUP ends the
+  // bench, from before the create (the name appears at its rename, before
+  // its directory fsync returns). The name holds the pid: no one else's file.
+  template <typename MakeStore>
+  Status Create(const std::string& path, MakeStore&& create) {
     static_cast<void>(RememberToRemoveOnSignal(path));
-    Status made = Store::Create(path, data_size, options);
+    Status made = create(path);
     if (!made.ok()) {
       ForgetToRemoveOnSignal(path);
       return made;
@@ -295,12 +298,6 @@ class CreatedFiles {
  private:
   std::vector<std::string> paths_;
 };
-
-std::string KernelRelease() {
-  struct utsname names {};
-  if (::uname(&names) != 0) return "unknown";
-  return names.release;
-}
 
 std::string JoinPath(const std::string& dir, const std::string& name) {
   std::string path = dir;
@@ -402,12 +399,12 @@ Status RunBench(const BenchArgs& args) {
   }
   Result<FsInfo> fs = io->StatFs(args.dir);
   if (!fs.ok()) return fs.status();
-  if (fs->type_name == "tmpfs" || fs->type_name == "overlayfs") {
+  if (bench::MeasuresNoDisk(*fs)) {
     std::cerr << "regionctl: warning: " << QuoteName(args.dir) << " is on " << fs->type_name
               << ": durable modes reach no disk there and their figures mean nothing; use"
                  " --dir on a disk filesystem\n";
   }
-  const std::string kernel = KernelRelease();
+  const std::string kernel = bench::KernelRelease();
 
   Payload payload;
   Status filled = payload.Fill();
@@ -421,10 +418,12 @@ Status RunBench(const BenchArgs& args) {
   CreateOptions options;
   std::vector<std::string> warnings;
   options.warnings = &warnings;
-  Status made = created.Create(lab_path, kLabDataSize, options);
+  Status made = created.Create(
+      lab_path, [&](const std::string& path) { return bench::CreateLabStore(path, options); });
   if (!made.ok()) return made;
   options.checkpoints = {CheckpointSpec{kRegionName, kCommitCapacity}};
-  made = created.Create(commit_path, 0, options);
+  made = created.Create(commit_path,
+                        [&](const std::string& path) { return Store::Create(path, 0, options); });
   if (!made.ok()) return made;
   // Each warning once (both stores are in the same directory).
   std::sort(warnings.begin(), warnings.end());
@@ -433,8 +432,8 @@ Status RunBench(const BenchArgs& args) {
     std::cerr << "regionctl: warning: " << warning << '\n';
   }
 
-  Result<StoreInfo> lab_info = ReadStoreInfo(lab_path);
-  if (!lab_info.ok()) return lab_info.status();
+  Result<uint64_t> lab_file_offset = bench::LabSliceFileOffset(lab_path);
+  if (!lab_file_offset.ok()) return lab_file_offset.status();
 
   std::vector<Arm> arms = MakeArms();
   if (!args.json) {
@@ -449,7 +448,7 @@ Status RunBench(const BenchArgs& args) {
     std::fflush(stdout);
   }
 
-  LabRunner runner(lab_path, lab_info->data_offset + kLabOffset, commit_path, payload);
+  LabRunner runner(lab_path, *lab_file_offset, commit_path, payload);
   // One untimed update per arm first: page cache, mappings, first commits.
   for (const Arm& arm : arms) {
     Result<Batch> warmup = runner.Run(arm, 0, 1);
@@ -484,9 +483,9 @@ Status RunBench(const BenchArgs& args) {
 
 void SetupBench(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<BenchArgs>();
-  CLI::App* command = app.add_subcommand(
-      "bench", "Measure every durability mode on this disk (the region lab, ~15 s) and recommend");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "bench",
+      "Measure every durability mode on this disk (the region lab, ~15 s) and recommend",
       "Creates a 16 MiB store and a store with a 1 MiB checkpoint region in DIR, times\n"
       "1 MiB updates at data offset 2 MiB in each arm (pwrite, pwrite_fdatasync, msync_sync,\n"
       "msync_async, none; longlived and oneshot), 4 KiB updates, and commits of 4 KiB and\n"

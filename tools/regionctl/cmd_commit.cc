@@ -24,15 +24,7 @@ Status RunCommit(const CommitArgs& args) {
   }
   // Open and find the region before reading the input, so a missing, damaged
   // or busy store, or a wrong name, fails without consuming standard input.
-  // Warnings of the open: shared blocks on btrfs (a snapshot), which a full
-  // disk can turn into SIGBUS on a mapped write.
-  std::vector<std::string> warnings;
-  Result<Store> store = Store::Open(
-      args.path, OpenMode::kReadWrite,
-      {.follow_symlinks = args.follow_symlinks, .warnings = &warnings});
-  for (const std::string& warning : warnings) {
-    std::cerr << "regionctl: warning: " << warning << '\n';
-  }
+  Result<Store> store = OpenWriterPrintingWarnings(args);
   if (!store.ok()) return store.status();
   Result<RegionEntry> region = FindRegionEntry(store->info(), args.name, args.path, "commit");
   if (!region.ok()) return region.status();
@@ -71,10 +63,9 @@ Status RunCommit(const CommitArgs& args) {
 
 void SetupCommit(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<CommitArgs>();
-  CLI::App* command = app.add_subcommand(
-      "commit",
-      "Replace the content of checkpoint region NAME with standard input (or --input FILE)");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "commit",
+      "Replace the content of checkpoint region NAME with standard input (or --input FILE)",
       "Example:\n"
       "  regionctl commit state.rs state --input snapshot.bin\n"
       "All or nothing: after a crash, load returns this commit or the one before,\n"
@@ -87,17 +78,8 @@ void SetupCommit(CLI::App& app, Status& outcome) {
 
 void AddCommitOptions(CLI::App* command, const std::shared_ptr<CommitArgs>& args,
                       bool input_required, Status& outcome) {
-  command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
-  command->add_option("NAME", args->name, "Name of the checkpoint region")
-      ->required()
-      ->type_name("");
-  command
-      ->add_option("--durability", args->durability_name,
-                   "What the commit survives once it returns: none|async|sync|pwrite-fdatasync")
-      ->type_name("MODE")
-      ->capture_default_str()
-      ->check(DurabilityCheck());
+  AddStoreRegionArguments(command, *args, args->name);
+  AddDurabilityOption(command, args->durability_name, "commit");
   command
       ->add_option("--input", args->input_path,
                    input_required ? "The file to commit"

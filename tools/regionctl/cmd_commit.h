@@ -7,13 +7,12 @@
 #include <memory>
 #include <string>
 
+#include "common.h"
 #include "regionstore/status.h"
 
 namespace regionstore::regionctl {
 
-struct CommitArgs {
-  std::string path;
-  bool follow_symlinks = false;
+struct CommitArgs : StoreArgs {
   std::string name;
   std::string durability_name = "sync";
   std::string input_path;  // empty: standard input

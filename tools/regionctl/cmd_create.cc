@@ -192,9 +192,8 @@ CLI::Validator SlotLayoutCheck() {
 void SetupCreate(CLI::App& app, Status& outcome) {
   // Shared with the callback, which runs after parse() has filled it.
   auto args = std::make_shared<CreateArgs>();
-  CLI::App* command = app.add_subcommand(
-      "create", "Create a store whose data area holds SIZE bytes (the file adds its metadata)");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "create", "Create a store whose data area holds SIZE bytes (the file adds its metadata)",
       "Example:\n"
       "  regionctl create state.rs --size 16MiB --checkpoint state:64KiB --checkpoint log:1MiB\n"
       "  regionctl create many.rs --size 0 --checkpoints-from regions.txt --slot-layout compact\n"

@@ -17,9 +17,7 @@
 namespace regionstore::regionctl {
 namespace {
 
-struct DumpArgs {
-  std::string path;
-  bool follow_symlinks = false;
+struct DumpArgs : StoreArgs {
   uint64_t offset = 0;
   uint64_t length = 0;
   bool length_given = false;
@@ -114,9 +112,8 @@ Status RunDump(const DumpArgs& args) {
 
 void SetupDump(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<DumpArgs>();
-  CLI::App* command = app.add_subcommand(
-      "dump", "Show bytes of the data area, or a checkpoint's newest commit, as hex and ASCII");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "dump", "Show bytes of the data area, or a checkpoint's newest commit, as hex and ASCII",
       "Example:\n"
       "  regionctl dump state.rs --offset 2MiB --length 64\n"
       "  regionctl dump state.rs --region state | less\n"
@@ -126,15 +123,10 @@ void SetupDump(CLI::App& app, Status& outcome) {
       "--region shows what load returns: exit 1, 3 or 6 as load, and a warning on stderr\n"
       "when it passed over a torn newest commit.\n"
       "A reader that closes the pipe early (| head) ends the dump quietly, exit 0.");
-  command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
-  CLI::Option* offset =
-      command->add_option("--offset", args->offset, "Start at this data-area offset (default 0)")
-          ->type_name("N")
-          ->transform(SizeTransform());
-  CLI::Option* length = command->add_option("--length", args->length, "Show this many bytes")
-                            ->type_name("N")
-                            ->transform(SizeTransform());
+  AddStoreArguments(command, *args);
+  CLI::Option* offset = AddSizeOption(command, "--offset", args->offset,
+                                      "Start at this data-area offset (default 0)");
+  CLI::Option* length = AddSizeOption(command, "--length", args->length, "Show this many bytes");
   CLI::Option* region =
       command->add_option("--region", args->region, "The newest commit of this checkpoint region")
           ->type_name("NAME");

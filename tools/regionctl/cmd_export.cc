@@ -16,9 +16,7 @@
 namespace regionstore::regionctl {
 namespace {
 
-struct ExportArgs {
-  std::string path;
-  bool follow_symlinks = false;
+struct ExportArgs : StoreArgs {
   std::string name;
   std::string output_path;
   bool no_fsync = false;
@@ -111,9 +109,8 @@ Status RunExport(const ExportArgs& args) {
 
 void SetupExport(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<ExportArgs>();
-  CLI::App* command = app.add_subcommand(
-      "export", "Write the newest valid commit of checkpoint region NAME to FILE, atomically");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "export", "Write the newest valid commit of checkpoint region NAME to FILE, atomically",
       "Example:\n"
       "  regionctl export state.rs state --output /backup/state.bin\n"
       "FILE is replaced the safe way: a temp file in FILE's directory, write, fsync,\n"
@@ -131,11 +128,7 @@ void SetupExport(CLI::App& app, Status& outcome) {
       "file. --in-place writes into FILE as it is instead, not atomically: a regular\n"
       "FILE is truncated, written and fsynced (unless --no-fsync); a reader may see it\n"
       "part-written, and a crash can leave it so.");
-  command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
-  command->add_option("NAME", args->name, "Name of the checkpoint region")
-      ->required()
-      ->type_name("");
+  AddStoreRegionArguments(command, *args, args->name);
   command->add_option("--output", args->output_path, "The file to create or replace")
       ->required()
       ->type_name("FILE");

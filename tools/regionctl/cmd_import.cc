@@ -8,9 +8,8 @@ namespace regionstore::regionctl {
 
 void SetupImport(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<CommitArgs>();
-  CLI::App* command = app.add_subcommand(
-      "import", "Commit the bytes of FILE to checkpoint region NAME (the inverse of export)");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "import", "Commit the bytes of FILE to checkpoint region NAME (the inverse of export)",
       "Example:\n"
       "  regionctl import state.rs state --input state.bin --durability pwrite-fdatasync\n"
       "A commit: all or nothing, durable as --durability says (default sync). A file\n"

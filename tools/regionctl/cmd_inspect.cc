@@ -20,9 +20,7 @@
 namespace regionstore::regionctl {
 namespace {
 
-struct InspectArgs {
-  std::string path;
-  bool follow_symlinks = false;
+struct InspectArgs : StoreArgs {
   bool json = false;
 };
 
@@ -217,9 +215,8 @@ Status RunInspect(const InspectArgs& args) {
 
 void SetupInspect(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<InspectArgs>();
-  CLI::App* command = app.add_subcommand(
-      "inspect", "Show the superblock, region table and checkpoint slots of a store");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "inspect", "Show the superblock, region table and checkpoint slots of a store",
       "Example:\n"
       "  regionctl inspect state.rs --json\n"
       "Reads with pread only (no mapping, no lock): safe on a store another process writes\n"
@@ -236,8 +233,7 @@ void SetupInspect(CLI::App& app, Status& outcome) {
       "shared_bytes: bytes whose blocks are shared with a reflink copy or a snapshot\n"
       "(FIEMAP; a writer's open refuses them outside btrfs: regionctl unshare PATH).\n"
       "Either is \"unknown\" (JSON null) where the filesystem cannot tell.");
-  command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
+  AddStoreArguments(command, *args);
   command->add_flag("--json", args->json, "Print one JSON object instead of a table");
   command->callback([args, &outcome] { outcome = RunInspect(*args); });
 }

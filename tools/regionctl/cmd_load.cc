@@ -11,9 +11,7 @@
 namespace regionstore::regionctl {
 namespace {
 
-struct LoadArgs {
-  std::string path;
-  bool follow_symlinks = false;
+struct LoadArgs : StoreArgs {
   std::string name;
   std::string output_path;  // empty: standard output
 };
@@ -38,10 +36,9 @@ Status RunLoad(const LoadArgs& args) {
 
 void SetupLoad(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<LoadArgs>();
-  CLI::App* command = app.add_subcommand(
-      "load",
-      "Copy the newest valid commit of checkpoint region NAME to standard output (or --output)");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "load",
+      "Copy the newest valid commit of checkpoint region NAME to standard output (or --output)",
       "Example:\n"
       "  regionctl load state.rs state --output snapshot.bin\n"
       "The output is the payload, nothing added. Takes no lock: works while a writer\n"
@@ -53,11 +50,7 @@ void SetupLoad(CLI::App& app, Status& outcome) {
       "--output FILE is truncated, then written (not atomic: a failure part-way leaves\n"
       "it part-written); use export to replace a file atomically. An --output, or a\n"
       "standard output, that is the store itself is refused (exit 2).");
-  command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
-  command->add_option("NAME", args->name, "Name of the checkpoint region")
-      ->required()
-      ->type_name("");
+  AddStoreRegionArguments(command, *args, args->name);
   command
       ->add_option("--output", args->output_path,
                    "Write the payload to FILE (created or truncated, mode 0644)")

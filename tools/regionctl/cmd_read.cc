@@ -12,9 +12,7 @@
 namespace regionstore::regionctl {
 namespace {
 
-struct ReadArgs {
-  std::string path;
-  bool follow_symlinks = false;
+struct ReadArgs : StoreArgs {
   uint64_t offset = 0;
   uint64_t length = 0;
   std::string output_path;  // empty: standard output
@@ -35,24 +33,17 @@ Status RunRead(const ReadArgs& args) {
 
 void SetupRead(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<ReadArgs>();
-  CLI::App* command = app.add_subcommand(
-      "read", "Copy bytes of the data area to standard output (or --output FILE)");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "read", "Copy bytes of the data area to standard output (or --output FILE)",
       "Example:\n"
       "  regionctl read state.rs --offset 2MiB --length 1MiB --output region.bin\n"
       "The output is the raw bytes, nothing added. Reading takes no lock. --output FILE\n"
       "is truncated, then written (not atomic). An --output, or a standard output, that\n"
       "is the store itself is refused (exit 2).");
-  command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
-  command->add_option("--offset", args->offset, "Data-area offset of the first byte")
-      ->required()
-      ->type_name("N")
-      ->transform(SizeTransform());
-  command->add_option("--length", args->length, "Number of bytes to read")
-      ->required()
-      ->type_name("N")
-      ->transform(SizeTransform());
+  AddStoreArguments(command, *args);
+  AddSizeOption(command, "--offset", args->offset, "Data-area offset of the first byte")
+      ->required();
+  AddSizeOption(command, "--length", args->length, "Number of bytes to read")->required();
   command
       ->add_option("--output", args->output_path,
                    "Write the bytes to FILE (created or truncated, mode 0644)")

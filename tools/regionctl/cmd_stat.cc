@@ -15,9 +15,7 @@
 namespace regionstore::regionctl {
 namespace {
 
-struct StatArgs {
-  std::string path;
-  bool follow_symlinks = false;
+struct StatArgs : StoreArgs {
   bool json = false;
 };
 
@@ -95,13 +93,10 @@ Status RunStat(const StatArgs& args) {
       // whose payload may be torn.
       json.Number("length", report.has_commit ? report.length : 0);
       json.Number("generation", report.has_commit ? report.generation : 0);
+      AppendCommitTimeJson(json, report);
       if (report.has_commit) {
-        json.Number("commit_unix_ns", report.commit_unix_ns);
-        json.String("commit_utc", Rfc3339Nanos(report.commit_unix_ns));
         json.Json("age_seconds", AgeSeconds(report.commit_unix_ns, now));
       } else {
-        json.Null("commit_unix_ns");
-        json.Null("commit_utc");
         json.Null("age_seconds");
       }
       json.Bool("damaged", report.damaged);
@@ -167,17 +162,15 @@ Status RunStat(const StatArgs& args) {
 
 void SetupStat(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<StatArgs>();
-  CLI::App* command = app.add_subcommand(
-      "stat", "Summarize a store: its regions' sizes, generations and last commits");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "stat", "Summarize a store: its regions' sizes, generations and last commits",
       "Example:\n"
       "  regionctl stat state.rs --json\n"
       "Reads metadata only (superblock, region table, slot headers), with pread and no\n"
       "lock. commits is the sum of the regions' generations: every commit made over the\n"
       "store's life. A region's length, generation and age are its newest slot header's,\n"
       "whose payload is not checked (a torn commit looks valid here): run verify.");
-  command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
+  AddStoreArguments(command, *args);
   command->add_flag("--json", args->json, "Print one JSON object instead of a table");
   command->callback([args, &outcome] { outcome = RunStat(*args); });
 }

@@ -12,9 +12,7 @@
 namespace regionstore::regionctl {
 namespace {
 
-struct UnshareArgs {
-  std::string path;
-  bool follow_symlinks = false;
+struct UnshareArgs : StoreArgs {
   bool json = false;
 };
 
@@ -49,9 +47,9 @@ Status RunUnshare(const UnshareArgs& args) {
 
 void SetupUnshare(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<UnshareArgs>();
-  CLI::App* command = app.add_subcommand(
-      "unshare", "Give a store blocks of its own where it shares them (reflink copy, snapshot)");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "unshare",
+      "Give a store blocks of its own where it shares them (reflink copy, snapshot)",
       "Example:\n"
       "  cp --reflink=always state.rs backup.rs && regionctl unshare state.rs\n"
       "A store whose blocks are shared with another file faults (SIGBUS) on a mapped\n"
@@ -64,8 +62,7 @@ void SetupUnshare(CLI::App& app, Status& outcome) {
       "Exit codes: 0 done (or nothing shared); 1 no space (the data is unchanged, part of\n"
       "it may stay shared), I/O error, missing file; 2 usage; 3 not a valid store;\n"
       "4 a writer has the store open.");
-  command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
+  AddStoreArguments(command, *args);
   command->add_flag("--json", args->json, "Print one JSON object instead of a sentence");
   command->callback([args, &outcome] { outcome = RunUnshare(*args); });
 }

@@ -14,9 +14,7 @@
 namespace regionstore::regionctl {
 namespace {
 
-struct WriteArgs {
-  std::string path;
-  bool follow_symlinks = false;
+struct WriteArgs : StoreArgs {
   uint64_t offset = 0;
   std::string durability_name = "sync";
   std::string input_path;  // empty: standard input
@@ -32,15 +30,7 @@ Status RunWrite(const WriteArgs& args) {
   }
   // Open before reading the input, so a missing, damaged or busy store fails
   // without consuming standard input.
-  // Warnings of the open: shared blocks on btrfs (a snapshot), which a full
-  // disk can turn into SIGBUS on a mapped write.
-  std::vector<std::string> warnings;
-  Result<Store> store = Store::Open(
-      args.path, OpenMode::kReadWrite,
-      {.follow_symlinks = args.follow_symlinks, .warnings = &warnings});
-  for (const std::string& warning : warnings) {
-    std::cerr << "regionctl: warning: " << warning << '\n';
-  }
+  Result<Store> store = OpenWriterPrintingWarnings(args);
   if (!store.ok()) return store.status();
   const uint64_t data_size = store->data_size();
   if (args.offset > data_size) {
@@ -82,26 +72,17 @@ Status RunWrite(const WriteArgs& args) {
 
 void SetupWrite(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<WriteArgs>();
-  CLI::App* command = app.add_subcommand(
-      "write", "Write the bytes of standard input (or --input FILE) at a data-area offset");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "write", "Write the bytes of standard input (or --input FILE) at a data-area offset",
       "Example:\n"
       "  head -c 1MiB /dev/urandom | regionctl write state.rs --offset 2MiB --durability sync\n"
       "Durability: none (memcpy), async (+ msync MS_ASYNC, starts nothing on Linux),\n"
       "sync (+ msync MS_SYNC), pwrite-fdatasync (pwrite + fdatasync). A multi-page write\n"
       "is not atomic under a crash.");
-  command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
-  command->add_option("--offset", args->offset, "Data-area offset of the first byte")
-      ->required()
-      ->type_name("N")
-      ->transform(SizeTransform());
-  command
-      ->add_option("--durability", args->durability_name,
-                   "What the write survives once it returns: none|async|sync|pwrite-fdatasync")
-      ->type_name("MODE")
-      ->capture_default_str()
-      ->check(DurabilityCheck());
+  AddStoreArguments(command, *args);
+  AddSizeOption(command, "--offset", args->offset, "Data-area offset of the first byte")
+      ->required();
+  AddDurabilityOption(command, args->durability_name, "write");
   command->add_option("--input", args->input_path, "Read the bytes from FILE, not standard input")
       ->type_name("FILE");
   command->add_flag("--json", args->json, "Print one JSON object instead of a sentence");

@@ -458,6 +458,52 @@ void AddFollowSymlinksFlag(CLI::App* command, bool& follow_symlinks) {
                     "planted link cannot redirect the command to another file)");
 }
 
+CLI::App* AddCommand(CLI::App& app, const std::string& name, const std::string& description,
+                     const std::string& footer) {
+  CLI::App* command = app.add_subcommand(name, description);
+  command->footer(footer);
+  return command;
+}
+
+void AddStoreArguments(CLI::App* command, StoreArgs& args) {
+  command->add_option("PATH", args.path, "Path of the store file")->required()->type_name("");
+  AddFollowSymlinksFlag(command, args.follow_symlinks);
+}
+
+void AddStoreRegionArguments(CLI::App* command, StoreArgs& args, std::string& name) {
+  AddStoreArguments(command, args);
+  command->add_option("NAME", name, "Name of the checkpoint region")->required()->type_name("");
+}
+
+CLI::Option* AddSizeOption(CLI::App* command, const std::string& option, uint64_t& value,
+                           const std::string& description) {
+  return command->add_option(option, value, description)
+      ->type_name("N")
+      ->transform(SizeTransform());
+}
+
+CLI::Option* AddDurabilityOption(CLI::App* command, std::string& durability_name,
+                                 const std::string& what) {
+  return command
+      ->add_option(
+          "--durability", durability_name,
+          "What the " + what + " survives once it returns: none|async|sync|pwrite-fdatasync")
+      ->type_name("MODE")
+      ->capture_default_str()
+      ->check(DurabilityCheck());
+}
+
+Result<Store> OpenWriterPrintingWarnings(const StoreArgs& args) {
+  std::vector<std::string> warnings;
+  Result<Store> store =
+      Store::Open(args.path, OpenMode::kReadWrite,
+                  {.follow_symlinks = args.follow_symlinks, .warnings = &warnings});
+  for (const std::string& warning : warnings) {
+    std::cerr << "regionctl: warning: " << warning << '\n';
+  }
+  return store;
+}
+
 CLI::Validator DurabilityCheck() {
   return {[](std::string& text) -> std::string {
             if (ParseDurability(text).has_value()) return {};

@@ -105,6 +105,41 @@ CLI::Validator DurabilityCheck();
 // does by default (OpenOptions::follow_symlinks).
 void AddFollowSymlinksFlag(CLI::App* command, bool& follow_symlinks);
 
+// Adds the subcommand `name` to `app`: its one-line `description` and the
+// `footer` its --help ends with (examples, exit codes).
+CLI::App* AddCommand(CLI::App& app, const std::string& name, const std::string& description,
+                     const std::string& footer);
+
+// What every command on an existing store takes: its PATH and whether a
+// PATH that is a symbolic link may be followed. Each command's arguments
+// derive from it.
+struct StoreArgs {
+  std::string path;
+  bool follow_symlinks = false;
+};
+
+// Adds PATH (the store file, required) and --follow-symlinks to `command`.
+void AddStoreArguments(CLI::App* command, StoreArgs& args);
+
+// AddStoreArguments, then NAME (the checkpoint region, required).
+void AddStoreRegionArguments(CLI::App* command, StoreArgs& args, std::string& name);
+
+// Adds `option` ("--offset") to `command`: a size or offset in the ParseSize
+// syntax ("2MiB"), shown as N in the help.
+CLI::Option* AddSizeOption(CLI::App* command, const std::string& option, uint64_t& value,
+                           const std::string& description);
+
+// Adds --durability MODE to `command`, bound to `durability_name` (its
+// default shown), checked by DurabilityCheck; `what` is "write" or "commit".
+CLI::Option* AddDurabilityOption(CLI::App* command, std::string& durability_name,
+                                 const std::string& what);
+
+// Store::Open(kReadWrite) of the store `args` name, with each warning of the
+// open (shared blocks on btrfs, which a full disk can turn into SIGBUS on a
+// mapped write) printed on stderr as "regionctl: warning: ...", also when
+// the open fails.
+Result<Store> OpenWriterPrintingWarnings(const StoreArgs& args);
+
 // "100 B", "64.0 KiB", "39.1 KiB", "1.5 GiB": one decimal, binary units.
 // A size that would show as a whole number of units without being one (4095
 // bytes as "4.0 KiB") shows its exact count first: "4095 B (~4.0 KiB)".

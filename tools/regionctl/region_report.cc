@@ -50,6 +50,16 @@ Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptio
   return regions;
 }
 
+void AppendCommitTimeJson(JsonObjectWriter& json, const RegionReport& report) {
+  if (report.has_commit) {
+    json.Number("commit_unix_ns", report.commit_unix_ns);
+    json.String("commit_utc", Rfc3339Nanos(report.commit_unix_ns));
+  } else {
+    json.Null("commit_unix_ns");
+    json.Null("commit_utc");
+  }
+}
+
 void AppendRegionJson(std::string& out, const RegionView& region, size_t depth) {
   const RegionEntry& entry = region.entry;
   const RegionReport& report = region.report;
@@ -63,13 +73,10 @@ void AppendRegionJson(std::string& out, const RegionView& region, size_t depth) 
   json.Number("slot_alignment", entry.slot_alignment);
   json.Number("generation", report.has_commit ? report.generation : 0);
   json.Number("length", report.has_commit ? report.length : 0);
+  AppendCommitTimeJson(json, report);
   if (report.has_commit) {
-    json.Number("commit_unix_ns", report.commit_unix_ns);
-    json.String("commit_utc", Rfc3339Nanos(report.commit_unix_ns));
     json.Number("active_slot", report.active_slot);
   } else {
-    json.Null("commit_unix_ns");
-    json.Null("commit_utc");
     json.Null("active_slot");
   }
   json.Bool("payload_checked", report.payload_checked);

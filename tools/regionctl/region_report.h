@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common.h"
 #include "regionstore/checkpoint.h"
 #include "regionstore/status.h"
 #include "regionstore/store_info.h"
@@ -47,6 +48,11 @@ Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptio
 // Appended to `out` at `depth` levels of PrintJsonDocument's layout
 // (JsonObjectWriter), without building a tree.
 void AppendRegionJson(std::string& out, const RegionView& region, size_t depth);
+
+// "commit_unix_ns" and "commit_utc" (RFC 3339) of the region's newest
+// commit, or null for both without one: how inspect, stat and verify give a
+// region's commit time in JSON.
+void AppendCommitTimeJson(JsonObjectWriter& json, const RegionReport& report);
 
 // "capacity 65536 (64.0 KiB), 3 aligned slots of 128.0 KiB"
 std::string CapacitySummary(const RegionEntry& entry);

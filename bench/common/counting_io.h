@@ -1,0 +1,145 @@
+// CountingIo: an Io that forwards every call to another one (by default
+// Io::Default(), the production POSIX seam) and counts what the store asks
+// its files to read and write, so a benchmark can say how many bytes an Open
+// or a Commit moved. It is built on the forwarding bases of the tests
+// (tests/support/forwarding_io.h, header-only), which override every virtual
+// of Io, File and Mapping, so no call the store makes falls through to a
+// base-class default (File::WriteGatherAt's default would emulate pwritev2
+// with WriteAt per part, and count the same bytes while running other
+// syscalls; SharedRanges's would skip the FIEMAP check a production open
+// makes).
+//
+// What it counts: bytes and calls of File::ReadAt (bytes actually read),
+// File::WriteAt and File::WriteGatherAt (bytes asked for, counted when the
+// call returns OK), and barriers (DataSync, Sync, WriteGatherAt with
+// data_sync, Mapping::Sync with SyncKind::kSync, i.e. msync(MS_SYNC), and
+// Io::SyncDirectory). What it cannot see: loads and stores through a Mapping
+// (a memcpy into MAP_SHARED memory makes no call); their bytes reach the
+// disk at a barrier or at the kernel's writeback and are not in these counts.
+//
+// Thread safety: counts are plain integers; use one thread.
+#ifndef REGIONSTORE_BENCH_COMMON_COUNTING_IO_H_
+#define REGIONSTORE_BENCH_COMMON_COUNTING_IO_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "forwarding_io.h"
+#include "regionstore/io.h"
+
+namespace regionstore::bench {
+
+struct IoCounts {
+  uint64_t read_calls = 0;
+  uint64_t read_bytes = 0;
+  uint64_t write_calls = 0;  // WriteAt and WriteGatherAt calls
+  uint64_t write_bytes = 0;
+  uint64_t barriers = 0;  // DataSync, Sync, WriteGatherAt with data_sync, msync(MS_SYNC)
+
+  IoCounts operator-(const IoCounts& earlier) const {
+    return {read_calls - earlier.read_calls, read_bytes - earlier.read_bytes,
+            write_calls - earlier.write_calls, write_bytes - earlier.write_bytes,
+            barriers - earlier.barriers};
+  }
+};
+
+// Owns the Mapping it forwards to.
+class CountingMapping : public testing::ForwardingMapping {
+ public:
+  CountingMapping(std::unique_ptr<Mapping> base, IoCounts* counts)
+      : ForwardingMapping(std::move(base)), counts_(counts) {}
+
+  Status Sync(uint64_t offset, uint64_t length, SyncKind kind) override {
+    if (kind == SyncKind::kSync) ++counts_->barriers;
+    return ForwardingMapping::Sync(offset, length, kind);
+  }
+
+ private:
+  IoCounts* counts_;
+};
+
+class CountingFile : public testing::ForwardingFile {
+ public:
+  // `counts` is not owned and must outlive the file.
+  CountingFile(std::unique_ptr<File> base, IoCounts* counts)
+      : ForwardingFile(std::move(base)), counts_(counts) {}
+
+  Result<uint64_t> ReadAt(uint64_t offset, std::span<std::byte> out) override {
+    auto read = ForwardingFile::ReadAt(offset, out);
+    ++counts_->read_calls;
+    if (read.ok()) counts_->read_bytes += *read;
+    return read;
+  }
+  Status WriteAt(uint64_t offset, std::span<const std::byte> data) override {
+    Status s = ForwardingFile::WriteAt(offset, data);
+    ++counts_->write_calls;
+    if (s.ok()) counts_->write_bytes += data.size();
+    return s;
+  }
+  Status WriteGatherAt(uint64_t offset, std::span<const std::span<const std::byte>> parts,
+                       bool data_sync) override {
+    Status s = ForwardingFile::WriteGatherAt(offset, parts, data_sync);
+    ++counts_->write_calls;
+    if (data_sync) ++counts_->barriers;
+    if (s.ok()) {
+      for (const std::span<const std::byte>& part : parts) counts_->write_bytes += part.size();
+    }
+    return s;
+  }
+  Status DataSync() override {
+    ++counts_->barriers;
+    return ForwardingFile::DataSync();
+  }
+  Status Sync() override {
+    ++counts_->barriers;
+    return ForwardingFile::Sync();
+  }
+  Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
+    auto mapping = ForwardingFile::Map(length, writable);
+    if (!mapping.ok()) return mapping.status();
+    return std::unique_ptr<Mapping>(
+        std::make_unique<CountingMapping>(std::move(*mapping), counts_));
+  }
+
+ private:
+  IoCounts* counts_;
+};
+
+class CountingIo : public testing::ForwardingIo {
+ public:
+  explicit CountingIo(Io* base = Io::Default()) : ForwardingIo(base) {}
+
+  // What every file opened through this Io did so far.
+  const IoCounts& counts() const { return counts_; }
+
+  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+                                     SymlinkPolicy symlinks) override {
+    return Wrap(ForwardingIo::Open(path, writable, symlinks));
+  }
+  Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override {
+    return Wrap(ForwardingIo::CreateExclusive(path));
+  }
+  Result<std::unique_ptr<File>> CreateAnonymous(const std::string& directory) override {
+    return Wrap(ForwardingIo::CreateAnonymous(directory));
+  }
+  Status SyncDirectory(const std::string& directory) override {
+    ++counts_.barriers;
+    return ForwardingIo::SyncDirectory(directory);
+  }
+
+ private:
+  Result<std::unique_ptr<File>> Wrap(Result<std::unique_ptr<File>> file) {
+    if (!file.ok()) return file.status();
+    return std::unique_ptr<File>(std::make_unique<CountingFile>(std::move(*file), &counts_));
+  }
+
+  IoCounts counts_;
+};
+
+}  // namespace regionstore::bench
+
+#endif  // REGIONSTORE_BENCH_COMMON_COUNTING_IO_H_
