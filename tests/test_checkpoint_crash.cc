@@ -36,18 +36,14 @@
 #include "regionstore/atomic_file.h"
 #include "regionstore/store.h"
 #include "store_rep.h"
+#include "support/files.h"
 #include "support/shared_memory.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::kKiB;
-using testing::MustOpen;
-using testing::SharedMemory;
-using testing::TempDir;
 
 // --- Payloads -------------------------------------------------------------
 
@@ -1203,4 +1199,4 @@ TEST_CASE("An export killed at random moments leaves the old file or the new, by
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

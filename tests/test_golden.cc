@@ -23,14 +23,11 @@
 #include "golden/golden_writer.h"
 #include "regionstore/store.h"
 #include "regionstore/store_info.h"
+#include "support/files.h"
 #include "support/temp_dir.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::ReadWholeFile;
-using testing::TempDir;
-using testing::WriteWholeFile;
 
 // What every v1 golden file shares.
 constexpr uint32_t kFormatVersion = 1;
@@ -1201,4 +1198,4 @@ TEST_CASE("The new-flag golden store refused by the old rule", "[golden][compat]
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

@@ -40,12 +40,8 @@
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::kKiB;
-using testing::MustOpen;
-using testing::TempDir;
 
 constexpr int kReaders = 4;
 constexpr uint64_t kRounds = 4000;
@@ -506,4 +502,4 @@ TEST_CASE("Four reader threads on the writer's own mapping race its commits with
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing
