@@ -322,6 +322,32 @@ void Must(bool ok, const char* what) {
   if (!ok) FAIL(what << " failed: " << std::strerror(errno));
 }
 
+CpuPlacement::CpuPlacement() {
+  CPU_ZERO(&original_);
+  if (::sched_getaffinity(0, sizeof original_, &original_) != 0) return;
+  int found = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; ++cpu) {
+    if (CPU_ISSET(cpu, &original_)) (found++ == 0 ? parent_cpu_ : child_cpu_) = cpu;
+  }
+  if (found < 2) return;
+  cpu_set_t parent;
+  CPU_ZERO(&parent);
+  CPU_SET(parent_cpu_, &parent);
+  pinned_ = ::sched_setaffinity(0, sizeof parent, &parent) == 0;
+}
+
+CpuPlacement::~CpuPlacement() {
+  if (pinned_) ::sched_setaffinity(0, sizeof original_, &original_);
+}
+
+void CpuPlacement::PinChild() const {
+  if (!pinned_) return;
+  cpu_set_t child;
+  CPU_ZERO(&child);
+  CPU_SET(child_cpu_, &child);
+  (void)::sched_setaffinity(0, sizeof child, &child);
+}
+
 Pipe::Pipe() { Must(::pipe(fds_) == 0, "pipe"); }
 
 Pipe::~Pipe() {

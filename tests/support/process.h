@@ -5,6 +5,7 @@
 #ifndef REGIONSTORE_TESTS_SUPPORT_PROCESS_H_
 #define REGIONSTORE_TESTS_SUPPORT_PROCESS_H_
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -124,6 +125,29 @@ std::string DescribeWait(int wait_status, const std::string& codes_note = "");
 // A check on a system call in a loop: fails the case with errno's text, but
 // unlike REQUIRE adds no passing assertion per call (thousands under -s).
 void Must(bool ok, const char* what);
+
+// Puts the parent (this process, for the life of the object) and each child
+// on different CPUs when at least two are allowed. Left to the scheduler, a
+// pipe wakeup places the parent on the child's CPU (a sync wakeup), and then
+// a spinning parent runs only while the child blocks (in a barrier, say): it
+// never sees what the child does between. Restores the original mask at
+// scope exit.
+class CpuPlacement {
+ public:
+  CpuPlacement();
+  ~CpuPlacement();
+  CpuPlacement(const CpuPlacement&) = delete;
+  CpuPlacement& operator=(const CpuPlacement&) = delete;
+  // In the child, right after fork.
+  void PinChild() const;
+  bool pinned() const { return pinned_; }
+
+ private:
+  cpu_set_t original_;
+  int parent_cpu_ = -1;
+  int child_cpu_ = -1;
+  bool pinned_ = false;
+};
 
 // A pipe whose ends close at scope exit (or earlier, one by one).
 class Pipe {
