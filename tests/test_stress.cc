@@ -352,6 +352,9 @@ TEST_CASE("Four reader threads sharing a read-only handle see only whole commits
 // Then reader and writer touch the same addresses, which is the only way
 // ThreadSanitizer can see the race between a Load and a Commit (it tracks
 // addresses, not file pages).
+//
+// BorrowedMapping is a root Mapping, not a forwarding wrapper: there is no
+// mapping under it, only the writer's memory.
 class BorrowedMapping final : public Mapping {
  public:
   BorrowedMapping(std::byte* data, uint64_t size) : data_(data), size_(size) {}

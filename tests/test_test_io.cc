@@ -23,7 +23,8 @@ namespace regionstore::testing {
 namespace {
 
 // A Mapping and a File that write the name of every call made on them into
-// `calls` (and do nothing else).
+// `calls` (and do nothing else). Roots, not forwarding wrappers: they are
+// what the forwarding bases are checked against.
 class RecordingMapping final : public Mapping {
  public:
   explicit RecordingMapping(std::vector<std::string>& calls) : calls_(calls) {}

@@ -8,6 +8,8 @@
 namespace regionstore::testing {
 namespace {
 
+// The simulated file and its mapping are roots too: their bytes are the
+// simulator's page cache, not another File's or Mapping's.
 class SimMapping final : public Mapping {
  public:
   explicit SimMapping(CrashSim& sim) : sim_(sim) {}
