@@ -8,9 +8,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "golden/golden_writer.h"
 
 namespace regionstore::testing {
 
@@ -25,10 +26,8 @@ inline constexpr uint32_t kCreatedPageSize = 4096;
 // store without regions.
 inline constexpr uint64_t kEmptyRegionTableChecksum = 0x2d06800538d394c2ULL;
 
-struct Range {
-  uint64_t offset = 0;  // data offset
-  uint64_t length = 0;
-};
+// A range of the data area (offsets are data offsets), as the writer's.
+using Range = golden::ByteRange;
 
 struct ExpectedGolden {
   std::string file_name;

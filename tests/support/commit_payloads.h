@@ -44,15 +44,15 @@ uint64_t FirstWord(std::span<const std::byte> bytes);
 
 // Exit codes of the children; anything but SIGKILL (crash test) or 0
 // (readers test) fails the case, naming the code.
+// Open, Load or Commit failed; Load found another generation than the
+// parent's; Commit returned another generation than the next; the report
+// pipe failed.
 enum ChildError : int {
   kChildOk = 0,
-  kChildOpenFailed = 10,
-  kChildLoadFailed = 11,
-  kChildUnexpectedGeneration = 12,
-  kChildCommitFailed = 13,
-  kChildCommitGeneration = 14,
-  kChildPipeFailed = 15,
+  kChildOpenFailed = 10, kChildLoadFailed, kChildUnexpectedGeneration,
+  kChildCommitFailed, kChildCommitGeneration, kChildPipeFailed,
 };
+static_assert(kChildPipeFailed == 15);
 
 // DescribeWait (support/process.h) with a pointer to ChildError for a
 // non-zero exit code.

@@ -20,14 +20,12 @@
 
 namespace regionstore::testing {
 
-// regionctl's exit codes: a fixed contract other tools rely on.
-inline constexpr int kExitSuccess = 0;
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitInvalidStore = 3;
-inline constexpr int kExitBusy = 4;
-inline constexpr int kExitTornCommit = 6;
-inline constexpr int kExitChangedReportLost = 7;
+// regionctl's exit codes: a fixed contract other tools rely on (5 is
+// reserved). Compared with ProcessResult::exit_code as ints.
+enum RegionctlExit : int {
+  kExitSuccess = 0, kExitFailure = 1, kExitUsage = 2, kExitInvalidStore = 3, kExitBusy = 4,
+  kExitTornCommit = 6, kExitChangedReportLost = 7,
+};
 
 // Runs regionctl with `args`, feeding `stdin_bytes` (or /dev/null) to its
 // standard input, and waits for it (RunProcess).
