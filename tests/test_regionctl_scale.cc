@@ -1,6 +1,7 @@
 // regionctl create's slot layouts, --checkpoints-from and progress bar, and
 // inspect, stat and verify on many regions: driven as a separate process,
-// asserting exact bytes and exit codes (test_regionctl.cc has the rest).
+// asserting exact bytes and exit codes (the other test_regionctl_*.cc have
+// the rest).
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
