@@ -8,18 +8,12 @@
 
 #include "regionstore/atomic_file.h"
 #include "regionstore/io.h"
+#include "support/files.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::Op;
-using testing::PatternBytes;
-using testing::ReadWholeFile;
-using testing::TempDir;
-using testing::TestIo;
-using testing::WriteWholeFile;
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
@@ -205,4 +199,4 @@ TEST_CASE("ReplaceFileAtomically fails rather than follow a link planted at its 
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

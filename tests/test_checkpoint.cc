@@ -11,29 +11,13 @@
 #include "intent.h"
 #include "regionstore/store.h"
 #include "slot.h"
+#include "support/files.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::kKiB;
-using testing::kMiB;
-using testing::MustCreateWithRegions;
-using testing::MustLoad;
-using testing::MustOpen;
-using testing::Op;
-using testing::PatternBytes;
-using testing::PreadFile;
-using testing::ReadWholeFile;
-using testing::TempDir;
-using testing::TestIo;
-using testing::WriteCall;
-using testing::WriteWholeFile;
-
-constexpr Durability kAllModes[] = {Durability::kNone, Durability::kAsync, Durability::kSync,
-                                    Durability::kPwriteFdatasync};
 
 TEST_CASE("Create lays out three 64 KiB-aligned slots per region after the data area",
           "[checkpoint][format]") {
@@ -557,9 +541,9 @@ TEST_CASE("Every single-byte flip of a small store's metadata is read, opened or
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
 
 // What `regionctl inspect` reads: superblock, region table and slot headers,
@@ -639,9 +623,9 @@ TEST_CASE("VerifyRegions can read the whole data area, reporting progress and un
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
 
 // The 0.5 fields: incompat_flags, each entry's slot_alignment and compact
@@ -745,4 +729,4 @@ TEST_CASE("Every byte flip of a compact store's 0.5 fields is read, opened or re
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

@@ -1,19 +1,13 @@
-// Process crashes and concurrent readers against checkpoint regions (and,
-// at the end, against ReplaceFileAtomically, which `regionctl export` uses),
-// the crash model of docs/CHECKPOINTS.md ("Guarantees"): a child commits in a
-// loop and is SIGKILLed, some kills landing inside the copy or the barrier (the library's phase word, in
-// shared memory, tells the parent where the child is and where it died); the
-// parent reopens and checks the region byte-exact against G2. Then readers in
-// other processes Load without a lock while a writer commits, and every copy
-// they get must be exactly one commit's bytes.
-//
-// Every payload is a pure function of what identifies its commit, so any
-// byte returned can be checked without keeping history. Children never
-// return into Catch: they _exit with a code (ChildError) and carry an alarm.
+// Process crashes against checkpoint regions, the crash model of
+// docs/CHECKPOINTS.md ("Guarantees"): a child commits in a loop and is
+// SIGKILLed, some kills landing inside the copy or the barrier (the
+// library's phase word, in shared memory, tells the parent where the child
+// is and where it died); the parent reopens and checks the region byte-exact
+// against G2. The payloads, and the exit codes the children report with,
+// are in support/commit_payloads.h.
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,230 +21,30 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <new>
 #include <random>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "regionstore/atomic_file.h"
 #include "regionstore/store.h"
 #include "store_rep.h"
+#include "support/commit_payloads.h"
+#include "support/process.h"
 #include "support/shared_memory.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
-#include "support/test_io.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
 
-using testing::kKiB;
-using testing::MustOpen;
-using testing::SharedMemory;
-using testing::TempDir;
-
-// --- Payloads -------------------------------------------------------------
-
-// splitmix64's finaliser: a cheap, well-mixed function of one word.
-uint64_t Mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// What identifies one commit's content. `life` tells apart two commits of the
-// same generation made by different child processes (the second redoes a
-// generation whose first attempt died in flight), so a stale slot left by an
-// earlier life cannot pass for the commit the parent expects.
-struct CommitId {
-  uint64_t generation = 0;
-  uint64_t life = 0;
-  uint64_t Key() const { return Mix64(generation ^ Mix64(life ^ 0x5eed5eedULL)); }
-};
-
-// Word `index` of the payload: word 0 is the generation itself (so a wrong
-// copy says in its first bytes which commit it came from), the rest
-// pseudo-random.
-uint64_t PayloadWord(const CommitId& id, uint64_t key, uint64_t index) {
-  return index == 0 ? id.generation : Mix64(key + index);
-}
-
-void FillPayload(const CommitId& id, uint64_t size, std::vector<std::byte>& out) {
-  out.resize(size);
-  const uint64_t key = id.Key();
-  for (uint64_t offset = 0, index = 0; offset < size; offset += 8, ++index) {
-    const uint64_t word = PayloadWord(id, key, index);
-    std::memcpy(out.data() + offset, &word, std::min<uint64_t>(8, size - offset));
-  }
-}
-
-// The first offset where `bytes` differs from the payload of `id`, or
-// bytes.size() if none does. Streams: no buffer.
-uint64_t FirstMismatch(const CommitId& id, std::span<const std::byte> bytes) {
-  const uint64_t key = id.Key();
-  for (uint64_t offset = 0, index = 0; offset < bytes.size(); offset += 8, ++index) {
-    const uint64_t word = PayloadWord(id, key, index);
-    const uint64_t n = std::min<uint64_t>(8, bytes.size() - offset);
-    if (std::memcmp(bytes.data() + offset, &word, n) != 0) {
-      for (uint64_t i = 0; i < n; ++i) {
-        if (bytes[offset + i] != static_cast<std::byte>((word >> (8 * i)) & 0xff)) {
-          return offset + i;
-        }
-      }
-    }
-  }
-  return bytes.size();
-}
-
-// The generation a wrong copy names in its first word, for the message.
-uint64_t FirstWord(std::span<const std::byte> bytes) {
-  uint64_t word = 0;
-  if (!bytes.empty()) std::memcpy(&word, bytes.data(), std::min<size_t>(8, bytes.size()));
-  return word;
-}
-
-// --- Processes --------------------------------------------------------------
-
-// Exit codes of the children; anything but SIGKILL (crash test) or 0
-// (readers test) fails the case, naming the code.
-enum ChildError : int {
-  kChildOk = 0,
-  kChildOpenFailed = 10,
-  kChildLoadFailed = 11,
-  kChildUnexpectedGeneration = 12,
-  kChildCommitFailed = 13,
-  kChildCommitGeneration = 14,
-  kChildPipeFailed = 15,
-};
-
-std::string DescribeWait(int wait_status) {
-  if (WIFEXITED(wait_status)) {
-    const int code = WEXITSTATUS(wait_status);
-    return "exited with code " + std::to_string(code) +
-           (code != kChildOk ? " (see ChildError in test_checkpoint_crash.cc)" : "");
-  }
-  if (WIFSIGNALED(wait_status)) {
-    return std::string("killed by signal ") + ::strsignal(WTERMSIG(wait_status)) +
-           (WTERMSIG(wait_status) == SIGALRM ? " (its safety alarm: it hung)" : "");
-  }
-  return "wait status " + std::to_string(wait_status);
-}
-
-// A check on a system call in a loop: fails the case with errno's text, but
-// unlike REQUIRE adds no passing assertion per call (thousands under -s).
-void Must(bool ok, const char* what) {
-  if (!ok) FAIL(what << " failed: " << std::strerror(errno));
-}
-
-// Kills and reaps a forked child if the test leaves early (a failed REQUIRE),
-// so none lingers holding the store's lock or spinning.
-class ChildGuard {
- public:
-  ChildGuard() = default;
-  explicit ChildGuard(pid_t pid) : pid_(pid) {}
-  ~ChildGuard() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  ChildGuard(const ChildGuard&) = delete;
-  ChildGuard& operator=(const ChildGuard&) = delete;
-  pid_t pid() const { return pid_; }
-  // Takes charge of `pid` (this guard held none).
-  void Adopt(pid_t pid) { pid_ = pid; }
-  // The caller reaped it.
-  void Release() { pid_ = -1; }
-
- private:
-  pid_t pid_ = -1;
-};
-
-// Waits for `pid` and returns its wait status.
-int Reap(ChildGuard& child) {
-  int wait_status = 0;
-  pid_t reaped;
-  do {
-    reaped = ::waitpid(child.pid(), &wait_status, 0);
-  } while (reaped < 0 && errno == EINTR);
-  Must(reaped == child.pid(), "waitpid");
-  child.Release();
-  return wait_status;
-}
-
-// A pipe whose ends close at scope exit (or earlier, one by one).
-class Pipe {
- public:
-  Pipe() { Must(::pipe(fds_) == 0, "pipe"); }
-  ~Pipe() {
-    CloseRead();
-    CloseWrite();
-  }
-  Pipe(const Pipe&) = delete;
-  Pipe& operator=(const Pipe&) = delete;
-  int read_fd() const { return fds_[0]; }
-  int write_fd() const { return fds_[1]; }
-  void CloseRead() { Close(fds_[0]); }
-  void CloseWrite() { Close(fds_[1]); }
-
- private:
-  static void Close(int& fd) {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-  int fds_[2] = {-1, -1};
-};
-
-// Writes all of `bytes` (a child's report); false on error.
-bool WriteAll(int fd, const void* bytes, size_t size) {
-  const auto* p = static_cast<const char*>(bytes);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Reads until end of file (every writer gone). Parent side.
-std::vector<char> ReadToEnd(int fd) {
-  std::vector<char> bytes;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    Must(n >= 0, "read");
-    if (n == 0) return bytes;
-    bytes.insert(bytes.end(), buffer, buffer + n);
-  }
-}
-
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "the phase word must be lock-free");
+
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
-
-void CreateWithRegion(const std::string& path, const std::string& region, uint64_t capacity,
-                      SlotLayout layout = SlotLayout::kAuto) {
-  CreateOptions options;
-  options.checkpoints = {{region, capacity, layout}};
-  Status status = Store::Create(path, 64 * kKiB, options);
-  INFO(status.ToString());
-  REQUIRE(status.ok());
-}
-
-// The seed: fixed, so a failure repeats; REGIONSTORE_CRASH_SEED overrides it.
-uint64_t SeedOr(uint64_t fixed) {
-  if (const char* env = std::getenv("REGIONSTORE_CRASH_SEED"); env != nullptr && *env != '\0') {
-    return std::strtoull(env, nullptr, 0);
-  }
-  return fixed;
-}
 
 // --- 1. Process crash (G2) ---------------------------------------------------
 
 constexpr char kCrashRegion[] = "crash";
+
 // Wide enough that a copy takes a while; slots are 64 KiB + 320 KiB apart.
 constexpr uint64_t kCrashCapacity = 320 * kKiB;
 
@@ -382,48 +176,6 @@ class ReportReader {
   std::vector<uint64_t> reports_;
 };
 
-// Puts the parent (this process, for the life of the object) and each child
-// on different CPUs when at least two are allowed. Left to the scheduler, a
-// pipe wakeup places the parent on the child's CPU (a sync wakeup), and then
-// the spinning parent runs only while the child blocks in a barrier: it sees
-// kFlush but never kCopy. Restores the original mask at scope exit.
-class CpuPlacement {
- public:
-  CpuPlacement() {
-    CPU_ZERO(&original_);
-    if (::sched_getaffinity(0, sizeof original_, &original_) != 0) return;
-    int found = 0;
-    for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; ++cpu) {
-      if (CPU_ISSET(cpu, &original_)) (found++ == 0 ? parent_cpu_ : child_cpu_) = cpu;
-    }
-    if (found < 2) return;
-    cpu_set_t parent;
-    CPU_ZERO(&parent);
-    CPU_SET(parent_cpu_, &parent);
-    pinned_ = ::sched_setaffinity(0, sizeof parent, &parent) == 0;
-  }
-  ~CpuPlacement() {
-    if (pinned_) ::sched_setaffinity(0, sizeof original_, &original_);
-  }
-  CpuPlacement(const CpuPlacement&) = delete;
-  CpuPlacement& operator=(const CpuPlacement&) = delete;
-  // In the child, right after fork.
-  void PinChild() const {
-    if (!pinned_) return;
-    cpu_set_t child;
-    CPU_ZERO(&child);
-    CPU_SET(child_cpu_, &child);
-    (void)::sched_setaffinity(0, sizeof child, &child);
-  }
-  bool pinned() const { return pinned_; }
-
- private:
-  cpu_set_t original_;
-  int parent_cpu_ = -1;
-  int child_cpu_ = -1;
-  bool pinned_ = false;
-};
-
 // A kAtPhase kill waits for its phase over at most this many commits.
 constexpr size_t kMaxMissedCommits = 32;
 
@@ -528,7 +280,7 @@ std::string CheckRecovered(const std::string& path, uint64_t capacity, uint64_t 
 CrashCounts RunCrashLoop(uint64_t kills, uint64_t seed, CrashRegion region = {}) {
   TempDir dir;
   const std::string path = dir.File("crash.rgn");
-  CreateWithRegion(path, kCrashRegion, region.capacity, region.layout);
+  MustCreateWithRegions(path, 64 * kKiB, {{kCrashRegion, region.capacity, region.layout}});
   const uint64_t capacity = region.capacity;
   CrashCounts counts;
   {
@@ -626,7 +378,7 @@ CrashCounts RunCrashLoop(uint64_t kills, uint64_t seed, CrashRegion region = {})
       wait_status = Reap(child);
     }
     if (!WIFSIGNALED(wait_status) || WTERMSIG(wait_status) != SIGKILL) {
-      FAIL("the committing child was not ended by our SIGKILL: " << DescribeWait(wait_status));
+      FAIL("the committing child was not ended by our SIGKILL: " << DescribeChild(wait_status));
     }
     // The child is dead: the word holds the phase it died in.
     const uint32_t died_in = phase->load(std::memory_order_acquire);
@@ -721,7 +473,7 @@ TEST_CASE("After kill -9 mid-commit, compact and aligned regions of 1 B to 64 Ki
       {{4097, SlotLayout::kAuto}, compact},      {{64 * kKiB, compact}, compact},
       {{64 * kKiB, aligned}, aligned},           {{4097, aligned}, aligned},
   };
-  const uint64_t kills_per_case = testing::ScaledCount(20);
+  const uint64_t kills_per_case = ScaledCount(20);
   const uint64_t seed = SeedOr(20240613);
   uint64_t kills = 0;
   uint64_t in_window = 0;
@@ -757,450 +509,5 @@ TEST_CASE(
   REQUIRE(counts.in_flush >= 100);
 }
 
-// --- 2. Concurrent readers ---------------------------------------------------
-
-constexpr char kReadRegion[] = "shared";
-constexpr uint64_t kReadCapacity = 64 * kKiB;
-constexpr int kReaders = 3;
-constexpr uint64_t kLoadsPerReader = 20000;
-// A safety cap on the writer; it normally stops when the readers are done.
-constexpr uint64_t kWriterCommitCap = 5000000;
-
-// 4 KiB to 64 KiB, most not multiples of 4096.
-uint64_t ReadPayloadSize(uint64_t generation) {
-  const uint64_t h = Mix64(generation ^ 0xabcdefULL);
-  return 4 * kKiB + (h >> 4) % (kReadCapacity - 4 * kKiB + 1);
-}
-
-// Mostly kNone (fast commits, the hardest race for readers), with durable
-// ones (the pwritev path writes the header unit before the payload).
-Durability ReadMode(uint64_t generation) {
-  const uint64_t pick = Mix64(generation ^ 0x7777ULL) % 10;
-  if (pick == 0) return Durability::kAsync;
-  if (pick == 1) return Durability::kSync;
-  if (pick == 2) return Durability::kPwriteFdatasync;
-  return Durability::kNone;
-}
-
-CommitId ReadId(uint64_t generation) { return CommitId{generation, 0}; }
-
-struct ReaderShared {
-  std::atomic<uint32_t> readers_done{0};
-  std::atomic<uint32_t> stop_writer{0};
-};
-
-struct ReaderReport {
-  uint64_t loads_ok = 0;
-  uint64_t busy = 0;
-  uint64_t other_errors = 0;
-  int32_t first_other_code = -1;
-  uint64_t inconsistent = 0;      // wrong length or bytes for the generation returned
-  uint64_t decreasing = 0;        // a generation lower than one returned before
-  uint64_t generations_seen = 0;  // how many times the returned generation changed, + 1
-  uint64_t first_generation = 0;
-  uint64_t last_generation = 0;
-  // The first inconsistent copy, for the failure message.
-  uint64_t bad_generation = 0;
-  uint64_t bad_length = 0;
-  uint64_t bad_offset = 0;
-  uint64_t bad_first_word = 0;
-  uint32_t bad_slot = 0;
-};
-
-struct WriterReport {
-  uint64_t commits = 0;
-  uint64_t last_generation = 0;
-  uint64_t by_mode[4] = {};
-  int32_t error_code = -1;  // StatusCode of a failed commit
-};
-
-static_assert(sizeof(ReaderReport) < PIPE_BUF && sizeof(WriterReport) < PIPE_BUF);
-
-[[noreturn]] void ReadLoop(const std::string& path, int go_fd, ReaderShared* shared,
-                           int report_fd) {
-  ::alarm(300);
-  auto store = Store::Open(path, OpenMode::kReadOnly);
-  if (!store.ok()) ::_exit(kChildOpenFailed);
-  // Start with the writer: end of file once it has opened the store.
-  char byte;
-  ssize_t n;
-  do {
-    n = ::read(go_fd, &byte, 1);
-  } while (n < 0 && errno == EINTR);
-  if (n != 0) ::_exit(kChildPipeFailed);
-
-  ReaderReport report;
-  std::vector<std::byte> out;
-  uint64_t previous = 0;
-  for (uint64_t i = 0; i < kLoadsPerReader; ++i) {
-    auto meta = store->Load(kReadRegion, out);
-    if (!meta.ok()) {
-      if (meta.status().code() == StatusCode::kBusy) {
-        ++report.busy;
-      } else {
-        if (report.other_errors++ == 0) {
-          report.first_other_code = static_cast<int32_t>(meta.status().code());
-        }
-      }
-      continue;
-    }
-    ++report.loads_ok;
-    const uint64_t generation = meta->generation;
-    if (report.first_generation == 0) report.first_generation = generation;
-    if (generation != previous) ++report.generations_seen;
-    if (generation < previous) ++report.decreasing;
-    previous = std::max(previous, generation);
-    report.last_generation = generation;
-    const uint64_t expected_size = ReadPayloadSize(generation);
-    const uint64_t at = FirstMismatch(ReadId(generation), out);
-    if (out.size() != expected_size || meta->length != out.size() || at != out.size()) {
-      if (report.inconsistent++ == 0) {
-        report.bad_generation = generation;
-        report.bad_length = out.size();
-        report.bad_offset = at;
-        report.bad_first_word = FirstWord(out);
-        report.bad_slot = meta->slot;
-      }
-    }
-  }
-  shared->readers_done.fetch_add(1);
-  if (!WriteAll(report_fd, &report, sizeof report)) ::_exit(kChildPipeFailed);
-  ::_exit(kChildOk);
-}
-
-[[noreturn]] void WriteLoop(const std::string& path, int go_write_fd, ReaderShared* shared,
-                            int report_fd) {
-  ::alarm(300);
-  auto store = Store::Open(path, OpenMode::kReadWrite);
-  if (!store.ok()) ::_exit(kChildOpenFailed);
-  ::close(go_write_fd);  // the readers may start
-  WriterReport report;
-  std::vector<std::byte> payload;
-  uint64_t generation = 1;  // the parent's commit
-  while (shared->readers_done.load(std::memory_order_relaxed) < kReaders &&
-         shared->stop_writer.load(std::memory_order_relaxed) == 0 &&
-         report.commits < kWriterCommitCap) {
-    ++generation;
-    FillPayload(ReadId(generation), ReadPayloadSize(generation), payload);
-    const Durability mode = ReadMode(generation);
-    auto committed = store->Commit(kReadRegion, payload, mode);
-    if (!committed.ok()) {
-      report.error_code = static_cast<int32_t>(committed.status().code());
-      (void)WriteAll(report_fd, &report, sizeof report);
-      ::_exit(kChildCommitFailed);
-    }
-    if (*committed != generation) ::_exit(kChildCommitGeneration);
-    ++report.commits;
-    ++report.by_mode[static_cast<size_t>(mode)];
-    report.last_generation = generation;
-  }
-  if (!WriteAll(report_fd, &report, sizeof report)) ::_exit(kChildPipeFailed);
-  ::_exit(kChildOk);
-}
-
-template <typename T>
-T ParseReport(const std::vector<char>& bytes, const char* who) {
-  INFO(who << " sent " << bytes.size() << " bytes, expected " << sizeof(T));
-  REQUIRE(bytes.size() == sizeof(T));
-  T report;
-  std::memcpy(&report, bytes.data(), sizeof(T));
-  return report;
-}
-
-TEST_CASE(
-    "Readers in other processes Load only whole commits while a writer commits, "
-    "without a lock",
-    "[checkpoint][multiprocess][readers][fs-matrix]") {
-  TempDir dir;
-  const std::string path = dir.File("readers.rgn");
-  CreateWithRegion(path, kReadRegion, kReadCapacity);
-  {
-    Store store = MustOpen(path, OpenMode::kReadWrite);
-    std::vector<std::byte> payload;
-    FillPayload(ReadId(1), ReadPayloadSize(1), payload);
-    auto committed = store.Commit(kReadRegion, payload, Durability::kPwriteFdatasync);
-    REQUIRE(committed.ok());
-    REQUIRE(*committed == 1);
-  }
-
-  SharedMemory<ReaderShared> shared;
-  Pipe go;
-  Pipe writer_pipe;
-  Pipe reader_pipes[kReaders];
-  // In a child: close every descriptor of these pipes but the ones kept.
-  const auto close_all_but = [&](int keep_a, int keep_b) {
-    for (int fd : {go.read_fd(), go.write_fd(), writer_pipe.read_fd(), writer_pipe.write_fd()}) {
-      if (fd != keep_a && fd != keep_b) ::close(fd);
-    }
-    for (const Pipe& p : reader_pipes) {
-      for (int fd : {p.read_fd(), p.write_fd()}) {
-        if (fd != keep_a && fd != keep_b) ::close(fd);
-      }
-    }
-  };
-
-  ChildGuard writer(::fork());
-  REQUIRE(writer.pid() >= 0);
-  if (writer.pid() == 0) {
-    close_all_but(go.write_fd(), writer_pipe.write_fd());
-    WriteLoop(path, go.write_fd(), &*shared, writer_pipe.write_fd());
-  }
-  ChildGuard readers[kReaders];
-  for (int i = 0; i < kReaders; ++i) {
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      close_all_but(go.read_fd(), reader_pipes[i].write_fd());
-      ReadLoop(path, go.read_fd(), &*shared, reader_pipes[i].write_fd());
-    }
-    readers[i].Adopt(pid);
-  }
-  go.CloseRead();
-  go.CloseWrite();
-  writer_pipe.CloseWrite();
-  for (Pipe& p : reader_pipes) p.CloseWrite();
-
-  // Readers first: they are bounded by their count. Then stop the writer
-  // (it stops by itself once all three are done; this covers a reader that
-  // died early).
-  ReaderReport reports[kReaders];
-  std::string reader_failures;
-  for (int i = 0; i < kReaders; ++i) {
-    const int wait_status = Reap(readers[i]);
-    if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != kChildOk) {
-      reader_failures += "reader " + std::to_string(i) + " " + DescribeWait(wait_status) + "; ";
-    }
-  }
-  shared->stop_writer.store(1);
-  const int writer_status = Reap(writer);
-  const std::vector<char> writer_bytes = ReadToEnd(writer_pipe.read_fd());
-  INFO(reader_failures);
-  REQUIRE(reader_failures.empty());
-  int32_t writer_error = -1;
-  if (writer_bytes.size() == sizeof(WriterReport)) {
-    writer_error = ParseReport<WriterReport>(writer_bytes, "the writer").error_code;
-  }
-  INFO("writer " << DescribeWait(writer_status) << ", failed commit's status code "
-                 << writer_error);
-  REQUIRE(WIFEXITED(writer_status));
-  REQUIRE(WEXITSTATUS(writer_status) == kChildOk);
-  const auto writer_report = ParseReport<WriterReport>(writer_bytes, "the writer");
-  for (int i = 0; i < kReaders; ++i) {
-    reports[i] = ParseReport<ReaderReport>(ReadToEnd(reader_pipes[i].read_fd()), "a reader");
-  }
-
-  WARN("concurrent readers: writer commits "
-       << writer_report.commits << " (none " << writer_report.by_mode[0] << ", async "
-       << writer_report.by_mode[1] << ", sync " << writer_report.by_mode[2] << ", pwrite-fdatasync "
-       << writer_report.by_mode[3] << "), last generation " << writer_report.last_generation);
-  for (int i = 0; i < kReaders; ++i) {
-    const ReaderReport& r = reports[i];
-    WARN("reader " << i << ": loads " << kLoadsPerReader << ", ok " << r.loads_ok << ", busy "
-                   << r.busy << ", other errors " << r.other_errors << ", inconsistent "
-                   << r.inconsistent << ", decreasing " << r.decreasing << ", distinct generations "
-                   << r.generations_seen << " (" << r.first_generation << " to "
-                   << r.last_generation << ")");
-  }
-
-  for (int i = 0; i < kReaders; ++i) {
-    const ReaderReport& r = reports[i];
-    INFO("reader " << i << ": first inconsistent copy: generation " << r.bad_generation
-                   << " from slot " << r.bad_slot << ", " << r.bad_length << " bytes (expected "
-                   << ReadPayloadSize(r.bad_generation) << "), first bad byte " << r.bad_offset
-                   << ", its first word names " << r.bad_first_word << "; first other error code "
-                   << r.first_other_code);
-    CHECK(r.inconsistent == 0);
-    CHECK(r.decreasing == 0);
-    CHECK(r.other_errors == 0);
-    CHECK(r.loads_ok + r.busy + r.other_errors == kLoadsPerReader);
-    // At least 95% of the loads succeed.
-    CHECK(r.loads_ok * 100 >= kLoadsPerReader * 95);
-    // The loads raced the writer: they saw its commits go by.
-    CHECK(r.generations_seen >= 10);
-    CHECK(r.last_generation <= writer_report.last_generation);
-  }
-  CHECK(writer_report.commits >= 100);
-  CHECK(writer_report.by_mode[0] > 0);
-  CHECK(writer_report.by_mode[2] + writer_report.by_mode[3] > 0);
-
-  // The writer exited cleanly after its last commit returned: that is what
-  // the region holds, for a fresh writer (recovery) too.
-  Store after = MustOpen(path, OpenMode::kReadWrite);
-  std::vector<std::byte> bytes;
-  auto meta = after.Load(kReadRegion, bytes);
-  REQUIRE(meta.ok());
-  CHECK(meta->generation == writer_report.last_generation);
-  CHECK(bytes.size() == ReadPayloadSize(meta->generation));
-  CHECK(FirstMismatch(ReadId(meta->generation), bytes) == bytes.size());
-}
-
-// --- Export (ReplaceFileAtomically) under SIGKILL -----------------------------
-// A child replaces one file again and again with exports numbered 1, 2, ...
-// (1-4 MiB each, written in 1 MiB chunks, fsynced or not in turn) and is
-// SIGKILLed at random moments, many of them while it writes the temp file
-// (a TestIo hook publishes which call it is in). After every kill the file
-// must be exactly one export, the last one reported or the one after it:
-// never a mix, never short, never empty.
-
-enum ExportPhase : uint32_t { kExportIdle, kExportWriting, kExportSyncing, kExportRenaming,
-                              kExportOther };
-
-// Export `index`: its size and every byte follow from the index, which also
-// opens the file, so any content can be checked without history.
-std::vector<std::byte> ExportContent(uint64_t index) {
-  const uint64_t size = (uint64_t{1} << 20) + (index * 7919 * 4096 + index) % (3 << 20);
-  std::vector<std::byte> bytes(size);
-  // splitmix64 of (index, word): cheap enough for 4 MiB per kill.
-  uint64_t state = index * 0x9e3779b97f4a7c15ULL;
-  for (size_t at = 0; at < size; at += sizeof(uint64_t)) {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    std::memcpy(bytes.data() + at, &z, std::min<size_t>(sizeof z, size - at));
-  }
-  std::memcpy(bytes.data(), &index, sizeof index);
-  return bytes;
-}
-
-struct ExportShared {
-  std::atomic<uint32_t> phase;
-  std::atomic<uint64_t> done;  // the last export the child saw return OK
-};
-
-[[noreturn]] void ExportUntilKilled(const std::string& path, ExportShared* shared,
-                                    uint64_t first) {
-  ::alarm(60);  // a child the parent fails to kill must not outlive the run
-  testing::TestIo io;
-  io.OnEnter([shared](testing::Op op) {
-    const ExportPhase phase = op == testing::Op::kWriteAt  ? kExportWriting
-                              : op == testing::Op::kSync   ? kExportSyncing
-                              : op == testing::Op::kRename ? kExportRenaming
-                                                           : kExportOther;
-    shared->phase.store(phase, std::memory_order_release);
-  });
-  for (uint64_t index = first;; ++index) {
-    const std::vector<std::byte> content = ExportContent(index);
-    const ReplaceOptions options{.durable = index % 2 == 0, .io = &io};
-    if (!ReplaceFileAtomically(path, content, options).ok()) ::_exit(kChildCommitFailed);
-    shared->phase.store(kExportIdle, std::memory_order_release);
-    shared->done.store(index, std::memory_order_release);
-  }
-}
-
-struct ExportCounts {
-  uint64_t kills = 0;
-  uint64_t in_write = 0;     // died while writing the temp file
-  uint64_t in_sync = 0;      // while fsyncing it
-  uint64_t renamed_unreported = 0;  // the file held the export after the last reported
-  uint64_t temps_left = 0;   // temp files a kill left behind (removed by the test)
-};
-
-ExportCounts RunExportKills(uint64_t kills, uint64_t seed) {
-  TempDir dir;
-  const std::string path = dir.File("out.bin");
-  REQUIRE(ReplaceFileAtomically(path, ExportContent(0)).ok());
-  SharedMemory<ExportShared> shared;
-  const CpuPlacement placement;
-  std::mt19937_64 random(seed);
-  ExportCounts counts;
-  uint64_t current = 0;  // the export the file holds
-  while (counts.kills < kills) {
-    shared->phase.store(kExportIdle);
-    shared->done.store(current);
-    const uint64_t first = current + 1;
-    // Kill while writing the temp (half), while fsyncing it (a quarter), or
-    // wherever the child is after some exports.
-    const uint64_t plan = random() % 4;
-    const uint32_t wanted = plan <= 1 ? kExportWriting : plan == 2 ? kExportSyncing : kExportIdle;
-    const uint64_t exports_awaited = random() % 3;
-    const uint64_t linger = random() % 3 == 0 ? 0 : random() % 20000;
-    INFO("seed " << seed << ", kill " << counts.kills + 1 << ", file holds export " << current
-                 << ", plan " << plan << ", exports awaited " << exports_awaited
-                 << ", linger " << linger);
-    ChildGuard child(::fork());
-    Must(child.pid() >= 0, "fork");
-    if (child.pid() == 0) {
-      placement.PinChild();
-      ExportUntilKilled(path, &*shared, first);
-    }
-    // Spin, no sleep: the child stores where it is as it moves. Every so
-    // often, make sure it is still there to move (a failed export _exits).
-    uint64_t polls = 0;
-    const auto child_ended = [&]() -> bool {
-      if (++polls % 4096 != 0) return false;
-      int status = 0;
-      const pid_t reaped = ::waitpid(child.pid(), &status, WNOHANG);
-      if (reaped != child.pid()) return false;
-      child.Release();
-      FAIL("the exporting child ended before the kill: " << DescribeWait(status));
-      return true;
-    };
-    while (shared->done.load(std::memory_order_acquire) < current + exports_awaited &&
-           !child_ended()) {
-    }
-    if (wanted != kExportIdle) {
-      // At most 3 more exports: then kill wherever the child is.
-      const uint64_t give_up = shared->done.load(std::memory_order_acquire) + 3;
-      while (shared->phase.load(std::memory_order_acquire) != wanted &&
-             shared->done.load(std::memory_order_acquire) < give_up && !child_ended()) {
-      }
-    }
-    for (uint64_t spin = 0; spin < linger; ++spin) {
-      (void)shared->phase.load(std::memory_order_acquire);
-    }
-    Must(::kill(child.pid(), SIGKILL) == 0, "kill");
-    const int wait_status = Reap(child);
-    INFO("child " << DescribeWait(wait_status));
-    REQUIRE(WIFSIGNALED(wait_status));
-    REQUIRE(WTERMSIG(wait_status) == SIGKILL);
-    const uint32_t died_in = shared->phase.load(std::memory_order_acquire);
-    const uint64_t reported = shared->done.load(std::memory_order_acquire);
-
-    // The file is one whole export: the last reported, or the next one if the
-    // kill came between its rename and its report.
-    const std::vector<std::byte> bytes = testing::ReadWholeFile(path);
-    REQUIRE(bytes.size() >= sizeof(uint64_t));
-    uint64_t held = 0;
-    std::memcpy(&held, bytes.data(), sizeof held);
-    INFO("died in phase " << died_in << ", last reported " << reported << ", file holds "
-                          << held << " (" << bytes.size() << " bytes)");
-    REQUIRE((held == reported || held == reported + 1));
-    REQUIRE(held >= current);
-    REQUIRE(bytes == ExportContent(held));
-    if (held == reported + 1) ++counts.renamed_unreported;
-    current = held;
-    ++counts.kills;
-    if (died_in == kExportWriting) ++counts.in_write;
-    if (died_in == kExportSyncing) ++counts.in_sync;
-    // A kill can leave the temp behind: nothing else may be there.
-    for (const std::string& name : dir.List()) {
-      if (name == "out.bin") continue;
-      REQUIRE(name.rfind(".out.bin.tmp-", 0) == 0);
-      ++counts.temps_left;
-      std::filesystem::remove(dir.File(name));
-    }
-  }
-  return counts;
-}
-
-TEST_CASE("An export killed at random moments leaves the old file or the new, byte-exact",
-          "[crash][export][fs-matrix]") {
-  const uint64_t seed = SeedOr(0x6578706f7274);
-  const uint64_t kills = testing::ScaledCount(200);  // a tenth under TSan
-  const ExportCounts counts = RunExportKills(kills, seed);
-  INFO("seed " << seed);
-  WARN("export kills: " << counts.kills << ", in the temp's writes " << counts.in_write
-                        << ", in its fsync " << counts.in_sync << ", renamed but unreported "
-                        << counts.renamed_unreported << ", temp files left by kills "
-                        << counts.temps_left);
-  CHECK(counts.kills == kills);
-  // Enough kills land mid-write that the check means something: half the
-  // kills aim there (102 of 200 on this 2-CPU VM); a loaded machine may miss
-  // more, hence the margin.
-  CHECK(counts.in_write >= kills / 10);
-  CHECK(counts.temps_left <= counts.kills);
-}
-
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

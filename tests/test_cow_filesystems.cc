@@ -18,22 +18,16 @@
 
 #include "io/posix_syscalls.h"
 #include "regionstore/regionstore.h"
+#include "support/files.h"
 #include "support/loop_fs.h"
-#include "support/run_process.h"
+#include "support/process.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 
 // tests/CMakeLists.txt defines REGIONCTL_PATH only when the tool is built.
 #ifdef REGIONCTL_PATH
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::FsKind;
-using testing::kMiB;
-using testing::MountLoopFs;
-using testing::ProcessResult;
-using testing::RunProcess;
-using testing::TempDir;
 
 // Sparse images. XFS at 32 MiB (with the fstests variables, see loop_fs.h);
 // btrfs at 128 MiB, above the 114 MiB it needs for separate data and
@@ -85,34 +79,6 @@ void WritePattern(const std::string& path, uint64_t seed) {
   REQUIRE(store.ok());
   REQUIRE(store->Write(0, testing::PatternBytes(kStoreData, seed), Durability::kPwriteFdatasync)
               .ok());
-}
-
-// Runs `body` in a forked child so that a SIGBUS is an exit status here, not
-// the end of the test binary. `body` returns "" or what failed.
-template <typename Body>
-std::pair<int, std::string> RunInChild(Body body) {
-  int pipe_fds[2];
-  REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::close(pipe_fds[0]);
-    ::signal(SIGBUS, SIG_DFL);
-    const std::string failure = body();
-    if (!failure.empty()) static_cast<void>(::write(pipe_fds[1], failure.data(), failure.size()));
-    ::_exit(failure.empty() ? 0 : 1);
-  }
-  ::close(pipe_fds[1]);
-  std::string message;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0) message.append(buffer, n);
-  ::close(pipe_fds[0]);
-  int wait_status = 0;
-  REQUIRE(::waitpid(child, &wait_status, 0) == child);
-  // A signal is reported as 128 + its number, as a shell would (SIGBUS: 135).
-  const int code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
-  return {code, message};
 }
 
 // Writes the whole data area in each durability mode, then commits region
@@ -216,8 +182,10 @@ TEST_CASE("On a full btrfs, writes and commits in every mode into a created stor
   const uint64_t filled = testing::Fill(fs->File("fill"));
   INFO("filled " << filled << " bytes");
   CHECK(filled > 0);
-  const auto [code, message] = RunInChild([&] { return WriteAndCommitEveryMode(path); });
-  INFO(message);
+  const testing::ChildOutcome child =
+      testing::RunReportingChild([&] { return WriteAndCommitEveryMode(path); });
+  const int code = child.ShellCode();
+  INFO(child.message);
   CHECK(code == 0);  // 135 is SIGBUS
 }
 
@@ -356,5 +324,5 @@ TEST_CASE("On btrfs, a snapshot's shared blocks warn at a writer's open and unsh
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing
 #endif  // REGIONCTL_PATH

@@ -4,7 +4,7 @@
 
 #include "format.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
 
 uint64_t LoadLE(const std::vector<std::byte>& bytes, size_t offset, size_t width) {
@@ -122,4 +122,4 @@ TEST_CASE("Layout keeps a 1 MiB-aligned data offset 1 MiB-aligned in the file", 
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

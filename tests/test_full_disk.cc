@@ -31,29 +31,16 @@
 
 #include "format.h"
 #include "regionstore/regionstore.h"
-#include "support/run_process.h"
+#include "support/files.h"
+#include "support/loop_fs.h"
+#include "support/process.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
 
-using testing::kMiB;
-using testing::MustCreate;
-using testing::ProcessResult;
-using testing::RunProcess;
-using testing::TempDir;
-
-// Debian 12 installs these under /sbin and /bin; with merged /usr (the
-// default) the /usr paths below are the same files.
-const char* FindTool(const char* usr_path, const char* root_path) {
-  return ::access(usr_path, X_OK) == 0 ? usr_path : root_path;
-}
-const char* const kMkfsExt4 = FindTool("/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4");
-const char* const kMount = FindTool("/usr/bin/mount", "/bin/mount");
-const char* const kUmount = FindTool("/usr/bin/umount", "/bin/umount");
 constexpr uint64_t kImageSize = 32 * kMiB;
-constexpr long kExt4Magic = 0xEF53;
 // What a store file adds to its data area: the data area starts here and its
 // size is rounded up to kAreaAlignment (docs/FORMAT.md).
 constexpr uint64_t kStoreMetadata = format::kDataOffset;
@@ -76,100 +63,6 @@ class Fd {
  private:
   int fd_;
 };
-
-// A small ext4 filesystem in `dir`/ext4.img, mounted on `dir`/mnt. The
-// destructor always unmounts (lazily if something still holds it), also when
-// an assertion failed half-way. It calls umount2() directly rather than the
-// umount tool: a destructor must not throw, and RunProcess REQUIREs.
-class LoopExt4 {
- public:
-  explicit LoopExt4(std::string mount_point) : mount_point_(std::move(mount_point)) {}
-  ~LoopExt4() {
-    if (!mounted_) return;
-    if (::umount2(mount_point_.c_str(), 0) != 0) ::umount2(mount_point_.c_str(), MNT_DETACH);
-  }
-  LoopExt4(const LoopExt4&) = delete;
-  LoopExt4& operator=(const LoopExt4&) = delete;
-
-  [[nodiscard]] const std::string& path() const { return mount_point_; }
-  [[nodiscard]] std::string File(const std::string& name) const {
-    return mount_point_ + "/" + name;
-  }
-  void MarkMounted() { mounted_ = true; }
-
-  // Unmounts with the umount tool and checks that it worked: a descriptor
-  // left open on the filesystem (by the library or the test) makes it fail
-  // with "target is busy".
-  void Unmount() {
-    REQUIRE(mounted_);
-    const ProcessResult result = RunProcess(kUmount, {mount_point_});
-    INFO("umount stderr: " << result.stderr_bytes);
-    CHECK(result.exit_code == 0);
-    if (result.exit_code == 0) mounted_ = false;
-  }
-
- private:
-  std::string mount_point_;
-  bool mounted_ = false;
-};
-
-// Makes and mounts the filesystem. Returns nullptr after a visible WARN when
-// this environment cannot (not root, no mkfs.ext4, no loop device): lacking
-// the environment is not a failure of the library.
-std::unique_ptr<LoopExt4> MountSmallExt4(const TempDir& dir) {
-  if (::geteuid() != 0) {
-    WARN("skipped: loop-mounting an ext4 image needs root");
-    return nullptr;
-  }
-  for (const char* tool : {kMkfsExt4, kMount, kUmount}) {
-    if (::access(tool, X_OK) != 0) {
-      WARN("skipped: " << tool << " is missing");
-      return nullptr;
-    }
-  }
-  const std::string image = dir.File("ext4.img");
-  {
-    Fd fd(::open(image.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-    REQUIRE(fd.get() >= 0);
-    REQUIRE(::ftruncate(fd.get(), static_cast<off_t>(kImageSize)) == 0);
-  }
-  // 4 KiB blocks (the usual page size) and no blocks reserved for root: the
-  // tests run as root and would otherwise see two different "free" figures.
-  const ProcessResult mkfs = RunProcess(kMkfsExt4, {"-q", "-F", "-b", "4096", "-m", "0", image});
-  if (mkfs.exit_code != 0) {
-    WARN("skipped: mkfs.ext4 failed (exit " << mkfs.exit_code << "): " << mkfs.stderr_bytes);
-    return nullptr;
-  }
-  auto mount = std::make_unique<LoopExt4>(dir.File("mnt"));
-  REQUIRE(std::filesystem::create_directory(mount->path()));
-  // Mount in a private mount namespace of this test process (the tools it
-  // spawns inherit it): if the process dies half-way (a sanitizer abort, a
-  // ctest timeout), the mount dies with it instead of outliving the test.
-  if (::unshare(CLONE_NEWNS) != 0 ||
-      ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-    WARN("skipped: cannot make a private mount namespace: " << std::strerror(errno));
-    return nullptr;
-  }
-  const ProcessResult mounted =
-      RunProcess(kMount, {"-o", "loop", "-t", "ext4", image, mount->path()});
-  if (mounted.exit_code != 0) {
-    ::umount2(mount->path().c_str(), MNT_DETACH);  // in case it mounted yet failed
-    WARN("skipped: cannot loop-mount an ext4 image here (exit " << mounted.exit_code
-                                                                << "): " << mounted.stderr_bytes);
-    return nullptr;
-  }
-  mount->MarkMounted();
-  // Make sure the tests write to the new filesystem and nowhere else.
-  struct stat parent {};
-  struct stat top {};
-  REQUIRE(::stat(dir.path().c_str(), &parent) == 0);
-  REQUIRE(::stat(mount->path().c_str(), &top) == 0);
-  REQUIRE(parent.st_dev != top.st_dev);
-  struct statfs fs {};
-  REQUIRE(::statfs(mount->path().c_str(), &fs) == 0);
-  REQUIRE(fs.f_type == kExt4Magic);
-  return mount;
-}
 
 // Bytes a non-privileged data write can still get, after committing the
 // journal so that blocks freed by an unlink are counted again.
@@ -243,54 +136,6 @@ void FillPattern(uint64_t offset, std::span<std::byte> out, uint64_t seed) {
     word ^= word >> 31;
     std::memcpy(out.data() + index, &word, std::min<size_t>(8, out.size() - index));
   }
-}
-
-struct ChildOutcome {
-  bool exited = false;
-  int exit_code = -1;
-  int term_signal = 0;
-  std::string message;  // what the child reported through the pipe
-};
-
-// Runs `body` in a forked child, so that a SIGBUS from a mapped write is a
-// failed assertion in the parent and not the end of the test binary. `body`
-// returns an empty string on success or a description of what failed; the
-// child exits 0 or 1 accordingly and never returns into Catch.
-template <typename Body>
-ChildOutcome RunInChild(Body body) {
-  int pipe_fds[2];
-  REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::close(pipe_fds[0]);
-    // Die of SIGBUS for the parent to see, whatever handler a sanitizer set.
-    ::signal(SIGBUS, SIG_DFL);
-    const std::string failure = body();
-    size_t done = 0;
-    while (done < failure.size()) {
-      const ssize_t n = ::write(pipe_fds[1], failure.data() + done, failure.size() - done);
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    ::_exit(failure.empty() ? 0 : 1);
-  }
-  ::close(pipe_fds[1]);
-  ChildOutcome outcome;
-  char buffer[4096];
-  while (true) {
-    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    outcome.message.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(pipe_fds[0]);
-  int wait_status = 0;
-  REQUIRE(::waitpid(child, &wait_status, 0) == child);
-  outcome.exited = WIFEXITED(wait_status);
-  if (outcome.exited) outcome.exit_code = WEXITSTATUS(wait_status);
-  if (WIFSIGNALED(wait_status)) outcome.term_signal = WTERMSIG(wait_status);
-  return outcome;
 }
 
 // Opens the store for writing and covers its whole data area with the
@@ -372,89 +217,20 @@ uint64_t DataSizeLeaving(uint64_t free_bytes, uint64_t spare) {
   return AlignDown(free_bytes - kStoreMetadata - spare, kAreaAlignment);
 }
 
-// The filesystems the reservation cases run on. ext4 is MountSmallExt4;
-// XFS (with reflink, as mkfs.xfs makes it by default) and btrfs images are
-// made here the same way, each the smallest its mkfs accepts: mkfs.xfs
-// takes 32 MiB only with the fstests variables set, mkfs.btrfs needs about
-// 110 MiB. LoopExt4 holds any of them (it only unmounts).
-enum class SmallFs { kExt4, kXfs, kBtrfs };
-
-const char* SmallFsName(SmallFs fs) {
-  switch (fs) {
-    case SmallFs::kExt4:
-      return "ext4";
-    case SmallFs::kXfs:
-      return "xfs";
-    case SmallFs::kBtrfs:
-      return "btrfs";
-  }
-  return "?";
-}
-
-std::unique_ptr<LoopExt4> MountSmall(const TempDir& dir, SmallFs fs) {
-  if (fs == SmallFs::kExt4) return MountSmallExt4(dir);
-  const char* name = SmallFsName(fs);
-  if (::geteuid() != 0) {
-    WARN("skipped: loop-mounting an " << name << " image needs root");
-    return nullptr;
-  }
-  const char* mkfs = fs == SmallFs::kXfs ? FindTool("/usr/sbin/mkfs.xfs", "/sbin/mkfs.xfs")
-                                         : FindTool("/usr/sbin/mkfs.btrfs", "/sbin/mkfs.btrfs");
-  for (const char* tool : {mkfs, kMount, kUmount}) {
-    if (::access(tool, X_OK) != 0) {
-      WARN("skipped: " << tool << " is missing");
-      return nullptr;
-    }
-  }
-  const std::string image = dir.File(std::string(name) + ".img");
-  {
-    Fd fd(::open(image.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-    REQUIRE(fd.get() >= 0);
-    const uint64_t size = fs == SmallFs::kXfs ? kImageSize : 128 * kMiB;
-    REQUIRE(::ftruncate(fd.get(), static_cast<off_t>(size)) == 0);
-  }
-  const ProcessResult made =
-      fs == SmallFs::kXfs
-          ? RunProcess("/usr/bin/env", {"TEST_DIR=1", "TEST_DEV=1", "QA_CHECK_FS=1", mkfs, "-q",
-                                        "-f", "-m", "reflink=1", image})
-          : RunProcess(mkfs, {"-q", "-f", image});
-  if (made.exit_code != 0) {
-    WARN("skipped: " << mkfs << " failed (exit " << made.exit_code << "): " << made.stderr_bytes);
-    return nullptr;
-  }
-  auto mount = std::make_unique<LoopExt4>(dir.File("mnt"));
-  REQUIRE(std::filesystem::create_directory(mount->path()));
-  // A private mount namespace, as MountSmallExt4 explains.
-  if (::unshare(CLONE_NEWNS) != 0 ||
-      ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-    WARN("skipped: cannot make a private mount namespace: " << std::strerror(errno));
-    return nullptr;
-  }
-  const ProcessResult mounted = RunProcess(kMount, {"-o", "loop", "-t", name, image, mount->path()});
-  if (mounted.exit_code != 0) {
-    ::umount2(mount->path().c_str(), MNT_DETACH);
-    WARN("skipped: cannot loop-mount an " << name << " image here (exit " << mounted.exit_code
-                                          << "): " << mounted.stderr_bytes);
-    return nullptr;
-  }
-  mount->MarkMounted();
-  struct stat parent {};
-  struct stat top {};
-  REQUIRE(::stat(dir.path().c_str(), &parent) == 0);
-  REQUIRE(::stat(mount->path().c_str(), &top) == 0);
-  REQUIRE(parent.st_dev != top.st_dev);
-  struct statfs statfs_result {};
-  REQUIRE(::statfs(mount->path().c_str(), &statfs_result) == 0);
-  REQUIRE(statfs_result.f_type == (fs == SmallFs::kXfs ? XFS_SUPER_MAGIC : BTRFS_SUPER_MAGIC));
-  return mount;
+// The filesystems the cases run on (support/loop_fs.h), each about the
+// smallest its mkfs accepts: ext4 and XFS (reflink on, the fstests variables
+// set) in 32 MiB, btrfs in 128 MiB (it needs about 110 MiB, and is then not
+// made --mixed).
+std::unique_ptr<LoopFs> MountSmall(const TempDir& dir, FsKind fs) {
+  return MountLoopFs(dir, fs, fs == FsKind::kBtrfs ? 128 * kMiB : kImageSize);
 }
 
 TEST_CASE("A store that does not fit fails at create with kNoSpace and leaves nothing behind",
           "[fulldisk]") {
-  const SmallFs fs = GENERATE(SmallFs::kExt4, SmallFs::kXfs, SmallFs::kBtrfs);
-  INFO("filesystem: " << SmallFsName(fs));
+  const FsKind fs = GENERATE(FsKind::kExt4, FsKind::kXfs, FsKind::kBtrfs);
+  INFO("filesystem: " << FsKindName(fs));
   TempDir dir;
-  std::unique_ptr<LoopExt4> mount = MountSmall(dir, fs);
+  std::unique_ptr<LoopFs> mount = MountSmall(dir, fs);
   if (mount == nullptr) return;
 
   const std::vector<std::string> entries_before = ListDirectory(mount->path());
@@ -487,10 +263,10 @@ TEST_CASE("A store that does not fit fails at create with kNoSpace and leaves no
 }
 
 // The case below, on `fs`.
-void CheckFitsNeverFaults(SmallFs fs) {
-  INFO("filesystem: " << SmallFsName(fs));
+void CheckFitsNeverFaults(FsKind fs) {
+  INFO("filesystem: " << FsKindName(fs));
   TempDir dir;
-  std::unique_ptr<LoopExt4> mount = MountSmall(dir, fs);
+  std::unique_ptr<LoopFs> mount = MountSmall(dir, fs);
   if (mount == nullptr) return;
   const std::vector<std::string> entries_before = ListDirectory(mount->path());
   const uint64_t block_size = BlockSize(mount->path());
@@ -529,7 +305,7 @@ void CheckFitsNeverFaults(SmallFs fs) {
   // Every page of the data area, written through the mapping, then one
   // msync: a page without a reserved block would SIGBUS the child here.
   constexpr uint64_t kSeed = 41;
-  const ChildOutcome child = RunInChild([&] { return WriteWholeDataArea(path, kSeed); });
+  const ChildOutcome child = RunReportingChild([&] { return WriteWholeDataArea(path, kSeed); });
   INFO("child: " << child.message << (child.term_signal != 0 ? " killed by " : "")
                  << (child.term_signal != 0 ? strsignal(child.term_signal) : ""));
   CHECK(child.term_signal == 0);
@@ -557,7 +333,7 @@ TEST_CASE(
     "A store that fits is fully reserved and written, so filling the filesystem afterwards "
     "never makes a mapped write fault",
     "[fulldisk]") {
-  CheckFitsNeverFaults(GENERATE(SmallFs::kExt4, SmallFs::kXfs, SmallFs::kBtrfs));
+  CheckFitsNeverFaults(GENERATE(FsKind::kExt4, FsKind::kXfs, FsKind::kBtrfs));
 }
 
 // On btrfs this holds only because Create makes the store NOCOW
@@ -568,7 +344,7 @@ TEST_CASE(
 TEST_CASE("A store with holes does fault on a full filesystem, so the check above has teeth",
           "[fulldisk]") {
   TempDir dir;
-  std::unique_ptr<LoopExt4> mount = MountSmallExt4(dir);
+  std::unique_ptr<LoopFs> mount = MountSmall(dir, FsKind::kExt4);
   if (mount == nullptr) return;
   const uint64_t block_size = BlockSize(mount->path());
 
@@ -589,7 +365,7 @@ TEST_CASE("A store with holes does fault on a full filesystem, so the check abov
   REQUIRE(fill.saw_enospc);
   REQUIRE(fill.bytes > data_size);  // the filler took the punched blocks
 
-  const ChildOutcome child = RunInChild([&] { return WriteWholeDataArea(path, 42); });
+  const ChildOutcome child = RunReportingChild([&] { return WriteWholeDataArea(path, 42); });
   INFO("child: exit " << child.exit_code << ", signal " << child.term_signal << ": "
                       << child.message);
   CHECK(child.term_signal == SIGBUS);
@@ -616,7 +392,7 @@ void RequireNoSpaceFailure(const ProcessResult& result) {
 TEST_CASE("regionctl create on a filesystem without room exits 1 with one no-space line",
           "[fulldisk][regionctl]") {
   TempDir dir;
-  std::unique_ptr<LoopExt4> mount = MountSmallExt4(dir);
+  std::unique_ptr<LoopFs> mount = MountSmall(dir, FsKind::kExt4);
   if (mount == nullptr) return;
   const std::vector<std::string> entries_before = ListDirectory(mount->path());
   const std::string path = mount->File("s.rgn");
@@ -641,4 +417,4 @@ TEST_CASE("regionctl create on a filesystem without room exits 1 with one no-spa
 #endif  // REGIONCTL_PATH
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

@@ -13,14 +13,14 @@
 #include "fuzz/fuzz_targets.h"
 #include "fuzz/store_image.h"
 #include "regionstore/store_info.h"
+#include "support/files.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::TempDir;
 
 const fs::path kFuzzDir = REGIONSTORE_FUZZ_DIR;
 
@@ -115,4 +115,4 @@ TEST_CASE("The store seeds are the valid and damaged stores they are named after
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

@@ -11,40 +11,14 @@
 #include <filesystem>
 
 #include "regionstore/store.h"
+#include "support/files.h"
+#include "support/process.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::kKiB;
-using testing::kMiB;
-using testing::MustCreate;
-using testing::MustOpen;
-using testing::PatternBytes;
-using testing::TempDir;
-using testing::TestIo;
-
-// Kills and reaps a forked child if the test leaves early (a failed REQUIRE),
-// so it cannot linger holding the store's lock.
-class ChildGuard {
- public:
-  explicit ChildGuard(pid_t pid) : pid_(pid) {}
-  ~ChildGuard() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  ChildGuard(const ChildGuard&) = delete;
-  ChildGuard& operator=(const ChildGuard&) = delete;
-  // The child was reaped normally.
-  void Release() { pid_ = -1; }
-
- private:
-  pid_t pid_;
-};
 
 // Exit code of a forked child that tries to open `path` for writing:
 // 0 opened, 4 busy, 1 anything else.
@@ -268,4 +242,4 @@ TEST_CASE("Create warns when the directory is on a copy-on-write filesystem", "[
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

@@ -17,19 +17,12 @@
 #include "intent.h"
 #include "regionstore/store.h"
 #include "slot.h"
+#include "support/files.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::kKiB;
-using testing::kMiB;
-using testing::MustCreateWithRegions;
-using testing::MustOpen;
-using testing::PatternBytes;
-using testing::PreadFile;
-using testing::TempDir;
 
 constexpr size_t kRegionCount = 10'000;
 constexpr uint64_t kCapacity = 100;
@@ -386,4 +379,4 @@ TEST_CASE("Create refuses more than 2^20 regions with kInvalidArgument and leave
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

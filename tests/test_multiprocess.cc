@@ -7,18 +7,13 @@
 #include <cstring>
 
 #include "regionstore/store.h"
+#include "support/files.h"
+#include "support/process.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::kMiB;
-using testing::MustCreate;
-using testing::MustOpen;
-using testing::PatternBytes;
-using testing::RunInChild;
-using testing::TempDir;
 
 TEST_CASE("Another process sees the bytes as soon as Write returns, in every mode",
           "[store][multiprocess]") {
@@ -89,4 +84,4 @@ TEST_CASE("A second writer in another process gets kBusy: readers are not blocke
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

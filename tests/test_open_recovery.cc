@@ -12,23 +12,13 @@
 #include "intent.h"
 #include "regionstore/store.h"
 #include "slot.h"
+#include "support/files.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::kKiB;
-using testing::kMiB;
-using testing::MustCreateWithRegions;
-using testing::MustLoad;
-using testing::MustOpen;
-using testing::PatternBytes;
-using testing::PreadFile;
-using testing::TempDir;
-using testing::TestIo;
-using testing::WriteWholeFile;
 
 // A 64 MiB commit in each of two regions and a small one.
 const std::vector<CheckpointSpec> kBigStore = {
@@ -265,4 +255,4 @@ TEST_CASE("An unfinished header (magic not yet stored) holds no commit and is no
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

@@ -11,23 +11,14 @@
 #include "format.h"
 #include "regionstore/store.h"
 #include "slot.h"
+#include "support/files.h"
 #include "support/forwarding_io.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::kKiB;
-using testing::MsyncCall;
-using testing::MustLoad;
-using testing::MustOpen;
-using testing::Op;
-using testing::PatternBytes;
-using testing::ReadWholeFile;
-using testing::TempDir;
-using testing::TestIo;
 
 // The real Io, except for the page size it reports.
 class PageSizeIo final : public testing::ForwardingIo {
@@ -38,9 +29,6 @@ class PageSizeIo final : public testing::ForwardingIo {
  private:
   uint64_t page_size_;
 };
-
-constexpr Durability kAllModes[] = {Durability::kNone, Durability::kAsync, Durability::kSync,
-                                    Durability::kPwriteFdatasync};
 
 Status CreateOn(PageSizeIo& io, const std::string& path, std::vector<CheckpointSpec> specs) {
   CreateOptions options;
@@ -256,4 +244,4 @@ TEST_CASE("On 128 KiB pages kAuto gives aligned slots and kCompact is refused",
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

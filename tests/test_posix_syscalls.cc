@@ -23,24 +23,13 @@
 #include "io/posix_syscalls.h"
 #include "regionstore/io.h"
 #include "regionstore/store.h"
+#include "support/files.h"
 #include "support/store_fixtures.h"
 #include "support/syscall_hook.h"
 #include "support/temp_dir.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::kKiB;
-using testing::MustCreateWithRegions;
-using testing::MustLoad;
-using testing::MustOpen;
-using testing::PatternBytes;
-using testing::ReadWholeFile;
-using testing::Syscall;
-using testing::SyscallCall;
-using testing::SyscallHook;
-using testing::SyscallName;
-using testing::TempDir;
 
 std::unique_ptr<File> MustCreateFile(const std::string& path) {
   auto file = Io::Default()->CreateExclusive(path);
@@ -434,4 +423,4 @@ TEST_CASE(
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

@@ -20,17 +20,14 @@
 #include "slot.h"
 #include "store_rep.h"
 #include "support/crash_sim.h"
+#include "support/files.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
 
 using internal::Mutation;
-using testing::CrashSim;
-using testing::kKiB;
-using testing::ReadWholeFile;
-using testing::TempDir;
 
 // Capacities: under a unit, several units and not a multiple of 4096
 // (both compact under kAuto), exactly 64 KiB in 64 KiB-aligned slots.
@@ -444,4 +441,4 @@ TEST_CASE("The simulator catches each deliberately broken protocol", "[checkpoin
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

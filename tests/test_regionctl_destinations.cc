@@ -22,30 +22,14 @@
 #include <vector>
 
 #include "regionstore/regionstore.h"
-#include "support/regionctl_checks.h"
-#include "support/run_process.h"
+#include "support/files.h"
+#include "support/regionctl_runner.h"
 #include "support/temp_dir.h"
 
 #ifdef REGIONCTL_PATH
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::PreadFile;
-using testing::ProcessResult;
-using testing::RequireFailure;
-using testing::RequireSuccess;
-using testing::TempDir;
-
-constexpr int kExitUsage = 2;
-constexpr int kExitChangedReportLost = 7;
-
-ProcessResult Regionctl(const std::vector<std::string>& args,
-                        std::optional<std::span<const std::byte>> stdin_bytes = std::nullopt) {
-  testing::RunOptions options;
-  options.stdin_bytes = stdin_bytes;
-  return testing::RunProcess(REGIONCTL_PATH, args, options);
-}
 
 // `command` run by /bin/sh, with "regionctl" standing for the tool: for the
 // redirections (`>>`, `<&-`, `>FULL`) a test cannot express as arguments.
@@ -56,10 +40,6 @@ ProcessResult Shell(const std::string& command) {
 std::string Quoted(const std::string& text) { return "'" + text + "'"; }
 
 std::string Tool() { return Quoted(REGIONCTL_PATH); }
-
-std::vector<std::byte> FileBytes(const std::string& path) {
-  return PreadFile(path, 0, std::filesystem::file_size(path));
-}
 
 std::vector<std::byte> Bytes(std::string_view text) {
   const auto* data = reinterpret_cast<const std::byte*>(text.data());
@@ -112,7 +92,7 @@ TEST_CASE("regionctl refuses an --output that is the store, by any name, and lea
   const std::string store = CheckpointStore(dir);
   std::filesystem::create_symlink(store, dir.File("link.rs"));
   std::filesystem::create_hard_link(store, dir.File("hard.rs"));
-  const std::vector<std::byte> before = FileBytes(store);
+  const std::vector<std::byte> before = ReadWholeFile(store);
   for (const std::string& name : {store, dir.File("link.rs"), dir.File("hard.rs")}) {
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
              {"load", store, "state", "--output", name},
@@ -124,7 +104,7 @@ TEST_CASE("regionctl refuses an --output that is the store, by any name, and lea
       const ProcessResult result = Regionctl(args);
       RequireFailure(result, kExitUsage);
       CHECK_THAT(result.stderr_bytes, Catch::Contains("is the store itself"));
-      REQUIRE(FileBytes(store) == before);
+      REQUIRE(ReadWholeFile(store) == before);
     }
   }
 }
@@ -133,7 +113,7 @@ TEST_CASE("regionctl refuses a standard output appended to the store (>>) before
           "[regionctl][destinations]") {
   TempDir dir;
   const std::string store = CheckpointStore(dir);
-  const std::vector<std::byte> before = FileBytes(store);
+  const std::vector<std::byte> before = ReadWholeFile(store);
   for (const std::string command :
        {"inspect", "stat", "verify", "dump", "load", "read", "commit", "write", "import"}) {
     std::string line = Tool() + " " + command + " " + Quoted(store);
@@ -146,7 +126,7 @@ TEST_CASE("regionctl refuses a standard output appended to the store (>>) before
     const ProcessResult result = Shell(line);
     RequireFailure(result, kExitUsage);
     CHECK_THAT(result.stderr_bytes, Catch::Contains("standard output is the store file itself"));
-    REQUIRE(FileBytes(store) == before);
+    REQUIRE(ReadWholeFile(store) == before);
   }
   CHECK(Generation(store) == 1);
 }
@@ -176,7 +156,7 @@ TEST_CASE("regionctl export refuses a FIFO or a device in FILE's place unless --
                                        " state --in-place --output " + Quoted(fifo) + "; " +
                                        "status=$?; wait; exit $status");
   RequireSuccess(in_place);
-  CHECK(FileBytes(received) == Bytes("abc"));
+  CHECK(ReadWholeFile(received) == Bytes("abc"));
   CHECK(IsFifo(fifo));
 
   const std::optional<std::string> null_device = MakeDevice(dir, "null", 3);
@@ -189,7 +169,7 @@ TEST_CASE("regionctl export refuses a FIFO or a device in FILE's place unless --
   // A regular file is still replaced atomically: a new inode.
   const std::string plain = dir.File("plain.bin");
   RequireSuccess(Regionctl({"export", store, "state", "--output", plain}));
-  CHECK(FileBytes(plain) == Bytes("abc"));
+  CHECK(ReadWholeFile(plain) == Bytes("abc"));
 }
 
 TEST_CASE("regionctl create --force refuses a FIFO, a device or a directory before writing",
@@ -257,21 +237,21 @@ TEST_CASE("a command that changed the store but could not report it exits 7, not
   // Both commits landed: 1 + 2.
   CHECK(Generation(store) == generation + 2);
   CHECK(std::filesystem::exists(dir.File("new.rs")));
-  CHECK(FileBytes(dir.File("out.bin")) == Bytes("new"));
+  CHECK(ReadWholeFile(dir.File("out.bin")) == Bytes("new"));
 }
 
 TEST_CASE("regionctl with a closed standard input never reads the store as the payload",
           "[regionctl][destinations]") {
   TempDir dir;
   const std::string store = CheckpointStore(dir);
-  const std::vector<std::byte> before = FileBytes(store);
+  const std::vector<std::byte> before = ReadWholeFile(store);
   for (const std::string& line : {"commit " + Quoted(store) + " state",
                                   "write " + Quoted(store) + " --offset 0"}) {
     INFO(line);
     const ProcessResult result = Shell(Tool() + " " + line + " <&-");
     RequireFailure(result, kExitUsage);
     CHECK_THAT(result.stderr_bytes, Catch::Contains("standard input is closed"));
-    REQUIRE(FileBytes(store) == before);
+    REQUIRE(ReadWholeFile(store) == before);
   }
   // With --input the closed stdin does not matter, and the store did not
   // land on descriptor 0 (the payload is the file's, not the store's).
@@ -419,6 +399,6 @@ TEST_CASE("regionctl JSON gives an RFC 3339 string beside every nanosecond times
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing
 
 #endif  // REGIONCTL_PATH

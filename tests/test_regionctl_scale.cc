@@ -1,6 +1,7 @@
 // regionctl create's slot layouts, --checkpoints-from and progress bar, and
 // inspect, stat and verify on many regions: driven as a separate process,
-// asserting exact bytes and exit codes (test_regionctl.cc has the rest).
+// asserting exact bytes and exit codes (the other test_regionctl_*.cc have
+// the rest).
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -16,41 +17,16 @@
 #include <vector>
 
 #include "regionstore/regionstore.h"
-#include "support/regionctl_checks.h"
-#include "support/run_process.h"
+#include "support/files.h"
+#include "support/regionctl_runner.h"
+#include "support/regionctl_stores.h"
 #include "support/temp_dir.h"
 
 // tests/CMakeLists.txt defines REGIONCTL_PATH only when the tool is built.
 #ifdef REGIONCTL_PATH
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::ProcessResult;
-using testing::RequireFailure;
-using testing::RequireSuccess;
-using testing::TempDir;
-
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
-
-ProcessResult Regionctl(const std::vector<std::string>& args,
-                        std::optional<std::string_view> stdin_text = std::nullopt) {
-  testing::RunOptions options;
-  if (stdin_text.has_value()) {
-    options.stdin_bytes = std::as_bytes(std::span(stdin_text->data(), stdin_text->size()));
-  }
-  return testing::RunProcess(REGIONCTL_PATH, args, options);
-}
-
-nlohmann::json JsonOf(const std::vector<std::string>& args) {
-  const ProcessResult result = Regionctl(args);
-  RequireSuccess(result);
-  nlohmann::json document;
-  INFO("stdout: " << result.stdout_bytes.substr(0, 2000));
-  REQUIRE_NOTHROW(document = nlohmann::json::parse(result.stdout_bytes));
-  return document;
-}
 
 void WriteText(const std::string& path, std::string_view text) {
   testing::WriteWholeFile(path, {reinterpret_cast<const std::byte*>(text.data()),
@@ -59,13 +35,6 @@ void WriteText(const std::string& path, std::string_view text) {
 
 // regionctl's "8.0 KiB" for a whole number of KiB below 1 MiB.
 std::string KiBText(uint64_t bytes) { return std::to_string(bytes / 1024) + ".0 KiB"; }
-
-StoreInfo MustReadInfo(const std::string& path) {
-  Result<StoreInfo> info = ReadStoreInfo(path);
-  INFO(info.status().ToString());
-  REQUIRE(info.ok());
-  return *info;
-}
 
 TEST_CASE("regionctl create --slot-layout and NAME:CAPACITY:LAYOUT pick each region's slots",
           "[regionctl][layout]") {
@@ -223,7 +192,7 @@ TEST_CASE("regionctl create --checkpoints-from - makes 10,000 regions, inspect l
   for (size_t index = 0; index < kRegions; ++index) {
     list += "region-" + std::to_string(index) + ":100\n";
   }
-  RequireSuccess(Regionctl({"create", path, "--size", "0", "--checkpoints-from", "-"}, list));
+  RequireSuccess(Regionctl({"create", path, "--size", "0", "--checkpoints-from", "-"}, TextBytes(list)));
   const StoreInfo info = MustReadInfo(path);
   REQUIRE(info.regions.size() == kRegions);
   CHECK(info.regions[9999].name == "region-9999");
@@ -294,6 +263,6 @@ TEST_CASE("regionctl create draws a progress bar on a terminal past 1 GiB, never
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing
 
 #endif  // REGIONCTL_PATH

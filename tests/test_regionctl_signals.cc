@@ -21,19 +21,19 @@
 #include <cerrno>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "support/regionctl_runner.h"
 #include "support/temp_dir.h"
 
 // tests/CMakeLists.txt defines REGIONCTL_PATH only when the tool is built.
 #ifdef REGIONCTL_PATH
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::TempDir;
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
@@ -99,30 +99,6 @@ std::string AllocatedTemp(pid_t pid, const std::string& directory, uint64_t size
   return "";
 }
 
-// Starts regionctl with `args` in a child, its standard streams on
-// /dev/null, and returns the child's pid. With `refuse_tmpfile`, under the
-// seccomp filter above; the child exits 125 where that cannot be set up.
-pid_t StartRegionctl(const std::vector<std::string>& args, bool refuse_tmpfile = false) {
-  std::vector<char*> argv = {const_cast<char*>(REGIONCTL_PATH)};
-  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    // Catch2's handlers must not run in the child; the signals the test
-    // runner may have ignored must reach the tool.
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
-    const int null_fd = ::open("/dev/null", O_RDWR);
-    ::dup2(null_fd, STDIN_FILENO);
-    ::dup2(null_fd, STDOUT_FILENO);
-    ::dup2(null_fd, STDERR_FILENO);
-    if (refuse_tmpfile && !RefuseTmpfile()) ::_exit(125);
-    ::execv(REGIONCTL_PATH, argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
 TEST_CASE("regionctl create killed by SIGINT, SIGTERM or SIGHUP leaves no file and frees its space",
           "[regionctl][temp_files][multiprocess][slow]") {
   TempDir dir;
@@ -145,7 +121,8 @@ TEST_CASE("regionctl create killed by SIGINT, SIGTERM or SIGHUP leaves no file a
       for (const auto& entry : std::filesystem::directory_iterator(directory)) {
         std::filesystem::remove(entry.path());
       }
-      const pid_t pid = StartRegionctl({"create", "--size", size_text, store}, named);
+      const pid_t pid = StartRegionctl({"create", "--size", size_text, store},
+                                     named ? RefuseTmpfile : std::function<bool()>{});
       // Poll, a bounded number of times, for the temp to hold the whole
       // reservation; the fill that follows takes seconds.
       std::string temp;
@@ -213,6 +190,6 @@ TEST_CASE("regionctl bench interrupted by SIGINT removes its two stores from DIR
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing
 
 #endif  // REGIONCTL_PATH

@@ -8,21 +8,13 @@
 #include <csignal>
 
 #include "regionstore/store.h"
+#include "support/files.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::kMiB;
-using testing::MustCreate;
-using testing::MustOpen;
-using testing::Op;
-using testing::PatternBytes;
-using testing::PreadFile;
-using testing::TempDir;
-using testing::TestIo;
 
 void ExpectPoisoned(Store& store) {
   CHECK(store.poisoned());
@@ -128,9 +120,9 @@ TEST_CASE("A failure at any step of create leaves no file and no temp behind",
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
 
 // Another process truncates a store that is open and mapped here. What the
@@ -193,4 +185,4 @@ TEST_CASE("A store truncated under an open handle: SIGBUS on access, refused at 
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

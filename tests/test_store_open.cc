@@ -15,19 +15,12 @@
 #include "format.h"
 #include "regionstore/checkpoint.h"
 #include "regionstore/store.h"
+#include "support/files.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::kKiB;
-using testing::kMiB;
-using testing::MustCreate;
-using testing::MustOpen;
-using testing::ReadWholeFile;
-using testing::TempDir;
-using testing::WriteWholeFile;
 
 void StoreLE(std::vector<std::byte>& bytes, size_t offset, uint64_t value, size_t width) {
   for (size_t i = 0; i < width; ++i) {
@@ -512,4 +505,4 @@ TEST_CASE("Create with replace_existing refuses a symbolic link, leaving the lin
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

@@ -6,26 +6,13 @@
 #include <tuple>
 
 #include "regionstore/store.h"
+#include "support/files.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::kKiB;
-using testing::kMiB;
-using testing::MustCreate;
-using testing::MustOpen;
-using testing::Op;
-using testing::PatternBytes;
-using testing::PreadFile;
-using testing::ReadWholeFile;
-using testing::TempDir;
-using testing::TestIo;
-
-constexpr Durability kAllModes[] = {Durability::kNone, Durability::kAsync, Durability::kSync,
-                                    Durability::kPwriteFdatasync};
 
 uint64_t AlignDown(uint64_t value, uint64_t alignment) { return value & ~(alignment - 1); }
 uint64_t AlignUp(uint64_t value, uint64_t alignment) {
@@ -244,4 +231,4 @@ TEST_CASE("Data written in one handle is there after reopening", "[store][write]
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

@@ -17,7 +17,6 @@
 // and once the writer is done, every block and both regions hold exactly
 // the writer's last version: nothing lost.
 #include <sched.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,23 +28,21 @@
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <new>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "regionstore/store.h"
+#include "support/commit_payloads.h"
 #include "support/forwarding_io.h"
+#include "support/process.h"
+#include "support/shared_memory.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::kKiB;
-using testing::MustOpen;
-using testing::TempDir;
 
 constexpr int kReaders = 4;
 constexpr uint64_t kRounds = 4000;
@@ -61,39 +58,19 @@ struct Region {
 };
 constexpr Region kRegions[] = {{"state", 64 * kKiB}, {"meta", 200}};
 
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  return x ^ (x >> 33);
-}
-
 // Commit `generation` of region `r`: its length and its words follow from
-// both, so a reader can check a payload knowing only what Load reported.
+// both (support/commit_payloads.h, region index as the commit's `life`), so
+// a reader can check a payload knowing only what Load reported.
+CommitId StressId(size_t r, uint64_t generation) { return CommitId{generation, r}; }
 uint64_t PayloadLength(size_t r, uint64_t generation) {
-  return 1 + Mix(generation * 4 + r) % kRegions[r].capacity;
-}
-uint64_t PayloadWord(size_t r, uint64_t generation, uint64_t index) {
-  return Mix((generation << 20) ^ (index << 2) ^ r);
+  return 1 + Mix64(generation * 4 + r) % kRegions[r].capacity;
 }
 void FillPayload(size_t r, uint64_t generation, std::vector<std::byte>& out) {
-  out.resize(PayloadLength(r, generation));
-  for (uint64_t i = 0; i * 8 < out.size(); ++i) {
-    const uint64_t word = PayloadWord(r, generation, i);
-    std::memcpy(out.data() + i * 8, &word, std::min<uint64_t>(8, out.size() - i * 8));
-  }
+  testing::FillPayload(StressId(r, generation), PayloadLength(r, generation), out);
 }
 bool PayloadMatches(size_t r, uint64_t generation, const std::vector<std::byte>& bytes) {
-  if (bytes.size() != PayloadLength(r, generation)) return false;
-  for (uint64_t i = 0; i * 8 < bytes.size(); ++i) {
-    const uint64_t word = PayloadWord(r, generation, i);
-    if (std::memcmp(bytes.data() + i * 8, &word, std::min<uint64_t>(8, bytes.size() - i * 8)) !=
-        0) {
-      return false;
-    }
-  }
-  return true;
+  return bytes.size() == PayloadLength(r, generation) &&
+         FirstMismatch(StressId(r, generation), bytes) == bytes.size();
 }
 
 // Word `index` of data block `block` at writer round `round`: the upper half
@@ -122,7 +99,7 @@ Durability ModeFor(uint64_t round) {
   return Durability::kNone;
 }
 
-// Counters live in a MAP_SHARED anonymous mapping: lock-free atomics work
+// Counters live in shared memory (support/shared_memory.h): lock-free atomics work
 // across fork() as between threads.
 struct ReaderCounts {
   std::atomic<uint64_t> loads{0};
@@ -144,26 +121,6 @@ struct Shared {
   ReaderCounts readers[kReaders];
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
-
-class SharedPage {
- public:
-  SharedPage() {
-    void* memory =
-        ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    REQUIRE(memory != MAP_FAILED);
-    shared_ = new (memory) Shared();
-  }
-  ~SharedPage() {
-    shared_->~Shared();
-    ::munmap(shared_, sizeof(Shared));
-  }
-  SharedPage(const SharedPage&) = delete;
-  SharedPage& operator=(const SharedPage&) = delete;
-  Shared* get() const { return shared_; }
-
- private:
-  Shared* shared_ = nullptr;
-};
 
 // Whether a reader reads the raw-written blocks while the writer writes them.
 // Store documents that race as allowed (a mix of old and new bytes), so the
@@ -198,7 +155,7 @@ void ReadUntilWriterDone(const Store& store, Shared& shared, ReaderCounts& count
     } else {
       counts.other_errors.fetch_add(1);
     }
-    const uint64_t b = Mix(i * 8 + static_cast<uint64_t>(seed)) % kBlocks;
+    const uint64_t b = Mix64(i * 8 + static_cast<uint64_t>(seed)) % kBlocks;
     if (block_reads == BlockReads::kAtTheEndOnly) {
       // Nothing to read yet.
     } else if (store.Read(b * kBlockSize, block).ok()) {
@@ -339,59 +296,16 @@ void CheckCounts(const Shared& shared, const WriterResult& writer) {
   CHECK(loads_during_writes >= kReaders);
 }
 
-// The reader processes, reaped once: the writer polls them while it waits
-// for them to start, and the test waits for the rest at the end.
-class ReaderProcesses {
- public:
-  ~ReaderProcesses() {
-    for (size_t i = 0; i < pids_.size(); ++i) {
-      if (!reaped_[i]) {
-        ::kill(pids_[i], SIGKILL);
-        ::waitpid(pids_[i], nullptr, 0);
-      }
-    }
-  }
-  void Add(pid_t pid) {
-    pids_.push_back(pid);
-    statuses_.push_back(0);
-    reaped_.push_back(false);
-  }
-  // False once any reader has exited.
-  bool AllRunning() {
-    for (size_t i = 0; i < pids_.size(); ++i) {
-      if (!reaped_[i] && ::waitpid(pids_[i], &statuses_[i], WNOHANG) == pids_[i]) {
-        reaped_[i] = true;
-      }
-    }
-    return std::find(reaped_.begin(), reaped_.end(), true) == reaped_.end();
-  }
-  void CheckAllExitedCleanly() {
-    for (size_t i = 0; i < pids_.size(); ++i) {
-      if (!reaped_[i]) {
-        REQUIRE(::waitpid(pids_[i], &statuses_[i], 0) == pids_[i]);
-        reaped_[i] = true;
-      }
-      INFO("reader process " << i);
-      CHECK(WIFEXITED(statuses_[i]));
-      CHECK(WEXITSTATUS(statuses_[i]) == 0);
-    }
-  }
-
- private:
-  std::vector<pid_t> pids_;
-  std::vector<int> statuses_;
-  std::vector<bool> reaped_;
-};
-
 TEST_CASE("Four reader processes racing one writer see only whole commits and lose nothing",
           "[stress][multiprocess]") {
   TempDir dir;
   const std::string path = dir.File("stress.rgn");
   Store writer = CreateStressStore(path);
-  SharedPage page;
-  Shared& shared = *page.get();
+  SharedMemory<Shared> page;
+  Shared& shared = *page;
   // The children inherit the writer's descriptor and never use it.
-  ReaderProcesses readers;
+  // Reaped once: the writer polls them while it waits for them to start.
+  ChildProcesses readers;
   for (int i = 0; i < kReaders; ++i) {
     const pid_t child = ::fork();
     REQUIRE(child >= 0);
@@ -405,7 +319,12 @@ TEST_CASE("Four reader processes racing one writer see only whole commits and lo
     readers.Add(child);
   }
   const WriterResult result = WriteRounds(writer, shared, [&] { return readers.AllRunning(); });
-  readers.CheckAllExitedCleanly();
+  for (size_t i = 0; i < readers.size(); ++i) {
+    const int status = readers.Wait(i);
+    INFO("reader process " << i);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
   CheckCounts(shared, result);
 }
 
@@ -415,8 +334,8 @@ TEST_CASE("Four reader threads sharing a read-only handle see only whole commits
   const std::string path = dir.File("stress.rgn");
   Store writer = CreateStressStore(path);
   const Store reader = MustOpen(path, OpenMode::kReadOnly);
-  SharedPage page;
-  Shared& shared = *page.get();
+  SharedMemory<Shared> page;
+  Shared& shared = *page;
   std::vector<std::thread> threads;
   for (int i = 0; i < kReaders; ++i) {
     threads.emplace_back([&, i] {
@@ -433,6 +352,9 @@ TEST_CASE("Four reader threads sharing a read-only handle see only whole commits
 // Then reader and writer touch the same addresses, which is the only way
 // ThreadSanitizer can see the race between a Load and a Commit (it tracks
 // addresses, not file pages).
+//
+// BorrowedMapping is a root Mapping, not a forwarding wrapper: there is no
+// mapping under it, only the writer's memory.
 class BorrowedMapping final : public Mapping {
  public:
   BorrowedMapping(std::byte* data, uint64_t size) : data_(data), size_(size) {}
@@ -492,8 +414,8 @@ TEST_CASE("Four reader threads on the writer's own mapping race its commits with
   INFO(reader.status().ToString());
   REQUIRE(reader.ok());
   REQUIRE(reader->View(0, 1)->data() == view->data());
-  SharedPage page;
-  Shared& shared = *page.get();
+  SharedMemory<Shared> page;
+  Shared& shared = *page;
   std::vector<std::thread> threads;
   for (int i = 0; i < kReaders; ++i) {
     threads.emplace_back([&, i] {
@@ -506,4 +428,4 @@ TEST_CASE("Four reader threads on the writer's own mapping race its commits with
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

@@ -20,17 +20,12 @@
 #include "regionstore/io.h"
 #include "regionstore/store.h"
 #include "regionstore/temp_files.h"
+#include "support/files.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
-
-using testing::Op;
-using testing::PatternBytes;
-using testing::ReadWholeFile;
-using testing::TempDir;
-using testing::TestIo;
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
@@ -453,4 +448,4 @@ TEST_CASE("The library never keeps a store or a temp on descriptors 0, 1 or 2",
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

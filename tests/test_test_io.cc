@@ -13,27 +13,18 @@
 #include <vector>
 
 #include "regionstore/io.h"
+#include "support/files.h"
 #include "support/forwarding_io.h"
 #include "support/syscall_hook.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
 
-namespace regionstore {
+namespace regionstore::testing {
 namespace {
 
-using testing::ForwardingFile;
-using testing::ForwardingIo;
-using testing::ForwardingMapping;
-using testing::Op;
-using testing::PatternBytes;
-using testing::ReadWholeFile;
-using testing::Syscall;
-using testing::SyscallHook;
-using testing::TempDir;
-using testing::TestIo;
-
 // A Mapping and a File that write the name of every call made on them into
-// `calls` (and do nothing else).
+// `calls` (and do nothing else). Roots, not forwarding wrappers: they are
+// what the forwarding bases are checked against.
 class RecordingMapping final : public Mapping {
  public:
   explicit RecordingMapping(std::vector<std::string>& calls) : calls_(calls) {}
@@ -253,4 +244,4 @@ TEST_CASE("TestIo's BytesWritten counts what WriteAt and WriteGatherAt wrote, no
 }
 
 }  // namespace
-}  // namespace regionstore
+}  // namespace regionstore::testing

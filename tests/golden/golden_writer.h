@@ -7,8 +7,9 @@
 // UUID and temp-file suffix, clock, page size) comes through the Io seam;
 // DeterministicIo fixes it.
 //
-// test_golden.cc does not read the expected values from here: it hard-codes
-// them, so a change here that alters the bytes makes the test fail.
+// The golden tests do not read the expected values from here:
+// golden_expected.cc hard-codes them, so a change here that alters the bytes
+// makes the tests fail.
 #ifndef REGIONSTORE_TESTS_GOLDEN_GOLDEN_WRITER_H_
 #define REGIONSTORE_TESTS_GOLDEN_GOLDEN_WRITER_H_
 

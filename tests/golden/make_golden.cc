@@ -3,7 +3,7 @@
 // Writes the golden store files (see golden_writer.h and README.md) into
 // OUTPUT_DIR, replacing any already there, and prints for each its size, its
 // superblock checksum and the XXH3-64 of the whole file: the values
-// test_golden.cc hard-codes. A store marked `archived` is then packed into
+// golden_expected.cc hard-codes. A store marked `archived` is then packed into
 // OUTPUT_DIR/<name>.tar.gz with `cmake -E tar` (the CMake that configured
 // this build) and the raw file removed.
 //

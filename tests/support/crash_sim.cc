@@ -8,6 +8,8 @@
 namespace regionstore::testing {
 namespace {
 
+// The simulated file and its mapping are roots too: their bytes are the
+// simulator's page cache, not another File's or Mapping's.
 class SimMapping final : public Mapping {
  public:
   explicit SimMapping(CrashSim& sim) : sim_(sim) {}
@@ -61,14 +63,7 @@ class SimFile final : public File {
   }
   Status Sync() override { return DataSync(); }
   Status LockExclusive() override { return Status::Ok(); }
-  Result<FileStat> Stat() override {
-    FileStat stat;
-    stat.size = sim_.size();
-    stat.is_regular = true;
-    stat.device = 1;
-    stat.inode = 1;
-    return stat;
-  }
+  Result<FileStat> Stat() override { return sim_.StatPath(path_); }
   Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool) override {
     if (length != sim_.size()) return Status::FromErrno(EINVAL, "mmap", path_);
     return std::unique_ptr<Mapping>(std::make_unique<SimMapping>(sim_));

@@ -32,6 +32,8 @@
 
 namespace regionstore::testing {
 
+// A root Io, not a wrapper of another (support/forwarding_io.h): its one
+// file lives in memory, so there is no Io under it to forward to.
 class CrashSim final : public Io {
  public:
   static constexpr uint64_t kUnit = 4096;
@@ -78,13 +80,15 @@ class CrashSim final : public Io {
   // The one simulated file, whatever the path: it has no links to refuse.
   Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
                                      SymlinkPolicy symlinks) override;
+  Result<FileStat> StatPath(const std::string& path) override;
+  Status FillRandom(std::span<std::byte> out) override;
+  Result<FsInfo> StatFs(const std::string& path) override;
+  // No other file is simulated: these fail with ENOTSUP, but SyncDirectory,
+  // which has no directory entry to make durable, succeeds.
   Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to, bool replace) override;
   Status Remove(const std::string& path) override;
   Status SyncDirectory(const std::string& directory) override;
-  Result<FileStat> StatPath(const std::string& path) override;
-  Status FillRandom(std::span<std::byte> out) override;
-  Result<FsInfo> StatFs(const std::string& path) override;
   uint64_t PageSize() override { return kUnit; }
   // Every CrashSim is a boot of its own: a power loss is a reboot, so an
   // image opened in a new CrashSim has another boot id, and a store reopened

@@ -1,10 +1,12 @@
 #include "support/loop_fs.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -14,7 +16,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "support/run_process.h"
+#include "support/process.h"
 
 namespace regionstore::testing {
 
@@ -29,6 +31,23 @@ const char* FsKindName(FsKind kind) {
   }
   return "?";
 }
+
+namespace {
+
+// statfs's f_type for `kind`.
+long FsMagic(FsKind kind) {
+  switch (kind) {
+    case FsKind::kExt4:
+      return EXT4_SUPER_MAGIC;
+    case FsKind::kXfs:
+      return XFS_SUPER_MAGIC;
+    case FsKind::kBtrfs:
+      return BTRFS_SUPER_MAGIC;
+  }
+  return 0;
+}
+
+}  // namespace
 
 std::string SystemTool(const std::string& name) {
   for (const char* dir : {"/usr/sbin/", "/sbin/", "/usr/bin/", "/bin/"}) {
@@ -124,6 +143,10 @@ std::unique_ptr<LoopFs> MountLoopFs(const TempDir& dir, FsKind kind, uint64_t si
   REQUIRE(::stat(dir.path().c_str(), &parent) == 0);
   REQUIRE(::stat(fs->path().c_str(), &top) == 0);
   REQUIRE(parent.st_dev != top.st_dev);
+  // And that it is the filesystem asked for.
+  struct statfs mounted_fs {};
+  REQUIRE(::statfs(fs->path().c_str(), &mounted_fs) == 0);
+  REQUIRE(mounted_fs.f_type == FsMagic(kind));
   return fs;
 }
 

@@ -15,7 +15,6 @@
 
 #include <catch2/catch.hpp>
 #include <cstddef>
-#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -60,15 +59,6 @@ std::string ScratchFilesystemProblem();
 // filesystem (not root, no mkfs, no loop device), or "" when it left none
 // (then the mount should be there, and its absence is a failure).
 std::string ScratchFilesystemSkipReason();
-
-// Whole-file helpers for assertions. They abort the test (via Catch REQUIRE)
-// on failure.
-std::vector<std::byte> ReadWholeFile(const std::string& path);
-void WriteWholeFile(const std::string& path, const std::vector<std::byte>& bytes);
-// pread of `length` bytes at `offset`, through a new descriptor.
-std::vector<std::byte> PreadFile(const std::string& path, uint64_t offset, uint64_t length);
-// Deterministic pseudo-random bytes, distinct for distinct seeds.
-std::vector<std::byte> PatternBytes(uint64_t length, uint64_t seed);
 
 }  // namespace regionstore::testing
 

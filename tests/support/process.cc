@@ -1,4 +1,4 @@
-#include "support/run_process.h"
+#include "support/process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -203,6 +203,185 @@ ProcessResult RunProcess(const std::string& program, const std::vector<std::stri
     result.term_signal = WTERMSIG(wait_status);
   }
   return result;
+}
+
+
+
+int RunInChild(const std::function<int()>& body) {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::alarm(60);
+    ::_exit(body());
+  }
+  int wait_status = 0;
+  REQUIRE(::waitpid(child, &wait_status, 0) == child);
+  REQUIRE(WIFEXITED(wait_status));
+  return WEXITSTATUS(wait_status);
+}
+
+ChildOutcome RunReportingChild(const std::function<std::string()>& body) {
+  int pipe_fds[2];
+  REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    // Die of SIGBUS for the parent to see, whatever handler a sanitizer set.
+    ::signal(SIGBUS, SIG_DFL);
+    const std::string failure = body();
+    static_cast<void>(WriteAll(pipe_fds[1], failure.data(), failure.size()));
+    ::_exit(failure.empty() ? 0 : 1);
+  }
+  ::close(pipe_fds[1]);
+  ChildOutcome outcome;
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    outcome.message.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  int wait_status = 0;
+  REQUIRE(::waitpid(child, &wait_status, 0) == child);
+  outcome.exited = WIFEXITED(wait_status);
+  if (outcome.exited) outcome.exit_code = WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) outcome.term_signal = WTERMSIG(wait_status);
+  return outcome;
+}
+
+ChildGuard::~ChildGuard() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+int Reap(ChildGuard& child) {
+  int wait_status = 0;
+  pid_t reaped;
+  do {
+    reaped = ::waitpid(child.pid(), &wait_status, 0);
+  } while (reaped < 0 && errno == EINTR);
+  Must(reaped == child.pid(), "waitpid");
+  child.Release();
+  return wait_status;
+}
+
+ChildProcesses::~ChildProcesses() {
+  for (size_t i = 0; i < pids_.size(); ++i) {
+    if (!reaped_[i]) {
+      ::kill(pids_[i], SIGKILL);
+      ::waitpid(pids_[i], nullptr, 0);
+    }
+  }
+}
+
+void ChildProcesses::Add(pid_t pid) {
+  pids_.push_back(pid);
+  statuses_.push_back(0);
+  reaped_.push_back(false);
+}
+
+bool ChildProcesses::AllRunning() {
+  for (size_t i = 0; i < pids_.size(); ++i) {
+    if (!reaped_[i] && ::waitpid(pids_[i], &statuses_[i], WNOHANG) == pids_[i]) {
+      reaped_[i] = true;
+    }
+  }
+  return std::find(reaped_.begin(), reaped_.end(), true) == reaped_.end();
+}
+
+int ChildProcesses::Wait(size_t index) {
+  if (!reaped_[index]) {
+    pid_t reaped;
+    do {
+      reaped = ::waitpid(pids_[index], &statuses_[index], 0);
+    } while (reaped < 0 && errno == EINTR);
+    Must(reaped == pids_[index], "waitpid");
+    reaped_[index] = true;
+  }
+  return statuses_[index];
+}
+
+std::string DescribeWait(int wait_status, const std::string& codes_note) {
+  if (WIFEXITED(wait_status)) {
+    const int code = WEXITSTATUS(wait_status);
+    return "exited with code " + std::to_string(code) +
+           (code != 0 && !codes_note.empty() ? " (" + codes_note + ")" : "");
+  }
+  if (WIFSIGNALED(wait_status)) {
+    return std::string("killed by signal ") + ::strsignal(WTERMSIG(wait_status)) +
+           (WTERMSIG(wait_status) == SIGALRM ? " (its safety alarm: it hung)" : "");
+  }
+  return "wait status " + std::to_string(wait_status);
+}
+
+void Must(bool ok, const char* what) {
+  if (!ok) FAIL(what << " failed: " << std::strerror(errno));
+}
+
+CpuPlacement::CpuPlacement() {
+  CPU_ZERO(&original_);
+  if (::sched_getaffinity(0, sizeof original_, &original_) != 0) return;
+  int found = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; ++cpu) {
+    if (CPU_ISSET(cpu, &original_)) (found++ == 0 ? parent_cpu_ : child_cpu_) = cpu;
+  }
+  if (found < 2) return;
+  cpu_set_t parent;
+  CPU_ZERO(&parent);
+  CPU_SET(parent_cpu_, &parent);
+  pinned_ = ::sched_setaffinity(0, sizeof parent, &parent) == 0;
+}
+
+CpuPlacement::~CpuPlacement() {
+  if (pinned_) ::sched_setaffinity(0, sizeof original_, &original_);
+}
+
+void CpuPlacement::PinChild() const {
+  if (!pinned_) return;
+  cpu_set_t child;
+  CPU_ZERO(&child);
+  CPU_SET(child_cpu_, &child);
+  (void)::sched_setaffinity(0, sizeof child, &child);
+}
+
+Pipe::Pipe() { Must(::pipe(fds_) == 0, "pipe"); }
+
+Pipe::~Pipe() {
+  CloseRead();
+  CloseWrite();
+}
+
+void Pipe::Close(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+bool WriteAll(int fd, const void* bytes, size_t size) {
+  const auto* p = static_cast<const char*>(bytes);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::vector<char> ReadToEnd(int fd) {
+  std::vector<char> bytes;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    Must(n >= 0, "read");
+    if (n == 0) return bytes;
+    bytes.insert(bytes.end(), buffer, buffer + n);
+  }
 }
 
 }  // namespace regionstore::testing

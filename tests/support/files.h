@@ -1,0 +1,31 @@
+// Whole files and ranges of them, for assertions: read, write, pread,
+// pwrite in place, and deterministic pattern bytes. Each fails the test (a
+// Catch REQUIRE) when the system call does.
+#ifndef REGIONSTORE_TESTS_SUPPORT_FILES_H_
+#define REGIONSTORE_TESTS_SUPPORT_FILES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace regionstore::testing {
+
+// The whole file, read with pread in bulk (a byte-by-byte stream read costs
+// seconds per store under the sanitizers).
+std::vector<std::byte> ReadWholeFile(const std::string& path);
+// Creates or truncates `path` and writes `bytes`.
+void WriteWholeFile(const std::string& path, const std::vector<std::byte>& bytes);
+// pread of `length` bytes at `offset`, through a new descriptor.
+std::vector<std::byte> PreadFile(const std::string& path, uint64_t offset, uint64_t length);
+// Writes `bytes` at `offset` of the file in place, without a sync.
+void PwriteFile(const std::string& path, uint64_t offset, const std::vector<std::byte>& bytes);
+// XORs one byte of the file in place (with 0x40), as a bad sector or a stray
+// write would.
+void FlipByte(const std::string& path, uint64_t offset);
+// Deterministic pseudo-random bytes, distinct for distinct seeds.
+std::vector<std::byte> PatternBytes(uint64_t length, uint64_t seed);
+
+}  // namespace regionstore::testing
+
+#endif  // REGIONSTORE_TESTS_SUPPORT_FILES_H_

@@ -1,0 +1,40 @@
+#include "support/store_fixtures.h"
+
+#include <catch2/catch.hpp>
+#include <utility>
+
+namespace regionstore::testing {
+
+void MustCreate(const std::string& path, uint64_t data_size, Io* io) {
+  MustCreateWithRegions(path, data_size, {}, io);
+}
+
+Store MustOpen(const std::string& path, OpenMode mode, Io* io) {
+  OpenOptions options;
+  options.io = io;
+  auto store = Store::Open(path, mode, options);
+  INFO(store.status().ToString());
+  REQUIRE(store.ok());
+  return std::move(*store);
+}
+
+void MustCreateWithRegions(const std::string& path, uint64_t data_size,
+                           std::vector<CheckpointSpec> specs, Io* io) {
+  CreateOptions options;
+  options.io = io;
+  options.checkpoints = std::move(specs);
+  Status status = Store::Create(path, data_size, options);
+  INFO(status.ToString());
+  REQUIRE(status.ok());
+}
+
+std::vector<std::byte> MustLoad(const Store& store, std::string_view name, CheckpointMeta* meta) {
+  std::vector<std::byte> out;
+  auto loaded = store.Load(name, out);
+  INFO(loaded.status().ToString());
+  REQUIRE(loaded.ok());
+  if (meta != nullptr) *meta = *loaded;
+  return out;
+}
+
+}  // namespace regionstore::testing

@@ -1,0 +1,302 @@
+// regionctl commit, load, export and import, driven as a separate process:
+// payloads from --input and standard input, the default durability and the
+// JSON report, a region with no commit, payloads over capacity, a store
+// held by another process's writer, and export's atomic replacement.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "regionstore/regionstore.h"
+#include "slot.h"
+#include "support/files.h"
+#include "support/regionctl_runner.h"
+#include "support/regionctl_stores.h"
+#include "support/store_fixtures.h"
+#include "support/temp_dir.h"
+
+// tests/CMakeLists.txt defines REGIONCTL_PATH only when the tool is built.
+#ifdef REGIONCTL_PATH
+
+namespace regionstore::testing {
+namespace {
+
+TEST_CASE("regionctl commit from --input and from standard input, then load returns the bytes",
+          "[regionctl]") {
+  const std::string mode = GENERATE(as<std::string>{}, "none", "async", "sync", "pwrite-fdatasync");
+  INFO("--durability " << mode);
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const RegionEntry state = MustFindRegion(path, "state");
+  const std::string input = dir.File("input.bin");
+
+  // From a file.
+  const std::vector<std::byte> first = PatternBytes(40000, 21);
+  WriteWholeFile(input, first);
+  ProcessResult result =
+      Regionctl({"commit", path, "state", "--input", input, "--durability", mode});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes ==
+        "committed generation 1 (39.1 KiB) to 'state', durability " + mode + "\n");
+  CHECK(MustLoad(path, "state") == first);
+
+  // From standard input, exactly the capacity.
+  const std::vector<std::byte> second = PatternBytes(kStateCapacity, 22);
+  result = Regionctl({"commit", path, "state", "--durability", mode}, second);
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes ==
+        "committed generation 2 (64.0 KiB) to 'state', durability " + mode + "\n");
+  const std::string output = dir.File("output.bin");
+  WriteWholeFile(output, PatternBytes(100000, 23));  // longer: load must truncate it
+  result = Regionctl({"load", path, "state", "--output", output});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes.empty());
+  CHECK(ReadWholeFile(output) == second);
+
+  // The bytes sit in the payload area of the slot inspect calls active.
+  const nlohmann::json region = RegionJsonNamed(InspectJson(path), "state");
+  CHECK(region["generation"] == 2);
+  CHECK(region["length"] == kStateCapacity);
+  REQUIRE(region["active_slot"].is_number_unsigned());
+  const auto active = region["active_slot"].get<uint32_t>();
+  CHECK(PreadFile(path, slot::PayloadFileOffset(state, active), second.size()) == second);
+
+  // An empty payload is a commit too.
+  result = Regionctl({"commit", path, "state", "--durability", mode}, std::vector<std::byte>{});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes ==
+        "committed generation 3 (0 B) to 'state', durability " + mode + "\n");
+  result = Regionctl({"load", path, "state"});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes.empty());
+
+  // The other region and the data area are untouched.
+  RequireFailure(Regionctl({"load", path, "other"}), kExitFailure);
+  CHECK(PreadFile(path, MustReadInfo(path).data_offset, kMiB) ==
+        std::vector<std::byte>(kMiB, std::byte{0}));
+}
+
+TEST_CASE("regionctl commit uses sync by default and prints JSON with --json", "[regionctl]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::vector<std::byte> payload = PatternBytes(4096, 24);
+  ProcessResult result = Regionctl({"commit", path, "state"}, payload);
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes == "committed generation 1 (4.0 KiB) to 'state', durability sync\n");
+
+  result = Regionctl({"commit", path, "other", "--json", "--durability", "none"}, payload);
+  RequireSuccess(result);
+  const nlohmann::json document = ParseJson(result);
+  CHECK(document["path"] == path);
+  CHECK(document["region"] == "other");
+  CHECK(document["generation"] == 1);
+  CHECK(document["length"] == payload.size());
+  CHECK(document["durability"] == "none");
+  CHECK(MustLoad(path, "other") == payload);
+}
+
+TEST_CASE("regionctl load of a region with no commit exits 1 with 'no commit yet'", "[regionctl]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  MustCommit(path, "other", PatternBytes(10, 25), 1);  // another region's commit changes nothing
+  const std::string output = dir.File("output.bin");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"load", path, "state"}, {"load", path, "state", "--output", output}}) {
+    INFO(Describe(args));
+    const ProcessResult result = Regionctl(args);
+    RequireFailure(result, kExitFailure);
+    CHECK_THAT(result.stderr_bytes, Catch::Contains("no commit yet") &&
+                                        Catch::Contains("'state'") && Catch::Contains(path));
+  }
+  CHECK_FALSE(std::filesystem::exists(output));  // no output file on failure
+}
+
+TEST_CASE("regionctl commit of a payload over the capacity exits 2 and changes nothing",
+          "[regionctl]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::vector<std::byte> kept = PatternBytes(1000, 26);
+  MustCommit(path, "state", kept, 1);
+  const std::vector<std::byte> before = ReadWholeFile(path);
+
+  const std::string input = dir.File("input.bin");
+  for (const uint64_t length : {kStateCapacity + 1, 3 * kStateCapacity}) {
+    const std::vector<std::byte> too_long = PatternBytes(length, 27);
+    WriteWholeFile(input, too_long);
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"commit", path, "state", "--input", input}, {"commit", path, "state"}}) {
+      INFO(Describe(args) << " with " << length << " bytes");
+      const ProcessResult result = Regionctl(args, too_long);
+      RequireFailure(result, kExitUsage);
+      CHECK_THAT(result.stderr_bytes, Catch::Contains("longer than the capacity") &&
+                                          Catch::Contains("65536 bytes") &&
+                                          Catch::Contains("nothing committed"));
+      REQUIRE(ReadWholeFile(path) == before);
+    }
+  }
+  CHECK(MustLoad(path, "state") == kept);
+}
+
+TEST_CASE("regionctl load works while another process holds the writer lock, commit exits 4",
+          "[regionctl][multiprocess]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::vector<std::byte> durable = PatternBytes(20000, 42);
+  const std::vector<std::byte> cached = PatternBytes(30000, 43);
+  {
+    // This process holds the single-writer lock; regionctl runs in another.
+    Store writer = testing::MustOpen(path, OpenMode::kReadWrite);
+    Result<uint64_t> generation = writer.Commit("state", durable, Durability::kSync);
+    REQUIRE(generation.ok());
+    REQUIRE(*generation == 1);
+    CHECK(MustLoad(path, "state") == durable);
+
+    // A kNone commit is only in the page cache, which the reader shares.
+    generation = writer.Commit("state", cached, Durability::kNone);
+    REQUIRE(generation.ok());
+    CHECK(MustLoad(path, "state") == cached);
+
+    const std::vector<std::byte> before = ReadWholeFile(path);
+    const std::string input = dir.File("input.bin");
+    WriteWholeFile(input, PatternBytes(100, 44));
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"commit", path, "state"},
+             {"commit", path, "other", "--input", input},
+             {"import", path, "other", "--input", input}}) {
+      INFO(Describe(args));
+      const ProcessResult result = Regionctl(args, PatternBytes(100, 45));
+      RequireFailure(result, kExitBusy);
+      CHECK_THAT(result.stderr_bytes, Catch::Contains(path));
+      REQUIRE(ReadWholeFile(path) == before);
+    }
+    // verify, inspect and export take no lock either.
+    RequireSuccess(Regionctl({"verify", path}));
+    RequireSuccess(Regionctl({"export", path, "state", "--output", dir.File("exported.bin")}));
+    CHECK(ReadWholeFile(dir.File("exported.bin")) == cached);
+    CHECK(RegionJsonNamed(InspectJson(path), "state")["generation"] == 2);
+  }
+  // Released with the handle: the next commit follows generation 2.
+  MustCommit(path, "state", durable, 3);
+  CHECK(MustLoad(path, "state") == durable);
+}
+
+// Lists `dir`, to show export leaves no temp file behind.
+std::vector<std::string> Entries(const TempDir& dir) { return dir.List(); }
+
+TEST_CASE("regionctl export writes the newest commit atomically: import commits a file",
+          "[regionctl][export]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  const std::string output = dir.File("state.bin");
+  const std::string input = dir.File("input.bin");
+
+  // No commit yet: exit 1, and an existing FILE keeps its bytes.
+  WriteWholeFile(output, PatternBytes(33, 1));
+  ProcessResult result = Regionctl({"export", path, "state", "--output", output});
+  RequireFailure(result, kExitFailure);
+  CHECK_THAT(result.stderr_bytes, Catch::Contains("no commit yet"));
+  CHECK(ReadWholeFile(output) == PatternBytes(33, 1));
+
+  // import = commit of FILE; export replaces FILE with it.
+  const std::vector<std::byte> first = PatternBytes(40000, 2);
+  WriteWholeFile(input, first);
+  result = Regionctl({"import", path, "state", "--input", input});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes ==
+        "committed generation 1 (39.1 KiB) to 'state', durability sync\n");
+  result = Regionctl({"export", path, "state", "--output", output});
+  RequireSuccess(result);
+  CHECK(result.stdout_bytes == "exported generation 1 (39.1 KiB) of 'state' to '" + output +
+                                   "', fsynced with its directory\n");
+  CHECK(ReadWholeFile(output) == first);
+  struct stat st {};
+  REQUIRE(::stat(output.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+
+  // JSON of both, --durability, --no-fsync.
+  const std::vector<std::byte> second = PatternBytes(123, 3);
+  WriteWholeFile(input, second);
+  result = Regionctl({"import", path, "state", "--input", input, "--durability",
+                      "pwrite-fdatasync", "--json"});
+  RequireSuccess(result);
+  nlohmann::json document = ParseJson(result);
+  CHECK(document == nlohmann::json{{"path", path}, {"region", "state"}, {"generation", 2},
+                                   {"length", 123}, {"durability", "pwrite-fdatasync"}});
+  result = Regionctl({"export", path, "state", "--output", output, "--no-fsync", "--json"});
+  RequireSuccess(result);
+  document = ParseJson(result);
+  CHECK(document == nlohmann::json{{"path", path},
+                                   {"region", "state"},
+                                   {"generation", 2},
+                                   {"length", 123},
+                                   {"output", output},
+                                   {"durable", false},
+                                   {"atomic", true},
+                                   {"skipped_torn_generation", nullptr}});
+  CHECK(ReadWholeFile(output) == second);
+  CHECK(Entries(dir) == std::vector<std::string>{"input.bin", "state.bin", "store.rs"});
+
+  // An empty commit exports an empty file.
+  WriteWholeFile(input, {});
+  RequireSuccess(Regionctl({"import", path, "state", "--input", input}));
+  RequireSuccess(Regionctl({"export", path, "state", "--output", output}));
+  CHECK(std::filesystem::file_size(output) == 0);
+}
+
+TEST_CASE("regionctl export and import failures: exit codes, one line, nothing changed",
+          "[regionctl][export]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  MustCommit(path, "state", PatternBytes(100, 1), 1);
+  const std::vector<std::byte> before = ReadWholeFile(path);
+  const std::string input = dir.File("input.bin");
+  WriteWholeFile(input, PatternBytes(4097, 2));  // over "other"'s 4 KiB capacity
+  std::filesystem::create_directory(dir.File("sub"));
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    const char* says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"export", path, "state", "--output", dir.File("missing/out.bin")}, kExitFailure,
+            "missing/out.bin"},
+           {{"export", path, "state", "--output", dir.File("sub")}, kExitFailure, "directory"},
+           {{"export", dir.File("nope.rs"), "state", "--output", dir.File("o.bin")}, kExitFailure,
+            "nope.rs"},
+           {{"export", path, "nosuch", "--output", dir.File("o.bin")}, kExitUsage, "nosuch"},
+           {{"export", path, "state"}, kExitUsage, "--output"},
+           {{"export", path, "state", "--output", dir.File("o.bin"), "--bogus"}, kExitUsage,
+            "--bogus"},
+           {{"export", path, "state", "--output", path}, kExitUsage, "the store itself"},
+           {{"import", path, "state"}, kExitUsage, "--input"},
+           {{"import", path, "other", "--input", input}, kExitUsage, "capacity"},
+           {{"import", path, "state", "--input", dir.File("none.bin")}, kExitFailure, "none.bin"},
+           {{"import", path, "state", "--input", input, "--durability", "fast"}, kExitUsage,
+            "fast"},
+       }) {
+    INFO(Describe(c.args));
+    const ProcessResult result = Regionctl(c.args);
+    RequireFailure(result, c.exit_code);
+    CHECK_THAT(result.stderr_bytes, Catch::Contains(c.says));
+    REQUIRE(ReadWholeFile(path) == before);
+  }
+  CHECK(Entries(dir) == std::vector<std::string>{"input.bin", "store.rs", "sub"});
+}
+
+}  // namespace
+}  // namespace regionstore::testing
+
+#endif  // REGIONCTL_PATH
