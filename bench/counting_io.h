@@ -116,9 +116,9 @@ class CountingFile : public regionstore::File {
   }
   regionstore::Status LockExclusive() override { return base_->LockExclusive(); }
   regionstore::Result<regionstore::FileStat> Stat() override { return base_->Stat(); }
-  regionstore::Result<std::unique_ptr<regionstore::Mapping>> Map(uint64_t length,
-                                                                 bool writable) override {
-    auto mapping = base_->Map(length, writable);
+  regionstore::Result<std::unique_ptr<regionstore::Mapping>> Map(
+      uint64_t length, regionstore::OpenMode mode) override {
+    auto mapping = base_->Map(length, mode);
     if (!mapping.ok()) return mapping.status();
     return std::unique_ptr<regionstore::Mapping>(
         std::make_unique<CountingMapping>(std::move(*mapping), counts_));
@@ -137,8 +137,8 @@ class CountingIo : public regionstore::Io {
   const IoCounts& counts() const { return counts_; }
 
   regionstore::Result<std::unique_ptr<regionstore::File>> Open(
-      const std::string& path, bool writable, regionstore::SymlinkPolicy symlinks) override {
-    return Wrap(base_->Open(path, writable, symlinks));
+      const std::string& path, regionstore::OpenMode mode, regionstore::SymlinkPolicy symlinks) override {
+    return Wrap(base_->Open(path, mode, symlinks));
   }
   regionstore::Result<std::unique_ptr<regionstore::File>> CreateExclusive(
       const std::string& path) override {

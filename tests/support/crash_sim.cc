@@ -69,7 +69,7 @@ class SimFile final : public File {
     stat.inode = 1;
     return stat;
   }
-  Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool) override {
+  Result<std::unique_ptr<Mapping>> Map(uint64_t length, OpenMode) override {
     if (length != sim_.size()) return Status::FromErrno(EINVAL, "mmap", path_);
     return std::unique_ptr<Mapping>(std::make_unique<SimMapping>(sim_));
   }
@@ -282,7 +282,7 @@ std::vector<std::byte> CrashSim::Image(std::mt19937_64& rng, ImageKind kind, uin
   return image;
 }
 
-Result<std::unique_ptr<File>> CrashSim::Open(const std::string&, bool, SymlinkPolicy) {
+Result<std::unique_ptr<File>> CrashSim::Open(const std::string&, OpenMode, SymlinkPolicy) {
   return std::unique_ptr<File>(std::make_unique<SimFile>(*this));
 }
 Result<std::unique_ptr<File>> CrashSim::CreateExclusive(const std::string&) {

@@ -76,7 +76,7 @@ class CrashSim final : public Io {
 
   // Io.
   // The one simulated file, whatever the path: it has no links to refuse.
-  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,
                                      SymlinkPolicy symlinks) override;
   Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to, bool replace) override;

@@ -29,7 +29,7 @@ Status RunCommit(const CommitArgs& args) {
   std::vector<std::string> warnings;
   Result<Store> store = Store::Open(
       args.path, OpenMode::kReadWrite,
-      {.follow_symlinks = args.follow_symlinks, .warnings = &warnings});
+      {.symlinks = args.symlinks, .warnings = &warnings});
   for (const std::string& warning : warnings) {
     std::cerr << "regionctl: warning: " << warning << '\n';
   }
@@ -88,7 +88,7 @@ void SetupCommit(CLI::App& app, Status& outcome) {
 void AddCommitOptions(CLI::App* command, const std::shared_ptr<CommitArgs>& args,
                       bool input_required, Status& outcome) {
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
+  AddFollowSymlinksFlag(command, args->symlinks);
   command->add_option("NAME", args->name, "Name of the checkpoint region")
       ->required()
       ->type_name("");

@@ -7,13 +7,14 @@
 #include <memory>
 #include <string>
 
+#include "regionstore/io.h"
 #include "regionstore/status.h"
 
 namespace regionstore::regionctl {
 
 struct CommitArgs {
   std::string path;
-  bool follow_symlinks = false;
+  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
   std::string name;
   std::string durability_name = "sync";
   std::string input_path;  // empty: standard input

@@ -19,7 +19,7 @@ namespace {
 
 struct DumpArgs {
   std::string path;
-  bool follow_symlinks = false;
+  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
   uint64_t offset = 0;
   uint64_t length = 0;
   bool length_given = false;
@@ -91,7 +91,7 @@ Status RunDump(const DumpArgs& args) {
                          "standard output is closed: redirect it (> FILE)");
   }
   Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadOnly, {.follow_symlinks = args.follow_symlinks});
+      Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   if (!args.region.empty()) {
     Result<RegionEntry> region = FindRegionEntry(store->info(), args.region, args.path, "dump");
@@ -127,7 +127,7 @@ void SetupDump(CLI::App& app, Status& outcome) {
       "when it passed over a torn newest commit.\n"
       "A reader that closes the pipe early (| head) ends the dump quietly, exit 0.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
+  AddFollowSymlinksFlag(command, args->symlinks);
   CLI::Option* offset =
       command->add_option("--offset", args->offset, "Start at this data-area offset (default 0)")
           ->type_name("N")

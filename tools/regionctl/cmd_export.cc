@@ -18,7 +18,7 @@ namespace {
 
 struct ExportArgs {
   std::string path;
-  bool follow_symlinks = false;
+  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
   std::string name;
   std::string output_path;
   bool no_fsync = false;
@@ -29,7 +29,7 @@ struct ExportArgs {
 Status RunExport(const ExportArgs& args) {
   // Read-only: no lock, so this works while a writer holds the store.
   Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadOnly, {.follow_symlinks = args.follow_symlinks});
+      Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   Result<RegionEntry> region = FindRegionEntry(store->info(), args.name, args.path, "export");
   if (!region.ok()) return region.status();
@@ -132,7 +132,7 @@ void SetupExport(CLI::App& app, Status& outcome) {
       "FILE is truncated, written and fsynced (unless --no-fsync); a reader may see it\n"
       "part-written, and a crash can leave it so.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
+  AddFollowSymlinksFlag(command, args->symlinks);
   command->add_option("NAME", args->name, "Name of the checkpoint region")
       ->required()
       ->type_name("");

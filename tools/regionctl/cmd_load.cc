@@ -13,7 +13,7 @@ namespace {
 
 struct LoadArgs {
   std::string path;
-  bool follow_symlinks = false;
+  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
   std::string name;
   std::string output_path;  // empty: standard output
 };
@@ -21,7 +21,7 @@ struct LoadArgs {
 Status RunLoad(const LoadArgs& args) {
   // Read-only: no lock, so this works while a writer holds the store.
   Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadOnly, {.follow_symlinks = args.follow_symlinks});
+      Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   // A name the store lacks is a usage error (exit 2); Load would call it
   // kNotFound, which is also what "no commit yet" is (exit 1).
@@ -54,7 +54,7 @@ void SetupLoad(CLI::App& app, Status& outcome) {
       "it part-written); use export to replace a file atomically. An --output, or a\n"
       "standard output, that is the store itself is refused (exit 2).");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
+  AddFollowSymlinksFlag(command, args->symlinks);
   command->add_option("NAME", args->name, "Name of the checkpoint region")
       ->required()
       ->type_name("");

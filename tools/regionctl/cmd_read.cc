@@ -14,7 +14,7 @@ namespace {
 
 struct ReadArgs {
   std::string path;
-  bool follow_symlinks = false;
+  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
   uint64_t offset = 0;
   uint64_t length = 0;
   std::string output_path;  // empty: standard output
@@ -22,7 +22,7 @@ struct ReadArgs {
 
 Status RunRead(const ReadArgs& args) {
   Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadOnly, {.follow_symlinks = args.follow_symlinks});
+      Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   // A view of the mapping instead of a copy: any length within the data area
   // streams out without a buffer of that size. The store validates the range.
@@ -44,7 +44,7 @@ void SetupRead(CLI::App& app, Status& outcome) {
       "is truncated, then written (not atomic). An --output, or a standard output, that\n"
       "is the store itself is refused (exit 2).");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
+  AddFollowSymlinksFlag(command, args->symlinks);
   command->add_option("--offset", args->offset, "Data-area offset of the first byte")
       ->required()
       ->type_name("N")

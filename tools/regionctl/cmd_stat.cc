@@ -17,7 +17,7 @@ namespace {
 
 struct StatArgs {
   std::string path;
-  bool follow_symlinks = false;
+  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
   bool json = false;
 };
 
@@ -63,7 +63,7 @@ Status RunStat(const StatArgs& args) {
   // is a header's and says so.
   VerifyOptions options;
   options.check_payloads = false;
-  options.follow_symlinks = args.follow_symlinks;
+  options.symlinks = args.symlinks;
   Result<StoreRegions> store = ReadStoreRegions(args.path, options);
   if (!store.ok()) return store.status();
   const uint64_t now = Io::Default()->NowUnixNanos();
@@ -177,7 +177,7 @@ void SetupStat(CLI::App& app, Status& outcome) {
       "store's life. A region's length, generation and age are its newest slot header's,\n"
       "whose payload is not checked (a torn commit looks valid here): run verify.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
+  AddFollowSymlinksFlag(command, args->symlinks);
   command->add_flag("--json", args->json, "Print one JSON object instead of a table");
   command->callback([args, &outcome] { outcome = RunStat(*args); });
 }

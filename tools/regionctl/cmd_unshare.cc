@@ -14,14 +14,14 @@ namespace {
 
 struct UnshareArgs {
   std::string path;
-  bool follow_symlinks = false;
+  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
   bool json = false;
 };
 
 Status RunUnshare(const UnshareArgs& args) {
   ProgressBar bar("unshare", StderrIsTerminal(), "fsync");
   UnshareOptions options;
-  options.follow_symlinks = args.follow_symlinks;
+  options.symlinks = args.symlinks;
   options.progress = [&bar](uint64_t done, uint64_t total) { bar.Update(done, total); };
   Result<UnshareReport> report = UnshareStore(args.path, options);
   if (!report.ok()) return report.status();
@@ -65,7 +65,7 @@ void SetupUnshare(CLI::App& app, Status& outcome) {
       "it may stay shared), I/O error, missing file; 2 usage; 3 not a valid store;\n"
       "4 a writer has the store open.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
+  AddFollowSymlinksFlag(command, args->symlinks);
   command->add_flag("--json", args->json, "Print one JSON object instead of a sentence");
   command->callback([args, &outcome] { outcome = RunUnshare(*args); });
 }

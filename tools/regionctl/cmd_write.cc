@@ -16,7 +16,7 @@ namespace {
 
 struct WriteArgs {
   std::string path;
-  bool follow_symlinks = false;
+  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
   uint64_t offset = 0;
   std::string durability_name = "sync";
   std::string input_path;  // empty: standard input
@@ -37,7 +37,7 @@ Status RunWrite(const WriteArgs& args) {
   std::vector<std::string> warnings;
   Result<Store> store = Store::Open(
       args.path, OpenMode::kReadWrite,
-      {.follow_symlinks = args.follow_symlinks, .warnings = &warnings});
+      {.symlinks = args.symlinks, .warnings = &warnings});
   for (const std::string& warning : warnings) {
     std::cerr << "regionctl: warning: " << warning << '\n';
   }
@@ -91,7 +91,7 @@ void SetupWrite(CLI::App& app, Status& outcome) {
       "sync (+ msync MS_SYNC), pwrite-fdatasync (pwrite + fdatasync). A multi-page write\n"
       "is not atomic under a crash.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
+  AddFollowSymlinksFlag(command, args->symlinks);
   command->add_option("--offset", args->offset, "Data-area offset of the first byte")
       ->required()
       ->type_name("N")

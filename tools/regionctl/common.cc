@@ -452,10 +452,11 @@ CLI::Validator SizeTransform() {
           "", "size"};
 }
 
-void AddFollowSymlinksFlag(CLI::App* command, bool& follow_symlinks) {
-  command->add_flag("--follow-symlinks", follow_symlinks,
-                    "Open the store a symbolic link PATH points to (refused by default, so a "
-                    "planted link cannot redirect the command to another file)");
+void AddFollowSymlinksFlag(CLI::App* command, SymlinkPolicy& symlinks) {
+  command->add_flag_callback(
+      "--follow-symlinks", [&symlinks] { symlinks = SymlinkPolicy::kFollow; },
+      "Open the store a symbolic link PATH points to (refused by default, so a "
+      "planted link cannot redirect the command to another file)");
 }
 
 CLI::Validator DurabilityCheck() {

@@ -100,10 +100,10 @@ CLI::Validator SizeTransform();
 CLI::Validator DurabilityCheck();
 
 // Adds --follow-symlinks to `command`, a command that opens an existing store
-// at PATH, bound to `follow_symlinks`. Without the flag a PATH that is itself
-// a symbolic link is refused with kInvalidArgument (exit 2), as the library
-// does by default (OpenOptions::follow_symlinks).
-void AddFollowSymlinksFlag(CLI::App* command, bool& follow_symlinks);
+// at PATH: it sets `symlinks` to SymlinkPolicy::kFollow. Without the flag a
+// PATH that is itself a symbolic link is refused with kInvalidArgument
+// (exit 2), as the library does by default (OpenOptions::symlinks).
+void AddFollowSymlinksFlag(CLI::App* command, SymlinkPolicy& symlinks);
 
 // "100 B", "64.0 KiB", "39.1 KiB", "1.5 GiB": one decimal, binary units.
 // A size that would show as a whole number of units without being one (4095
