@@ -75,7 +75,7 @@ void CheckSlotLayout(Store& store, const std::string& region_name) {
   auto reports = VerifyRegions(store.path());
   if (!reports.ok()) Die(reports.status().ToString());
   uint32_t slot = kSlotsPerRegion;
-  for (const RegionReport& report : *reports) {
+  for (const RegionReport& report : reports->regions) {
     if (report.name == region_name && report.has_commit) slot = report.active_slot;
   }
   if (slot == kSlotsPerRegion) Die("layout check: no commit in " + region_name);

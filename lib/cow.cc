@@ -111,7 +111,7 @@ Status CheckSharedExtents(Io& io, File& file, const std::string& path, uint64_t 
 
 Result<UnshareReport> UnshareStore(const std::string& path, const UnshareOptions& options) {
   Io& io = options.io != nullptr ? *options.io : *Io::Default();
-  auto file = OpenStoreFile(io, path, /*writable=*/true, SymlinkPolicyFor(options.follow_symlinks));
+  auto file = OpenStoreFile(io, path, OpenMode::kReadWrite, options.symlinks);
   if (!file.ok()) return file.status();
   File& store = **file;
   if (Status s = store.LockExclusive(); !s.ok()) return s.WithOperation("unshare: lock", path);

@@ -1,43 +1,52 @@
 #include "format.h"
 
-#include "slot.h"
-
-#if defined(__x86_64__)
-#include <xxh_x86dispatch.h>  // XXH3_64bits_dispatch: picks AVX2/SSE2 at run time
-#else
-#include <xxhash.h>
-#endif
-
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <string_view>
+
+#include "bytes.h"
+#include "slot.h"
+
+// The one place that picks the xxHash entry points: on x86-64 the
+// runtime-dispatched ones (AVX2 or SSE2, chosen at run time).
+#if defined(__x86_64__)
+#include <xxh_x86dispatch.h>
+#define REGIONSTORE_XXH3(name) name##_dispatch
+#else
+#include <xxhash.h>
+#define REGIONSTORE_XXH3(name) name
+#endif
 
 namespace regionstore::format {
 namespace {
 
-bool AllZero(std::span<const std::byte> bytes) {
-  return std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; });
-}
+using internal::AllZero;
 
 Status Corrupt(const std::string& path, std::string message) {
   return Status::Error(StatusCode::kCorruption, "open: validate superblock", path,
                        std::move(message));
 }
 
-std::string Hex(uint64_t value) {
-  char buffer[19];
-  std::snprintf(buffer, sizeof buffer, "0x%016llx", static_cast<unsigned long long>(value));
-  return buffer;
-}
+std::string Hex(uint64_t value) { return internal::HexNumber(value, 16); }
 
 }  // namespace
 
 uint64_t Checksum(std::span<const std::byte> bytes) {
-#if defined(__x86_64__)
-  return XXH3_64bits_dispatch(bytes.data(), bytes.size());
-#else
-  return XXH3_64bits(bytes.data(), bytes.size());
-#endif
+  return REGIONSTORE_XXH3(XXH3_64bits)(bytes.data(), bytes.size());
+}
+
+ChecksumStream::ChecksumStream() : state_(XXH3_createState()) {
+  if (state_ == nullptr) throw std::bad_alloc();
+  XXH3_64bits_reset(static_cast<XXH3_state_t*>(state_));
+}
+ChecksumStream::~ChecksumStream() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
+void ChecksumStream::Update(std::span<const std::byte> bytes) {
+  REGIONSTORE_XXH3(XXH3_64bits_update)(static_cast<XXH3_state_t*>(state_), bytes.data(),
+                                       bytes.size());
+}
+uint64_t ChecksumStream::Digest() const {
+  return XXH3_64bits_digest(static_cast<const XXH3_state_t*>(state_));
 }
 
 Result<Layout> LayoutFor(uint64_t data_size, uint64_t region_count) {
@@ -231,7 +240,7 @@ Status DecodeRegionTable(std::span<const std::byte> table, Superblock& superbloc
       return Corrupt(path, where + ": bad name length " + std::to_string(name_length));
     }
     region.name.assign(reinterpret_cast<const char*>(entry.data() + re::kName), name_length);
-    if (Status named = slot::CheckName(region.name, "open"); !named.ok()) {
+    if (Status named = CheckRegionName(region.name, "open"); !named.ok()) {
       return Corrupt(path, where + ": " + named.message());
     }
     region.slot_count = Load32(entry, re::kSlotCount);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "regionstore/status.h"
@@ -128,6 +129,25 @@ inline void Store64(std::span<std::byte> bytes, size_t offset, uint64_t value) {
 
 // XXH3-64 (seed 0) of `bytes`, through the runtime-dispatched implementation.
 uint64_t Checksum(std::span<const std::byte> bytes);
+
+// The same checksum over bytes that come in pieces (payloads read with pread).
+class ChecksumStream {
+ public:
+  ChecksumStream();
+  ~ChecksumStream();
+  ChecksumStream(const ChecksumStream&) = delete;
+  ChecksumStream& operator=(const ChecksumStream&) = delete;
+  void Update(std::span<const std::byte> bytes);
+  uint64_t Digest() const;
+
+ private:
+  void* state_;
+};
+
+// Checks a region name against the rule of CheckpointSpec::name (1 to
+// kMaxRegionNameLength bytes of UTF-8 without control characters); errors
+// are kInvalidArgument and carry `operation` (region_name.cc).
+Status CheckRegionName(std::string_view name, const char* operation);
 
 // Where the data area of a new store with `region_count` regions starts:
 // 1 MiB while the table and the intent area fit below it (every store made

@@ -1,8 +1,8 @@
 #include "intent.h"
 
-#include <algorithm>
 #include <cstring>
 
+#include "bytes.h"
 #include "format.h"
 
 namespace regionstore::intent {
@@ -35,10 +35,8 @@ std::optional<Entry> DecodeEntry(std::span<const std::byte> bytes) {
   if (format::Load64(bytes, ent::kChecksum) != format::Checksum(bytes.first(ent::kChecksum))) {
     return std::nullopt;
   }
-  const auto zero = [](std::span<const std::byte> s) {
-    return std::all_of(s.begin(), s.end(), [](std::byte b) { return b == std::byte{0}; });
-  };
-  if (!zero(bytes.subspan(ent::kReserved0, 4)) || !zero(bytes.subspan(ent::kReserved1, 16))) {
+  if (!internal::AllZero(bytes.subspan(ent::kReserved0, 4)) ||
+      !internal::AllZero(bytes.subspan(ent::kReserved1, 16))) {
     return std::nullopt;
   }
   Entry entry;

@@ -1,54 +1,12 @@
 #include "slot.h"
 
-#if defined(__x86_64__)
-#include <xxh_x86dispatch.h>
-#else
-#include <xxhash.h>
-#endif
+#include "bytes.h"
 
 #include <algorithm>
 #include <cstring>
-#include <new>
 #include <string_view>
 
 namespace regionstore {
-
-namespace {
-
-// Length of the UTF-8 sequence starting at `text[i]`, or 0 if it is not a
-// well-formed one (overlong forms, surrogates and values past U+10FFFF are
-// refused, as RFC 3629 says).
-size_t Utf8SequenceLength(std::string_view text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  if (lead < 0x80) return 1;
-  size_t length = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xbf;
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    if (lead == 0xe0) low = 0xa0;
-    if (lead == 0xed) high = 0x9f;
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    if (lead == 0xf0) low = 0x90;
-    if (lead == 0xf4) high = 0x8f;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
-  }
-  return length;
-}
-
-}  // namespace
-
-Status ValidateRegionName(std::string_view name) { return slot::CheckName(name, "region name"); }
 
 std::string_view SlotLayoutName(SlotLayout layout) {
   switch (layout) {
@@ -101,12 +59,12 @@ std::string CheckHeaderFields(std::span<const std::byte> bytes, uint32_t region,
   if (Load64(bytes, hdr::kHeaderChecksum) != format::Checksum(bytes.first(hdr::kHeaderChecksum))) {
     return "slot header checksum mismatch";
   }
-  h.region = Load32(bytes, hdr::kRegion);
-  h.slot = Load32(bytes, hdr::kSlot);
-  h.generation = Load64(bytes, hdr::kGeneration);
-  h.length = Load64(bytes, hdr::kLength);
-  h.commit_unix_ns = Load64(bytes, hdr::kCommitUnixNs);
-  h.payload_checksum = Load64(bytes, hdr::kPayloadChecksum);
+  h = Header{.region = Load32(bytes, hdr::kRegion),
+             .slot = Load32(bytes, hdr::kSlot),
+             .generation = Load64(bytes, hdr::kGeneration),
+             .length = Load64(bytes, hdr::kLength),
+             .commit_unix_ns = Load64(bytes, hdr::kCommitUnixNs),
+             .payload_checksum = Load64(bytes, hdr::kPayloadChecksum)};
   if (h.region != region || h.slot != slot) {
     return "header names region " + std::to_string(h.region) + " slot " + std::to_string(h.slot) +
            ", not region " + std::to_string(region) + " slot " + std::to_string(slot);
@@ -129,11 +87,8 @@ DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, ui
                            uint64_t capacity) {
   DecodedHeader decoded;
   bytes = bytes.first(kHeaderSize);
-  const auto zero = [](std::span<const std::byte> s) {
-    return std::all_of(s.begin(), s.end(), [](std::byte b) { return b == std::byte{0}; });
-  };
-  if (zero(bytes.first(sizeof kMagic))) {
-    if (zero(bytes)) {
+  if (internal::AllZero(bytes.first(sizeof kMagic))) {
+    if (internal::AllZero(bytes)) {
       decoded.kind = DecodedHeader::Kind::kEmpty;
       return decoded;
     }
@@ -151,32 +106,6 @@ DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, ui
   decoded.reason = CheckHeaderFields(bytes, region, slot, capacity, decoded.header);
   if (decoded.reason.empty()) decoded.kind = DecodedHeader::Kind::kValid;
   return decoded;
-}
-
-Status CheckName(std::string_view name, const char* operation) {
-  const auto bad = [&](const std::string& why) {
-    return Status::Error(StatusCode::kInvalidArgument, operation, "", why);
-  };
-  if (name.empty()) return bad("a region name may not be empty");
-  if (name.size() > format::kMaxRegionNameLength) {
-    return bad("region name is " + std::to_string(name.size()) + " bytes; at most " +
-               std::to_string(format::kMaxRegionNameLength) + " are allowed");
-  }
-  for (size_t i = 0; i < name.size();) {
-    const auto c = static_cast<unsigned char>(name[i]);
-    if (c < 0x20 || c == 0x7f) {
-      return bad("region name has a control character (byte " + std::to_string(c) +
-                 ") at offset " + std::to_string(i));
-    }
-    const size_t length = Utf8SequenceLength(name, i);
-    if (length == 0) return bad("region name is not valid UTF-8 at offset " + std::to_string(i));
-    // C1 controls, U+0080..U+009F, encode as 0xc2 0x80..0x9f.
-    if (length == 2 && c == 0xc2 && static_cast<unsigned char>(name[i + 1]) <= 0x9f) {
-      return bad("region name has a control character at offset " + std::to_string(i));
-    }
-    i += length;
-  }
-  return Status::Ok();
 }
 
 SlotLayout ResolveLayout(SlotLayout requested, uint64_t capacity, uint64_t page_size) {
@@ -200,7 +129,7 @@ Result<std::pair<std::vector<RegionEntry>, uint64_t>> LayoutRegions(
   regions.reserve(specs.size());
   uint64_t next = data_end;
   for (const CheckpointSpec& spec : specs) {
-    if (Status s = CheckName(spec.name, "create"); !s.ok()) return s;
+    if (Status s = format::CheckRegionName(spec.name, "create"); !s.ok()) return s;
     if (spec.capacity == 0 || spec.capacity > kMaxCapacity) {
       return invalid("region '" + spec.name + "': capacity " + std::to_string(spec.capacity) +
                      " is not between 1 and " + std::to_string(kMaxCapacity) + " bytes");
@@ -237,22 +166,6 @@ Result<std::pair<std::vector<RegionEntry>, uint64_t>> LayoutRegions(
     }
   }
   return std::make_pair(std::move(regions), format::AlignUp(next, format::kAreaAlignment));
-}
-
-ChecksumStream::ChecksumStream() : state_(XXH3_createState()) {
-  if (state_ == nullptr) throw std::bad_alloc();
-  XXH3_64bits_reset(static_cast<XXH3_state_t*>(state_));
-}
-ChecksumStream::~ChecksumStream() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
-void ChecksumStream::Update(std::span<const std::byte> bytes) {
-#if defined(__x86_64__)
-  XXH3_64bits_update_dispatch(static_cast<XXH3_state_t*>(state_), bytes.data(), bytes.size());
-#else
-  XXH3_64bits_update(static_cast<XXH3_state_t*>(state_), bytes.data(), bytes.size());
-#endif
-}
-uint64_t ChecksumStream::Digest() const {
-  return XXH3_64bits_digest(static_cast<const XXH3_state_t*>(state_));
 }
 
 }  // namespace slot

@@ -95,13 +95,10 @@ inline uint64_t PayloadFileOffset(const RegionEntry& region, uint32_t index) {
   return SlotOffset(region, index) + PayloadOffsetInSlot(region);
 }
 
+// A slot header's fields (offsets in hdr::), decoded.
 struct Header {
-  uint32_t region = 0;
-  uint32_t slot = 0;
-  uint64_t generation = 0;
-  uint64_t length = 0;
-  uint64_t commit_unix_ns = 0;
-  uint64_t payload_checksum = 0;
+  uint32_t region = 0, slot = 0;  // whose header it is: checked against where it lies
+  uint64_t generation = 0, length = 0, commit_unix_ns = 0, payload_checksum = 0;
 };
 
 using HeaderBytes = std::array<std::byte, kHeaderSize>;
@@ -130,9 +127,6 @@ struct DecodedHeader {
 DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, uint32_t slot,
                            uint64_t capacity);
 
-// Validates names as ValidateRegionName does; errors carry `operation`.
-Status CheckName(std::string_view name, const char* operation);
-
 // The layout kAuto picks for `capacity`, given the creating host's page
 // size: kCompact up to kCompactSlotLimit (checkpoint.h) on hosts whose pages
 // are at most 64 KiB, kAligned above.
@@ -146,20 +140,6 @@ SlotLayout ResolveLayout(SlotLayout requested, uint64_t capacity, uint64_t page_
 // too many regions, compact slots asked for on pages over 64 KiB).
 Result<std::pair<std::vector<RegionEntry>, uint64_t>> LayoutRegions(
     const std::vector<CheckpointSpec>& specs, uint64_t data_end, uint64_t page_size);
-
-// Streaming XXH3-64 for payloads read in pieces (pread verification).
-class ChecksumStream {
- public:
-  ChecksumStream();
-  ~ChecksumStream();
-  ChecksumStream(const ChecksumStream&) = delete;
-  ChecksumStream& operator=(const ChecksumStream&) = delete;
-  void Update(std::span<const std::byte> bytes);
-  uint64_t Digest() const;
-
- private:
-  void* state_;
-};
 
 }  // namespace regionstore::slot
 

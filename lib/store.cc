@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -29,77 +27,7 @@ constexpr uint64_t kSmallFillChunk = 64 * format::kKiB;
 // and its lock (a concurrent `regionctl create --force`).
 constexpr int kOpenAttempts = 3;
 
-Status Corrupt(const std::string& path, std::string message) {
-  return Status::Error(StatusCode::kCorruption, "open", path, std::move(message));
-}
-
-std::string HexBytes(std::span<const std::byte> bytes) {
-  std::string out;
-  char two[3];
-  for (std::byte b : bytes) {
-    std::snprintf(two, sizeof two, "%02x", std::to_integer<unsigned>(b));
-    out += two;
-  }
-  return out;
-}
-
 }  // namespace
-
-// Opens `path` and rejects what cannot be a store before reading from it.
-Result<std::unique_ptr<File>> OpenStoreFile(Io& io, const std::string& path, bool writable,
-                                            SymlinkPolicy symlinks) {
-  auto file = io.Open(path, writable, symlinks);
-  if (!file.ok()) {
-    if (file.status().sys_errno() == EISDIR) {
-      return Corrupt(path, "is a directory, not a store");
-    }
-    // Io::Open's only kInvalidArgument: the path is a symbolic link and
-    // `symlinks` refused it. Say how to allow it, at the level callers set.
-    if (file.status().code() == StatusCode::kInvalidArgument) {
-      return Status::Error(StatusCode::kInvalidArgument, "open", path,
-                           "is a symbolic link; refused unless asked to follow it "
-                           "(OpenOptions::follow_symlinks, regionctl --follow-symlinks)");
-    }
-    return file.status().WithOperation("open", path);
-  }
-  return file;
-}
-
-// Reads and validates superblock and region table with pread only.
-Result<StoreInfo> ReadValidatedInfo(File& file, const std::string& path) {
-  auto stat = file.Stat();
-  if (!stat.ok()) return stat.status();
-  if (stat->is_directory) return Corrupt(path, "is a directory, not a store");
-  if (!stat->is_regular) return Corrupt(path, "is not a regular file");
-
-  std::vector<std::byte> superblock(format::kSuperblockSize);
-  auto read = file.ReadAt(0, superblock);
-  if (!read.ok()) return read.status().WithOperation("open: read superblock", path);
-  superblock.resize(*read);
-  auto decoded = format::DecodeSuperblock(superblock, stat->size, path);
-  if (!decoded.ok()) return decoded.status();
-
-  std::vector<std::byte> table(format::RegionTableBytes(decoded->region_count));
-  read = file.ReadAt(decoded->info.region_table_offset, table);
-  if (!read.ok()) return read.status().WithOperation("open: read region table", path);
-  if (*read != table.size()) return Corrupt(path, "region table is cut short");
-  if (Status s = format::DecodeRegionTable(table, *decoded, path); !s.ok()) return s;
-  return std::move(decoded->info);
-}
-
-
-std::string FormatUuid(const std::array<uint8_t, 16>& uuid) {
-  const std::string hex = HexBytes(std::as_bytes(std::span(uuid)));
-  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
-         hex.substr(16, 4) + "-" + hex.substr(20);
-}
-
-Result<StoreInfo> ReadStoreInfo(const std::string& path, Io* io, SymlinkPolicy symlinks) {
-  Io& os = io != nullptr ? *io : *Io::Default();
-  auto file = OpenStoreFile(os, path, /*writable=*/false, symlinks);
-  if (!file.ok()) return file.status();
-  return ReadValidatedInfo(**file, path);
-}
 
 // ---------------------------------------------------------------------------
 // Create
@@ -139,7 +67,7 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
                                : "is not a regular file (a FIFO, a device or a socket); "
                                  "refused: replacing it would put a regular file in its place");
     }
-    auto existing = io.Open(path, /*writable=*/false, SymlinkPolicy::kRefuse);
+    auto existing = io.Open(path, OpenMode::kReadOnly, SymlinkPolicy::kRefuse);
     if (!existing.ok() && existing.status().code() == StatusCode::kInvalidArgument) {
       return Status::Error(StatusCode::kInvalidArgument, "create", path,
                            "is a symbolic link; replacing it would replace the link, not the "
@@ -268,8 +196,7 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   rep->page_size = rep->io->PageSize();
 
   for (int attempt = 1;; ++attempt) {
-    auto file =
-        OpenStoreFile(*rep->io, path, rep->writable, SymlinkPolicyFor(options.follow_symlinks));
+    auto file = OpenStoreFile(*rep->io, path, mode, options.symlinks);
     if (!file.ok()) return file.status();
     if (!rep->writable) {
       rep->file = std::move(*file);
@@ -303,7 +230,7 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   }
   rep->info = std::move(*info);
   rep->by_name = format::SortedByName(rep->info.regions);
-  auto mapping = rep->file->Map(rep->info.file_size, rep->writable);
+  auto mapping = rep->file->Map(rep->info.file_size, mode);
   if (!mapping.ok()) return mapping.status().WithOperation("open: mmap", path);
   rep->mapping = std::move(*mapping);
   if (rep->writable) {
@@ -335,15 +262,14 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
       }
       std::memmove(target, data.data(), data.size());
       const bool sync = durability == Durability::kSync;
-      Status synced = r.Timed(durability, [&] {
-        if (!sync) {
-          return r.SyncPages(file_offset, data.size(), SyncKind::kAsync, "write: msync(MS_ASYNC)");
-        }
-        return r.MarkedBarrier(/*whole_file=*/false, [&] {
-          return r.SyncPages(file_offset, data.size(), SyncKind::kSync, "write: msync(MS_SYNC)",
-                             /*reset_page_tables=*/true);
-        });
-      });
+      Status synced = r.Barrier({.kind = sync ? Rep::BarrierKind::kMsyncSync
+                                              : Rep::BarrierKind::kMsyncAsync,
+                                 .counted_as = durability,
+                                 .operation = sync ? "write: msync(MS_SYNC)"
+                                                   : "write: msync(MS_ASYNC)",
+                                 .file_offset = file_offset,
+                                 .length = data.size(),
+                                 .reset_page_tables = true});
       return synced.ok() ? r.CountWrite(durability, data.size()) : synced;
     }
     case Durability::kPwriteFdatasync: {
@@ -353,7 +279,9 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
         ++r.stats.failed_writes;
         return r.Poison(s, "write: pwrite");
       }
-      Status synced = r.FileBarrier(durability, "write: fdatasync");
+      Status synced = r.Barrier({.kind = Rep::BarrierKind::kFdatasync,
+                                 .counted_as = durability,
+                                 .operation = "write: fdatasync"});
       return synced.ok() ? r.CountWrite(durability, data.size()) : synced;
     }
   }
@@ -370,17 +298,21 @@ Status Store::Flush(uint64_t offset, uint64_t length, Durability durability) {
     case Durability::kNone:
       return Status::Ok();
     case Durability::kAsync:
-      return r.Timed(durability, [&] {
-        return r.SyncPages(file_offset, length, SyncKind::kAsync, "flush: msync(MS_ASYNC)");
-      });
+      return r.Barrier({.kind = Rep::BarrierKind::kMsyncAsync,
+                        .counted_as = durability,
+                        .operation = "flush: msync(MS_ASYNC)",
+                        .file_offset = file_offset,
+                        .length = length});
     case Durability::kSync:
-      return r.Timed(durability, [&] {
-        return r.MarkedBarrier(/*whole_file=*/false, [&] {
-          return r.SyncPages(file_offset, length, SyncKind::kSync, "flush: msync(MS_SYNC)");
-        });
-      });
+      return r.Barrier({.kind = Rep::BarrierKind::kMsyncSync,
+                        .counted_as = durability,
+                        .operation = "flush: msync(MS_SYNC)",
+                        .file_offset = file_offset,
+                        .length = length});
     case Durability::kPwriteFdatasync:
-      return r.FileBarrier(durability, "flush: fdatasync");
+      return r.Barrier({.kind = Rep::BarrierKind::kFdatasync,
+                        .counted_as = durability,
+                        .operation = "flush: fdatasync"});
   }
   return Status::Error(StatusCode::kInvalidArgument, "flush", r.path, "unknown durability mode");
 }
@@ -398,6 +330,16 @@ Result<std::span<const std::byte>> Store::View(uint64_t offset, uint64_t length)
   const Rep& r = *rep_;
   if (Status s = r.CheckRange(offset, length, "view"); !s.ok()) return s;
   return std::span<const std::byte>(r.mapping->data() + r.info.data_offset + offset, length);
+}
+
+Result<uint32_t> Store::Rep::FindRegion(std::string_view name, const char* operation) const {
+  const auto at = std::lower_bound(by_name.begin(), by_name.end(), name,
+                                   [&](uint32_t index, std::string_view wanted) {
+                                     return info.regions[index].name < wanted;
+                                   });
+  if (at != by_name.end() && info.regions[*at].name == name) return *at;
+  return Status::Error(StatusCode::kNotFound, operation, path,
+                       "no checkpoint region named '" + std::string(name) + "'");
 }
 
 const std::string& Store::path() const { return rep_->path; }

@@ -1,10 +1,9 @@
 // Store::Rep: the state behind a Store handle, shared by store.cc (open,
-// raw writes) and checkpoint.cc (commits, loads, recovery). Internal.
+// raw writes), barrier.cc (intent marks and barriers), commit.cc, load.cc
+// and recovery.cc. Internal.
 #ifndef REGIONSTORE_LIB_STORE_REP_H_
 #define REGIONSTORE_LIB_STORE_REP_H_
 
-#include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -15,57 +14,17 @@
 #include "intent.h"
 #include "regionstore/store.h"
 #include "slot.h"
+#include "test_hooks.h"  // for the tests that reach the hooks through this header
 
 namespace regionstore {
-
-namespace internal {
-
-// Where a commit is, for the process-crash tests: they point this at a word
-// in shared memory and SIGKILL the child while it says kCopy or kFlush.
-enum CommitPhase : uint32_t { kIdle = 0, kCopy = 1, kFlush = 2 };
-// Not synchronised with running commits: set it before any.
-void SetCommitPhaseWord(std::atomic<uint32_t>* word);
-void MarkCommitPhase(CommitPhase phase);
-
-// Deliberately broken protocols, for the power-loss simulator to prove it
-// catches them (tests only; kCorrect everywhere else, where each check costs
-// one relaxed load). Set before opening.
-enum class Mutation : uint32_t {
-  kCorrect = 0,
-  // Durable commits write header and payload, then flush only the header's
-  // page: the payload may not be on disk when the commit returns.
-  kBarrierHeaderOnly,
-  // Plain two-slot alternation: the target is "the slot after the newest",
-  // even when it holds the newest durable commit.
-  kTwoSlotAlternation,
-  // Recovery and Load trust a header whose checksum matches without checking
-  // the payload's checksum.
-  kSkipPayloadCheck,
-  // Recovery takes the slot with the highest raw generation field as the
-  // newest and durable one, without validating its header.
-  kTargetFromRawGeneration,
-  // A region's first commit through a handle settles its newest and durable
-  // slot from the newest header that checks out, without checking that
-  // slot's payload (Load still checks what it copies).
-  kSettleTrustsHeader,
-  // A writer's open reads no intent mark: a commit whose barrier failed
-  // (and whose process died before zeroing it) is taken as durable.
-  kIgnoreIntentMarks,
-};
-void SetMutation(Mutation mutation);
-Mutation CurrentMutation();
-
-}  // namespace internal
 
 // Opens `path` (a directory is kCorruption) for reading or writing. A
 // symbolic link refused by `symlinks` is kInvalidArgument, with a message
 // saying how to allow it.
-Result<std::unique_ptr<File>> OpenStoreFile(Io& io, const std::string& path, bool writable,
+// (store_info.cc)
+Result<std::unique_ptr<File>> OpenStoreFile(Io& io, const std::string& path, OpenMode mode,
                                             SymlinkPolicy symlinks);
 
-inline SymlinkPolicy SymlinkPolicyFor(bool follow_symlinks) {
-  return follow_symlinks ? SymlinkPolicy::kFollow : SymlinkPolicy::kRefuse;
-}
 // Reads and validates superblock and region table with pread only.
 Result<StoreInfo> ReadValidatedInfo(File& file, const std::string& path);
 
@@ -134,45 +93,60 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // area). A torn entry fails its checksum and records nothing.
   Status SetMark(uint32_t entry, const intent::Entry& mark);
   Status ClearMark(uint32_t entry);
-  // A whole-file barrier (fdatasync) with the marks it needs: kFileBarrier
-  // while volatile commits are pending, both cleared once it succeeds.
-  // Failures poison, as `operation`.
-  Status FileBarrier(Durability mode, const char* operation);
-  // A barrier run by `call`. While this handle has commits without a
-  // barrier pending (or with `always_mark`: it zeroed headers that must not
-  // come back), any barrier can report, and so consume, a writeback error
-  // of pages nothing names, a file having one error state for all its
-  // ranges: the kFileBarrier mark is set around it and stays if it fails. A
-  // `whole_file` barrier that succeeds also makes those commits durable.
-  template <typename Call>
-  Status MarkedBarrier(bool whole_file, Call call, bool always_mark = false) {
-    const bool marked = (volatile_pending || always_mark) && intent_offset.has_value();
-    if (marked) {
-      Status s = SetMark(intent::kFileBarrierEntry, {intent::Kind::kFileBarrier, 0, 0, 0, boot_id});
-      if (!s.ok()) return Poison(s, "write the intent mark");
-    }
-    Status status = call();
-    if (!status.ok()) return status;
-    if (marked) {
-      if (Status s = ClearMark(intent::kFileBarrierEntry); !s.ok()) {
-        return Poison(s, "clear the intent mark");
-      }
-    }
-    if (whole_file && volatile_pending) {
-      if (Status s = ClearMark(intent::kVolatileEntry); !s.ok()) {
-        return Poison(s, "clear the intent mark");
-      }
-      volatile_pending = false;
-    }
-    return status;
-  }
+  // The barriers a handle issues.
+  enum class BarrierKind : uint8_t {
+    kMsyncAsync,  // msync(MS_ASYNC) of the pages covering the range: starts nothing
+    kMsyncSync,   // msync(MS_SYNC) of those pages: writeback and flush of the range only
+    kFdatasync,   // fdatasync: the whole file
+  };
+  struct BarrierCall {
+    BarrierKind kind = BarrierKind::kFdatasync;
+    // The mode whose counters (StoreStats) count it and its time; none for
+    // the barriers of recovery.
+    std::optional<Durability> counted_as;
+    const char* operation = "";  // names a failure, and so the poison
+    // The msync kinds: the range, rounded out to whole pages (msync needs a
+    // page-aligned start; the extra bytes are flushed early, harmlessly).
+    uint64_t file_offset = 0;
+    uint64_t length = 0;
+    // kMsyncSync of what Write in kSync just copied: drop the range's
+    // page-table entries once it is synced, so the next write through the
+    // mapping does not take a write-protect fault per page
+    // (Mapping::ResetPageTables). Not for Flush: its range can be the whole
+    // store, and every later read of it would fault again.
+    bool reset_page_tables = false;
+    // Set the kFileBarrier mark even with no commit without a barrier
+    // pending (recovery zeroed headers that must not come back).
+    bool always_mark = false;
+  };
+  // Every barrier goes through here: it is marked where it must be (below),
+  // run, counted and timed against `counted_as`, and a failure poisons the
+  // handle (as `operation`, or as the mark write that failed; a whole-file
+  // barrier's error names `operation` either way).
+  // While this handle has commits without a barrier pending (or with
+  // `always_mark`), any barrier but kMsyncAsync can report, and so consume,
+  // a writeback error of pages nothing names, a file having one error state
+  // for all its ranges: the kFileBarrier mark is set around it and stays if
+  // it fails. A kFdatasync that succeeds also makes those commits durable
+  // and clears their kVolatilePending mark.
+  Status Barrier(const BarrierCall& call);
   // Before a commit without a barrier: records kVolatilePending once per
   // whole-file barrier. Errors: those of the pwrite (the handle poisoned).
   Status NoteVolatileCommit();
-  // kSync and kPwriteFdatasync commits of `header` (its payload checksum
-  // filled in here) into slot `target` of region `index`.
-  Status DurableCommit(uint32_t index, uint32_t target, slot::Header & header,
+
+  // Commit, in the steps of commit.cc. The slot a commit of region `index`
+  // goes to: neither the newest commit nor the newest durable one.
+  uint32_t CommitTarget(uint32_t index) const;
+  // The writes of a commit of `header` (its payload checksum filled in
+  // here) into slot `target` of region `index`, and its barrier:
+  // kNone/kAsync through the mapping, kSync/kPwriteFdatasync by pwrite.
+  Status MappedCommit(uint32_t index, uint32_t target, slot::Header& header,
+                      std::span<const std::byte> payload, Durability durability);
+  Status DurableCommit(uint32_t index, uint32_t target, slot::Header& header,
                        std::span<const std::byte> payload, Durability durability);
+  // After a commit returned: what the region state and the counters learn.
+  void RecordCommit(uint32_t index, uint32_t target, uint64_t generation, Durability durability,
+                    uint64_t bytes);
 
   // The index of region `name`. Errors: kNotFound.
   Result<uint32_t> FindRegion(std::string_view name, const char* operation) const;
@@ -209,21 +183,6 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
     return reported;
   }
 
-  // Runs one barrier (msync or fdatasync) and counts it against `mode`.
-  template <typename Barrier>
-  Status Timed(Durability mode, Barrier barrier) {
-    const auto start = std::chrono::steady_clock::now();
-    Status status = barrier();
-    ModeStats& counters = stats.by_mode[static_cast<size_t>(mode)];
-    ++counters.flushes;
-    if (!status.ok()) ++stats.failed_flushes;
-    counters.flush_nanos += static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                             start)
-            .count());
-    return status;
-  }
-
   Status CountWrite(Durability mode, uint64_t bytes) {
     ModeStats& counters = stats.by_mode[static_cast<size_t>(mode)];
     ++counters.writes;
@@ -231,23 +190,6 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
     return Status::Ok();
   }
 
-  // msync needs a page-aligned start: round the start down and the end up to
-  // the runtime page size. The extra bytes are flushed early, which is
-  // harmless. With `reset_page_tables` (Write in kSync: the range it just
-  // copied), the range's page-table entries are dropped after an MS_SYNC, so
-  // the next write through the mapping does not take a write-protect fault
-  // per page (Mapping::ResetPageTables). Not for Flush: its range can be the
-  // whole store, and every later read of it would fault again.
-  Status SyncPages(uint64_t file_offset, uint64_t length, SyncKind kind, const char* operation,
-                   bool reset_page_tables = false) {
-    const uint64_t start = file_offset & ~(page_size - 1);
-    const uint64_t end = format::AlignUp(file_offset + length, page_size);
-    if (Status s = mapping->Sync(start, end - start, kind); !s.ok()) return Poison(s, operation);
-    if (reset_page_tables && kind == SyncKind::kSync) {
-      mapping->ResetPageTables(start, end - start);
-    }
-    return Status::Ok();
-  }
 };
 
 }  // namespace regionstore

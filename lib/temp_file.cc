@@ -2,10 +2,10 @@
 
 #include <array>
 #include <cstddef>
-#include <cstdio>
 #include <filesystem>
 #include <span>
 
+#include "bytes.h"
 #include "temp_registry.h"
 
 namespace regionstore::internal {
@@ -25,11 +25,7 @@ Result<std::string> HiddenNameBeside(Io& io, const std::string& path,
   std::string name = ".";
   name += base;
   name += ".tmp-";
-  char two[3];
-  for (std::byte b : suffix) {
-    std::snprintf(two, sizeof two, "%02x", std::to_integer<unsigned>(b));
-    name += two;
-  }
+  name += HexBytes(suffix);
   return (std::filesystem::path(DirectoryOf(path)) / name).string();
 }
 

@@ -25,6 +25,17 @@ if [[ -n ${leaked} ]]; then
   exit 1
 fi
 echo "exported: $(nm -DC --defined-only "${libdir}/libregionstore.so" | grep -c 'regionstore::') symbols, all in regionstore::"
+# The test hooks (lib/test_hooks.h) exist only in the regionstore_testing
+# library: no symbol of theirs, exported or local, is in the shared one.
+hook_pattern='SetMutation|CurrentMutation|MarkCommitPhase|SetCommitPhaseWord|with_test_hooks'
+hooks=$( { nm -C "${libdir}/libregionstore.so" 2>/dev/null || nm -DC "${libdir}/libregionstore.so"; } |
+        grep -E "${hook_pattern}" || true)
+if [[ -n ${hooks} ]]; then
+  echo "libregionstore.so carries test hooks:" >&2
+  echo "${hooks}" >&2
+  exit 1
+fi
+echo "test hooks: none in libregionstore.so"
 
 echo "consumer via find_package(regionstore CONFIG):"
 cmake -S examples/consumer -B "${build}/install-check/cmake" \

@@ -152,7 +152,7 @@ TEST_CASE("Commit then Load returns the bytes, in every mode, across reopen",
       uint64_t generation = 0;
       {
         Store store = MustOpen(path, OpenMode::kReadWrite);
-        auto before = store.Info("a");
+        auto before = store.Report("a");
         REQUIRE(before.ok());
         auto committed = store.Commit("a", payload, mode);
         INFO(committed.status().ToString());
@@ -214,13 +214,13 @@ TEST_CASE("Commits rotate over slots, never touching the newest or the newest du
   Store store = MustOpen(path, OpenMode::kReadWrite);
   // One durable commit, then a run of kNone ones: the durable slot stays.
   REQUIRE(store.Commit("a", PatternBytes(10, 1), Durability::kPwriteFdatasync).ok());
-  auto durable = store.Info("a");
+  auto durable = store.Report("a");
   REQUIRE(durable.ok());
   const uint32_t durable_slot = durable->active_slot;
   std::vector<uint32_t> used;
   for (int i = 0; i < 6; ++i) {
     REQUIRE(store.Commit("a", PatternBytes(10, 10 + i), Durability::kNone).ok());
-    auto info = store.Info("a");
+    auto info = store.Report("a");
     REQUIRE(info.ok());
     CHECK(info->active_slot != durable_slot);
     if (!used.empty()) CHECK(info->active_slot != used.back());
@@ -267,7 +267,7 @@ TEST_CASE("Each mode makes the calls it documents: one barrier per durable commi
         // header reaches the page cache only after the whole payload. (The
         // intent marks around the barrier go to the intent area.)
         const RegionEntry& region = store.info().regions[0];
-        const uint32_t target = store.Info("a")->active_slot;
+        const uint32_t target = store.Report("a")->active_slot;
         std::vector<WriteCall> calls;
         int intent_writes = 0;
         for (const WriteCall& call : io.Writes()) {
@@ -398,7 +398,7 @@ TEST_CASE("Hand-damaged slots are reported and skipped, never returned", "[check
     Store store = MustOpen(path, OpenMode::kReadWrite);
     REQUIRE(store.Commit("a", older, Durability::kSync).ok());
     REQUIRE(store.Commit("a", newer, Durability::kSync).ok());
-    newest_slot = store.Info("a")->active_slot;
+    newest_slot = store.Report("a")->active_slot;
   }
   const std::vector<std::byte> pristine = ReadWholeFile(path);
   const SlotPlace place = PlaceOf(path, newest_slot);
@@ -422,7 +422,7 @@ TEST_CASE("Hand-damaged slots are reported and skipped, never returned", "[check
     WriteWholeFile(path, bytes);
     auto reports = VerifyRegions(path);
     REQUIRE(reports.ok());
-    const SlotReport& damaged = (*reports)[0].slots[newest_slot];
+    const SlotReport& damaged = reports->regions[0].slots[newest_slot];
     if (d.reason != nullptr) {
       // Damage in the newest header is an invalid slot; damage in its
       // payload cannot be told from a commit a power loss tore: kTorn.
@@ -432,8 +432,8 @@ TEST_CASE("Hand-damaged slots are reported and skipped, never returned", "[check
     } else {
       CHECK(damaged.state == SlotState::kEmpty);  // a zeroed header is an empty slot
     }
-    CHECK((*reports)[0].has_commit);
-    CHECK((*reports)[0].generation == 1);
+    CHECK(reports->regions[0].has_commit);
+    CHECK(reports->regions[0].generation == 1);
     for (OpenMode mode : {OpenMode::kReadOnly, OpenMode::kReadWrite}) {
       Store store = MustOpen(path, mode);
       CheckpointMeta meta;
@@ -447,8 +447,8 @@ TEST_CASE("Hand-damaged slots are reported and skipped, never returned", "[check
   WriteWholeFile(path, bytes);
   auto reports = VerifyRegions(path);
   REQUIRE(reports.ok());
-  CHECK((*reports)[0].damaged);
-  CHECK_FALSE((*reports)[0].has_commit);
+  CHECK(reports->regions[0].damaged);
+  CHECK_FALSE(reports->regions[0].has_commit);
   Store store = MustOpen(path, OpenMode::kReadWrite);
   std::vector<std::byte> out;
   CHECK(store.Load("a", out).status().code() == StatusCode::kCorruption);
@@ -571,8 +571,8 @@ TEST_CASE("Reading only the slot headers of a 2 GiB store reads under 1 MiB",
   auto reports = VerifyRegions(path, options);
   REQUIRE(reports.ok());
   CHECK(io.BytesRead() < 1 * kMiB);
-  REQUIRE(reports->size() == 2);
-  const SlotReport& newest = (*reports)[0].slots[(*reports)[0].active_slot];
+  REQUIRE(reports->regions.size() == 2);
+  const SlotReport& newest = reports->regions[0].slots[reports->regions[0].active_slot];
   CHECK(newest.state == SlotState::kValid);
   CHECK_FALSE(newest.payload_checked);
   CHECK(newest.length == 3 * kMiB);
@@ -583,7 +583,7 @@ TEST_CASE("Reading only the slot headers of a 2 GiB store reads under 1 MiB",
   reports = VerifyRegions(path, options);
   REQUIRE(reports.ok());
   CHECK(io.BytesRead() > 3 * kMiB);
-  CHECK((*reports)[0].slots[(*reports)[0].active_slot].payload_checked);
+  CHECK(reports->regions[0].slots[reports->regions[0].active_slot].payload_checked);
 }
 
 TEST_CASE("VerifyRegions can read the whole data area, reporting progress and unreadable blocks",

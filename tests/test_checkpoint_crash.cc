@@ -248,7 +248,7 @@ std::string CheckRecovered(const std::string& path, uint64_t capacity, uint64_t 
            std::to_string(at) + " of " + std::to_string(size) + "; its first word names " +
            std::to_string(FirstWord(bytes));
   }
-  auto info = writer->Info(kCrashRegion);
+  auto info = writer->Report(kCrashRegion);
   if (!info.ok()) return "Info failed: " + info.status().ToString();
   if (info->damaged || !info->has_commit || info->generation != recovered ||
       info->active_slot != meta->slot) {

@@ -50,7 +50,7 @@ uint32_t InodeFlagsOf(const std::string& path) {
 
 // Shared bytes of the file, through the POSIX Io's FIEMAP (filefrag's view).
 uint64_t SharedBytes(const std::string& path) {
-  auto file = Io::Default()->Open(path, /*writable=*/false, SymlinkPolicy::kRefuse);
+  auto file = Io::Default()->Open(path, OpenMode::kReadOnly, SymlinkPolicy::kRefuse);
   REQUIRE(file.ok());
   auto size = (*file)->Stat();
   REQUIRE(size.ok());

@@ -186,9 +186,9 @@ TEST_CASE("A decoder written from FORMAT.md alone reads the checkpoint golden fi
   CHECK(out.size() == 70000);
   auto verified = VerifyRegions(path);
   REQUIRE(verified.ok());
-  REQUIRE(verified->size() == 2);
-  CHECK((*verified)[0].slots[0].state == SlotState::kValid);
-  CHECK((*verified)[0].slots[2].state == SlotState::kEmpty);
+  REQUIRE(verified->regions.size() == 2);
+  CHECK(verified->regions[0].slots[0].state == SlotState::kValid);
+  CHECK(verified->regions[0].slots[2].state == SlotState::kEmpty);
 }
 
 TEST_CASE("A decoder written from FORMAT.md alone agrees with the library on every golden file",

@@ -253,7 +253,7 @@ TEST_CASE("A store of 10,000 compact regions commits and loads every one byte-ex
       CHECK(store.Load(name, out).status().code() == StatusCode::kNotFound);
       CHECK(store.Commit(name, PayloadFor(0, 3), Durability::kNone).status().code() ==
             StatusCode::kNotFound);
-      CHECK(store.Info(name).status().code() == StatusCode::kNotFound);
+      CHECK(store.Report(name).status().code() == StatusCode::kNotFound);
     }
   }
 
@@ -279,10 +279,10 @@ TEST_CASE("A store of 10,000 compact regions commits and loads every one byte-ex
   auto reports = VerifyRegions(path);
   INFO(reports.status().ToString());
   REQUIRE(reports.ok());
-  REQUIRE(reports->size() == kRegionCount);
+  REQUIRE(reports->regions.size() == kRegionCount);
   size_t wrong = 0;
   for (size_t i = 0; i < kRegionCount; ++i) {
-    const RegionReport& report = (*reports)[i];
+    const RegionReport& report = reports->regions[i];
     const bool right =
         report.name == names.present[i] && report.index == i && report.capacity == kCapacity &&
         report.has_commit && report.generation == generation[i] && report.length == kCapacity &&

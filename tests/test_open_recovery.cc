@@ -41,7 +41,7 @@ OneCommit CreateWithOneCommit(const std::string& path, uint64_t length, Durabili
   MustCreateWithRegions(path, 0, {{"a", 8 * kKiB}});
   Store store = MustOpen(path, OpenMode::kReadWrite);
   REQUIRE(store.Commit("a", PatternBytes(length, 1), mode).ok());
-  return {store.info().regions[0], store.Info("a")->active_slot};
+  return {store.info().regions[0], store.Report("a")->active_slot};
 }
 
 intent::BootId MustBootId() {
@@ -92,7 +92,7 @@ TEST_CASE("A writer's open reads no payload and writes no slot after a clean clo
 void PlantCommitMark(const std::string& path, const std::string& region,
                      const intent::BootId& boot) {
   Store store = MustOpen(path, OpenMode::kReadOnly);
-  auto info = store.Info(region);
+  auto info = store.Report(region);
   REQUIRE(info.ok());
   REQUIRE(info->has_commit);
   uint32_t index = 0;
@@ -164,7 +164,7 @@ TEST_CASE("A flipped byte in the newest payload is a torn commit, and its genera
     Store store = MustOpen(path, OpenMode::kReadWrite);
     REQUIRE(store.Commit("a", older, Durability::kSync).ok());
     REQUIRE(store.Commit("a", newer, Durability::kSync).ok());
-    newest_slot = store.Info("a")->active_slot;
+    newest_slot = store.Report("a")->active_slot;
     region = store.info().regions[0];
   }
   std::vector<std::byte> bytes = testing::ReadWholeFile(path);
@@ -173,7 +173,7 @@ TEST_CASE("A flipped byte in the newest payload is a torn commit, and its genera
 
   auto reports = VerifyRegions(path);
   REQUIRE(reports.ok());
-  const RegionReport& report = (*reports)[0];
+  const RegionReport& report = reports->regions[0];
   CHECK(report.torn);
   CHECK(report.torn_generation == 2);
   CHECK(report.torn_slot == newest_slot);
@@ -190,7 +190,7 @@ TEST_CASE("A flipped byte in the newest payload is a torn commit, and its genera
   auto committed = store.Commit("a", PatternBytes(10, 3), Durability::kSync);
   REQUIRE(committed.ok());
   CHECK(*committed == 3);
-  auto after = store.Info("a");
+  auto after = store.Report("a");
   REQUIRE(after.ok());
   CHECK_FALSE(after->torn);
   CHECK(after->generation == 3);
@@ -213,7 +213,7 @@ TEST_CASE("A region whose only commit is torn loads as kTornCommit, never 'no co
     CHECK_THAT(loaded.status().message(), Catch::Contains("generation 1") &&
                                               Catch::Contains("power loss") &&
                                               Catch::Contains("damaged"));
-    auto info = store.Info("a");
+    auto info = store.Report("a");
     REQUIRE(info.ok());
     CHECK(info->torn);
     CHECK_FALSE(info->has_commit);
@@ -235,11 +235,11 @@ TEST_CASE("An unfinished header (magic not yet stored) holds no commit and is no
            std::vector<std::byte>(8));
   auto reports = VerifyRegions(path);
   REQUIRE(reports.ok());
-  CHECK_FALSE((*reports)[0].has_commit);
-  CHECK_FALSE((*reports)[0].damaged);
-  CHECK_FALSE((*reports)[0].torn);
-  CHECK((*reports)[0].slots[slot_index].state == SlotState::kEmpty);
-  CHECK_THAT((*reports)[0].slots[slot_index].reason, Catch::Contains("unfinished"));
+  CHECK_FALSE(reports->regions[0].has_commit);
+  CHECK_FALSE(reports->regions[0].damaged);
+  CHECK_FALSE(reports->regions[0].torn);
+  CHECK(reports->regions[0].slots[slot_index].state == SlotState::kEmpty);
+  CHECK_THAT(reports->regions[0].slots[slot_index].reason, Catch::Contains("unfinished"));
   Store store = MustOpen(path, OpenMode::kReadWrite);
   std::vector<std::byte> out;
   auto loaded = store.Load("a", out);
@@ -251,7 +251,7 @@ TEST_CASE("An unfinished header (magic not yet stored) holds no commit and is no
       PreadFile(path, slot::HeaderFileOffset(region, slot_index), slot::kHeaderSize);
   CHECK((slot::DecodeHeader(unit, 0, slot_index, region.capacity).kind ==
              slot::DecodedHeader::Kind::kEmpty ||
-         store.Info("a")->active_slot == slot_index));
+         store.Report("a")->active_slot == slot_index));
 }
 
 }  // namespace

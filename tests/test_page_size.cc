@@ -104,7 +104,7 @@ TEST_CASE("A writer on 16 KiB pages commits to compact slots made on 4 KiB pages
         CHECK(*committed == round + 1);
         last[r] = payload;
         holds[r] = true;
-        const uint32_t target = store.Info(region.name)->active_slot;
+        const uint32_t target = store.Report(region.name)->active_slot;
         written.emplace_back(slot::SlotOffset(region, target),
                              slot::SlotOffset(region, target) + region.slot_stride);
 

@@ -225,7 +225,7 @@ std::vector<SyscallCase> OneCallEach(const Gather& gather) {
   const auto msync = [](File& f) {
     const uint64_t page = Io::Default()->PageSize();
     if (Status s = f.Allocate(0, page); !s.ok()) return s;
-    auto mapping = f.Map(page, /*writable=*/true);
+    auto mapping = f.Map(page, OpenMode::kReadWrite);
     if (!mapping.ok()) return mapping.status();
     std::memset((*mapping)->data(), 0x5a, page);
     return (*mapping)->Sync(0, page, SyncKind::kSync);

@@ -308,7 +308,7 @@ void RunTrial(uint64_t seed, const std::vector<CheckpointSpec>& regions, int epo
       model[r].issued[*committed] = payload;
       expected[r].returned = *committed;
       if (!in_flight && durable_mode) model[r].durable = *committed;
-      auto info = store->Info(regions[r].name);
+      auto info = store->Report(regions[r].name);
       REQUIRE(info.ok());
       const uint64_t header = slot::HeaderFileOffset(store->info().regions[r], info->active_slot);
       last_header_unit = header / CrashSim::kUnit;

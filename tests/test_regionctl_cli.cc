@@ -258,7 +258,7 @@ TEST_CASE("regionctl refuses a store PATH that is a symbolic link unless --follo
   expected += link;
   expected +=
       "': is a symbolic link; refused unless asked to follow it "
-      "(OpenOptions::follow_symlinks, regionctl --follow-symlinks)\n";
+      "(SymlinkPolicy::kFollow, regionctl --follow-symlinks)\n";
   CHECK(refused.stderr_bytes == expected);
   const std::vector<std::byte> payload = PatternBytes(100, 5);
   RequireFailure(Regionctl({"write", link, "--offset", "0", "--durability", "none"}, payload),
@@ -296,9 +296,9 @@ TEST_CASE("regionctl refuses a store PATH that is a symbolic link unless --follo
   RequireSuccess(Regionctl({"export", link, "state", "--follow-symlinks", "--output", exported}));
   CHECK(ReadWholeFile(exported) == payload);
   RequireSuccess(Regionctl({"import", link, "state", "--follow-symlinks", "--input", exported}));
-  Result<std::vector<RegionReport>> reports = VerifyRegions(path);
+  Result<VerifyReport> reports = VerifyRegions(path);
   REQUIRE(reports.ok());
-  CHECK((*reports)[0].generation == 2);
+  CHECK(reports->regions[0].generation == 2);
   CHECK(std::filesystem::is_symlink(link));
 
   // Each of those commands documents the flag; create and bench open no

@@ -58,7 +58,7 @@ std::string CheckpointStore(const TempDir& dir) {
 uint64_t Generation(const std::string& path) {
   Result<Store> store = Store::Open(path, OpenMode::kReadOnly);
   REQUIRE(store.ok());
-  Result<RegionReport> report = store->Info("state");
+  Result<RegionReport> report = store->Report("state");
   REQUIRE(report.ok());
   return report->generation;
 }

@@ -343,7 +343,7 @@ void CheckRefusedAsSymlink(const Status& status, const std::string& link) {
   CHECK(status.sys_errno() == 0);
   CHECK(status.path() == link);
   CHECK_THAT(status.message(), Catch::Contains("is a symbolic link; refused"));
-  CHECK_THAT(status.message(), Catch::Contains("OpenOptions::follow_symlinks"));
+  CHECK_THAT(status.message(), Catch::Contains("SymlinkPolicy::kFollow"));
   CHECK_THAT(status.message(), Catch::Contains("--follow-symlinks"));
 }
 
@@ -390,14 +390,14 @@ TEST_CASE("Open, ReadStoreInfo and VerifyRegions refuse a symbolic link to a sto
   REQUIRE(info.ok());
   CHECK(info->uuid == direct->uuid);
   VerifyOptions follow;
-  follow.follow_symlinks = true;
+  follow.symlinks = SymlinkPolicy::kFollow;
   reports = VerifyRegions(link, follow);
   INFO(reports.status().ToString());
   REQUIRE(reports.ok());
-  REQUIRE(reports->size() == 1);
-  CHECK((*reports)[0].generation == 1);
+  REQUIRE(reports->regions.size() == 1);
+  CHECK(reports->regions[0].generation == 1);
   OpenOptions follow_open;
-  follow_open.follow_symlinks = true;
+  follow_open.symlinks = SymlinkPolicy::kFollow;
   auto reader = Store::Open(link, OpenMode::kReadOnly, follow_open);
   INFO(reader.status().ToString());
   REQUIRE(reader.ok());
@@ -413,11 +413,57 @@ TEST_CASE("Open, ReadStoreInfo and VerifyRegions refuse a symbolic link to a sto
   CHECK(std::filesystem::is_symlink(link));
 }
 
+TEST_CASE("VerifyRegions(path, {}) refuses a symbolic link and returns what ReadStoreInfo reads",
+          "[store][open][symlink][verify]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  CreateOptions create;
+  create.checkpoints = {{"a", 4 * kKiB}, {"b", 70 * kKiB}};
+  REQUIRE(Store::Create(path, 1 * kMiB, create).ok());
+  const std::string link = dir.File("link.rgn");
+  std::filesystem::create_symlink(path, link);
+
+  // The default options, spelled `{}`: the one VerifyRegions, refusing.
+  auto refused = VerifyRegions(link, {});
+  REQUIRE_FALSE(refused.ok());
+  CheckRefusedAsSymlink(refused.status(), link);
+  // The message is true for whoever refused: it names no other call's options.
+  CHECK_THAT(refused.status().message(), !Catch::Contains("OpenOptions"));
+  auto info_refused = ReadStoreInfo(link);
+  REQUIRE_FALSE(info_refused.ok());
+  CHECK_THAT(info_refused.status().message(), !Catch::Contains("OpenOptions"));
+
+  // One call returns the superblock and table ReadStoreInfo reads, and the
+  // regions' reports beside them.
+  const Result<StoreInfo> info = ReadStoreInfo(path);
+  REQUIRE(info.ok());
+  for (const std::string& target : {path, link}) {
+    VerifyOptions options;
+    if (target == link) options.symlinks = SymlinkPolicy::kFollow;
+    auto verified = VerifyRegions(target, options);
+    INFO(target << ": " << verified.status().ToString());
+    REQUIRE(verified.ok());
+    CHECK(verified->info.uuid == info->uuid);
+    CHECK(verified->info.superblock_checksum == info->superblock_checksum);
+    CHECK(verified->info.file_size == info->file_size);
+    CHECK(verified->info.data_offset == info->data_offset);
+    CHECK(verified->info.data_size == info->data_size);
+    REQUIRE(verified->info.regions.size() == info->regions.size());
+    REQUIRE(verified->regions.size() == info->regions.size());
+    for (size_t r = 0; r < info->regions.size(); ++r) {
+      CHECK(verified->info.regions[r].name == info->regions[r].name);
+      CHECK(verified->info.regions[r].slots_offset == info->regions[r].slots_offset);
+      CHECK(verified->regions[r].name == info->regions[r].name);
+      CHECK(verified->regions[r].capacity == info->regions[r].capacity);
+    }
+  }
+}
+
 TEST_CASE("A dangling symbolic link and a symbolic link loop give errors saying which",
           "[store][open][symlink]") {
   TempDir dir;
   OpenOptions follow;
-  follow.follow_symlinks = true;
+  follow.symlinks = SymlinkPolicy::kFollow;
 
   // Dangling: refused as a link; followed, the target is missing (and open
   // never creates it).

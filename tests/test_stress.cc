@@ -371,8 +371,8 @@ class BorrowingFile final : public testing::ForwardingFile {
  public:
   BorrowingFile(std::unique_ptr<File> file, std::byte* data, uint64_t size)
       : ForwardingFile(std::move(file)), data_(data), size_(size) {}
-  Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
-    if (writable || length != size_) {
+  Result<std::unique_ptr<Mapping>> Map(uint64_t length, OpenMode mode) override {
+    if (mode == OpenMode::kReadWrite || length != size_) {
       return Status::Error(StatusCode::kInvalidArgument, "map", path(), "not the borrowed mapping");
     }
     return std::unique_ptr<Mapping>(std::make_unique<BorrowedMapping>(data_, size_));
@@ -386,9 +386,9 @@ class BorrowingFile final : public testing::ForwardingFile {
 class BorrowingIo final : public testing::ForwardingIo {
  public:
   BorrowingIo(std::byte* data, uint64_t size) : data_(data), size_(size) {}
-  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,
                                      SymlinkPolicy symlinks) override {
-    auto file = base()->Open(path, writable, symlinks);
+    auto file = base()->Open(path, mode, symlinks);
     if (!file.ok()) return file.status();
     return std::unique_ptr<File>(std::make_unique<BorrowingFile>(std::move(*file), data_, size_));
   }

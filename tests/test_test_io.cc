@@ -72,7 +72,7 @@ class RecordingFile final : public File {
     calls_.push_back("Stat");
     return FileStat{};
   }
-  Result<std::unique_ptr<Mapping>> Map(uint64_t, bool) override {
+  Result<std::unique_ptr<Mapping>> Map(uint64_t, OpenMode) override {
     calls_.push_back("Map");
     return std::unique_ptr<Mapping>(std::make_unique<RecordingMapping>(calls_));
   }
@@ -101,7 +101,7 @@ TEST_CASE("ForwardingFile and ForwardingMapping pass every call to the wrapped o
   static_cast<void>(file.Sync());
   static_cast<void>(file.LockExclusive());
   static_cast<void>(file.Stat());
-  auto mapped = file.Map(8, true);
+  auto mapped = file.Map(8, OpenMode::kReadWrite);
   REQUIRE(mapped.ok());
   ForwardingMapping mapping(std::move(*mapped));
   static_cast<void>(mapping.data());

@@ -98,8 +98,8 @@ class CountingFile : public testing::ForwardingFile {
     ++counts_->barriers;
     return ForwardingFile::Sync();
   }
-  Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
-    auto mapping = ForwardingFile::Map(length, writable);
+  Result<std::unique_ptr<Mapping>> Map(uint64_t length, OpenMode mode) override {
+    auto mapping = ForwardingFile::Map(length, mode);
     if (!mapping.ok()) return mapping.status();
     return std::unique_ptr<Mapping>(
         std::make_unique<CountingMapping>(std::move(*mapping), counts_));
@@ -116,9 +116,9 @@ class CountingIo : public testing::ForwardingIo {
   // What every file opened through this Io did so far.
   const IoCounts& counts() const { return counts_; }
 
-  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,
                                      SymlinkPolicy symlinks) override {
-    return Wrap(ForwardingIo::Open(path, writable, symlinks));
+    return Wrap(ForwardingIo::Open(path, mode, symlinks));
   }
   Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override {
     return Wrap(ForwardingIo::CreateExclusive(path));

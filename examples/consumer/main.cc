@@ -17,9 +17,10 @@ class CountingIo final : public regionstore::Io {
   using Io::StatFs;
   int opens = 0;
   regionstore::Result<std::unique_ptr<regionstore::File>> Open(
-      const std::string& path, bool writable, regionstore::SymlinkPolicy symlinks) override {
+      const std::string& path, regionstore::OpenMode mode,
+      regionstore::SymlinkPolicy symlinks) override {
     ++opens;
-    return base_->Open(path, writable, symlinks);
+    return base_->Open(path, mode, symlinks);
   }
   regionstore::Result<std::unique_ptr<regionstore::File>> CreateExclusive(
       const std::string& path) override {

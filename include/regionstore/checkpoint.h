@@ -86,9 +86,7 @@ struct SlotReport {
   SlotState state = SlotState::kEmpty;
   // From the header when the header passed every check (so for kValid,
   // kTorn, and a kIncomplete slot whose payload is what failed), else 0.
-  uint64_t generation = 0;
-  uint64_t length = 0;
-  uint64_t commit_unix_ns = 0;
+  uint64_t generation = 0, length = 0, commit_unix_ns = 0;
   // Why a slot is not valid ("payload checksum mismatch", ...), and for a
   // kEmpty slot with an unfinished header, that.
   std::string reason;
@@ -109,9 +107,7 @@ struct RegionReport {
   // The newest valid slot, if any: what Load returns.
   bool has_commit = false;
   uint32_t active_slot = 0;
-  uint64_t generation = 0;
-  uint64_t length = 0;
-  uint64_t commit_unix_ns = 0;
+  uint64_t generation = 0, length = 0, commit_unix_ns = 0;
   // The newest header that checks out has a payload that does not match
   // (SlotState::kTorn): a power loss interrupted that commit, or it was
   // damaged after it returned. With `has_commit`, Load returns the older
@@ -127,9 +123,7 @@ struct RegionReport {
 
 // What Load returned.
 struct CheckpointMeta {
-  uint64_t generation = 0;
-  uint64_t length = 0;
-  uint64_t commit_unix_ns = 0;
+  uint64_t generation = 0, length = 0, commit_unix_ns = 0;
   uint32_t slot = 0;
   // Non-zero when a newer header of the region, with this generation,
   // passes its checks but its payload does not match (SlotState::kTorn), so
@@ -146,9 +140,9 @@ struct CheckpointMeta {
 struct VerifyOptions {
   // nullptr: Io::Default().
   Io* io = nullptr;
-  // false: a path that is a symbolic link is refused, as in
-  // OpenOptions::follow_symlinks; true: read the store it points to.
-  bool follow_symlinks = false;
+  // kRefuse: a path that is a symbolic link is refused, as in
+  // OpenOptions::symlinks; kFollow: read the store it points to.
+  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
   // false: read only the slot headers (64 bytes each), however large the regions
   // (`regionctl inspect`); slots report payload_checked = false.
   bool check_payloads = true;
@@ -160,17 +154,22 @@ struct VerifyOptions {
   std::function<void(uint64_t done, uint64_t total)> progress;
 };
 
-// Reads every region of the store at `path` with pread only (no mapping, no
-// lock): each slot header and, by default, payload checksum. For `regionctl
-// verify` and `inspect`; a bad disk gives an error, not SIGBUS. Errors: those
-// of ReadStoreInfo (kInvalidArgument: `path` is a symbolic link and
-// options.follow_symlinks is false), kIOError, kCorruption (the file ends
-// inside a slot or the data area: truncated while open).
-REGIONSTORE_EXPORT Result<std::vector<RegionReport>> VerifyRegions(const std::string& path,
-                                                                   const VerifyOptions& options);
-// VerifyRegions(path, {.io = io}): refuses a symbolic link.
-REGIONSTORE_EXPORT Result<std::vector<RegionReport>> VerifyRegions(const std::string& path,
-                                                                   Io* io = nullptr);
+// What VerifyRegions read: the validated superblock and region table (what
+// ReadStoreInfo returns), and one report per region, in table order.
+struct VerifyReport {
+  StoreInfo info;
+  std::vector<RegionReport> regions;
+};
+
+// Reads the store at `path` with pread only (no mapping, no lock): the
+// superblock and region table, then every slot header and, by default,
+// payload checksum, from one open of the file. For `regionctl verify` and
+// `inspect`; a bad disk gives an error, not SIGBUS. Errors: those of
+// ReadStoreInfo (kInvalidArgument: `path` is a symbolic link and
+// options.symlinks is kRefuse), kIOError, kCorruption (the file ends inside
+// a slot or the data area: truncated while open).
+REGIONSTORE_EXPORT Result<VerifyReport> VerifyRegions(const std::string& path,
+                                                      const VerifyOptions& options = {});
 
 }  // namespace regionstore
 

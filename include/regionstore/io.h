@@ -56,22 +56,23 @@ class REGIONSTORE_EXPORT Mapping {
   // (madvise(MADV_POPULATE_WRITE), Linux 5.14+) instead of one fault per
   // page during the copy. `offset` must be a multiple of the page size.
   // Failures are ignored (a hint; an old kernel refuses it with EINVAL). The
-  // default does nothing.
+  // default does nothing. Store::Write in kSync asks for it
+  // (docs/BENCH-LAB.md, "The kept mapping's durable path").
   virtual void PrepareWrite(uint64_t offset, uint64_t length) {
     static_cast<void>(offset);
     static_cast<void>(length);
   }
 
   // A hint, after a Store::Write in kSync synced [offset, offset + length),
-  // that the range will be written again through the mapping. Writeback left its
-  // page-table entries write-protected, so the next copy would take one fault
-  // per 4 KiB page, each running the filesystem's page_mkwrite over the whole
-  // page-cache folio (with 1 MiB folios, 4-6x slower than a fresh mapping:
-  // docs/BENCH-LAB.md). The POSIX implementation drops the range's page-table
-  // entries (madvise(MADV_DONTNEED): on a shared file mapping the data stays
-  // in the page cache, dirty or not), so the next write maps a folio per
-  // fault. `offset` must be a multiple of the page size. Failures are ignored
-  // (EINVAL on locked pages). The default does nothing.
+  // that the range will be written again through the mapping, whose
+  // page-table entries writeback left write-protected. The POSIX
+  // implementation drops the range's page-table entries
+  // (madvise(MADV_DONTNEED): on a shared file mapping the data stays in the
+  // page cache, dirty or not), so the next write maps a whole folio per
+  // fault instead of taking one per page. `offset` must be a multiple of the
+  // page size. Failures are ignored (EINVAL on locked pages). The default
+  // does nothing. Why, with measurements: docs/BENCH-LAB.md, "The kept
+  // mapping's durable path".
   virtual void ResetPageTables(uint64_t offset, uint64_t length) {
     static_cast<void>(offset);
     static_cast<void>(length);
@@ -80,6 +81,9 @@ class REGIONSTORE_EXPORT Mapping {
  protected:
   Mapping() = default;
 };
+
+// How a store, a File or a Mapping is opened.
+enum class OpenMode : uint8_t { kReadOnly, kReadWrite };
 
 // Whether Io::Open goes through a symbolic link at the last component of
 // the path. Only the last component: a symbolic link among the directories
@@ -101,7 +105,10 @@ struct FileStat {
 // What statfs reports about the filesystem holding a path.
 struct FsInfo {
   uint64_t type_magic = 0;   // f_type
-  std::string type_name;     // "ext4", "xfs", "btrfs", ... or "0x<magic>"
+  // "ext2/3/4" (one magic number for the three), "xfs", "btrfs", "tmpfs",
+  // ... or "0x<magic in hex>". Io::Default()'s StatFs is the one table of
+  // these names.
+  std::string type_name;
   // Copy-on-write filesystems (btrfs, bcachefs, ZFS) allocate on every write:
   // posix_fallocate does not reserve the blocks a later overwrite needs, so a
   // full disk can still turn a mapped write into SIGBUS.
@@ -151,9 +158,7 @@ class REGIONSTORE_EXPORT File {
   // while the caller computes something. Not a barrier: it flushes no device
   // cache and writes no metadata. Failures are ignored (the barrier that
   // follows reports any I/O error). The default does nothing. Commits do not
-  // use it: before their checksum it measured 1.5-1.6x slower at 4 and
-  // 64 KiB on ext4 (two trips to the device) and no faster at 1 MiB
-  // (docs/CHECKPOINTS.md, "Commit").
+  // call it (docs/CHECKPOINTS.md, "Commit", says why).
   virtual void StartWriteback(uint64_t offset, uint64_t length) {
     static_cast<void>(offset);
     static_cast<void>(length);
@@ -166,9 +171,10 @@ class REGIONSTORE_EXPORT File {
   // Errors: kBusy if another open file description holds it.
   virtual Status LockExclusive() = 0;
   virtual Result<FileStat> Stat() = 0;
-  // Maps [0, length) of the file MAP_SHARED, read-write or read-only, from
-  // this descriptor (never by reopening the path).
-  virtual Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) = 0;
+  // Maps [0, length) of the file MAP_SHARED, read-write (kReadWrite, which
+  // needs a file opened so) or read-only, from this descriptor (never by
+  // reopening the path).
+  virtual Result<std::unique_ptr<Mapping>> Map(uint64_t length, OpenMode mode) = 0;
   // Gives a file made by Io::CreateAnonymous the name `path` (linkat); never
   // replaces: kAlreadyExists if `path` exists. On any failure the file stays
   // nameless. The default fails with kIOError (EOPNOTSUPP): only a file from
@@ -210,12 +216,12 @@ class REGIONSTORE_EXPORT Io {
   // The POSIX implementation. Lives for the whole process; never delete it.
   static Io* Default();
 
-  // open(O_CLOEXEC), read-only or read-write; with SymlinkPolicy::kRefuse
+  // open(O_CLOEXEC), O_RDONLY or O_RDWR as `mode` says; with SymlinkPolicy::kRefuse
   // also O_NOFOLLOW. Errors: kInvalidArgument (kRefuse, and the last
   // component of `path` is a symbolic link, dangling or not; no errno: the
   // message says so), kNotFound, kPermissionDenied, kIOError (errno kept;
   // ELOOP: a loop, or more than 40 links, while resolving `path`).
-  virtual Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+  virtual Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,
                                              SymlinkPolicy symlinks) = 0;
   // open(O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600). Never follows a
   // symbolic link at `path`: with O_EXCL, a link there (dangling or not)

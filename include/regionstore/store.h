@@ -1,15 +1,8 @@
 // Store: one fixed-size file, mapped once MAP_SHARED for the life of the
 // handle, with writes under explicit durability modes.
 //
-// Thread safety: a Store is not internally synchronised. Const methods
-// (Read, View, Load, List, Info, info, ...) may run concurrently with each
-// other; Write, Flush and Commit need one writer thread or external
-// synchronisation, and a Read of a range being written may see a mix of old
-// and new bytes.
-//
-// Processes: one writer per store, enforced with flock on the open file
-// description; any number of read-only handles in any process, which take no
-// lock and never block the writer.
+// Threads, processes and the handle: see "Threads and processes" above
+// class Store.
 //
 // fork(): a child inherits the parent's descriptor and its MAP_SHARED
 // mapping. The flock belongs to the open file description they now share, so
@@ -20,7 +13,7 @@
 // not write through an inherited writable Store (two writers would race).
 // Destroying the child's copy unmaps and closes only the child's copy.
 //
-// SIGBUS: View(), Read(), Write(), Load(), List(), Info() and kNone/kAsync
+// SIGBUS: View(), Read(), Write(), Load(), List(), Report() and kNone/kAsync
 // commits touch the mapping directly. A media error, or another process
 // truncating the file, makes that access raise SIGBUS; the library does not
 // catch it. ReadStoreInfo(), VerifyRegions(), a writer's open and the
@@ -52,8 +45,6 @@ namespace regionstore {
 // 64-bit only: whole files are mapped, and file offsets are 64-bit.
 static_assert(sizeof(void*) == 8, "regionstore maps whole files: 64-bit only");
 static_assert(sizeof(off_t) == 8, "regionstore needs a 64-bit off_t");
-
-enum class OpenMode : uint8_t { kReadOnly, kReadWrite };
 
 // What one durability mode did through one handle since it was opened.
 struct ModeStats {
@@ -113,12 +104,14 @@ struct CreateOptions {
 struct OpenOptions {
   // The OS seam; nullptr means Io::Default(). Not owned; must outlive the Store.
   Io* io = nullptr;
-  // false: a path whose last component is a symbolic link is refused with
+  // kRefuse: a path whose last component is a symbolic link is refused with
   // kInvalidArgument (O_NOFOLLOW), so a link planted where a store is
   // expected cannot redirect writes (or a writer's recovery) to another
-  // file. true: open the store the link points to. Symbolic links among the
-  // directories of the path are followed either way.
-  bool follow_symlinks = false;
+  // file. kFollow: open the store the link points to. Symbolic links among
+  // the directories of the path are followed either way. The same field,
+  // with the same default, is in VerifyOptions and UnshareOptions, and
+  // ReadStoreInfo takes it as an argument.
+  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
   // If set, a writer's open appends what the caller should know but that
   // does not stop it: on btrfs, that blocks of the store are shared (a
   // snapshot of the subvolume, or a reflink copy), so the next write to each
@@ -136,8 +129,8 @@ struct OpenOptions {
 struct UnshareOptions {
   // The OS seam; nullptr means Io::Default(). Not owned; must outlive the call.
   Io* io = nullptr;
-  // As OpenOptions::follow_symlinks.
-  bool follow_symlinks = false;
+  // As OpenOptions::symlinks.
+  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
   // Called after each unshared or rewritten piece (at most 64 MiB) with the
   // shared bytes handled so far and the shared bytes found.
   std::function<void(uint64_t done, uint64_t total)> progress;
@@ -173,6 +166,31 @@ struct UnshareReport {
 REGIONSTORE_EXPORT Result<UnshareReport> UnshareStore(const std::string& path,
                                                       const UnshareOptions& options = {});
 
+// Threads and processes. A Store is not internally synchronised; on one
+// handle:
+//  - Write, Flush and Commit change the handle: one thread at a time, and
+//    none of them beside Stats() or poisoned(), which read what they change;
+//  - Read, View, Load, List, Report and the accessors (path(), info(),
+//    data_size(), writable()) may run concurrently with each other;
+//  - Load, List and Report must not run concurrently with Commit: they copy
+//    slots through the mapping that Commit writes, and Load on a writable
+//    handle takes a copy that fails its checksum for damage at once, without
+//    the retries a read-only handle makes. To read checkpoints while
+//    committing, use a read-only handle (in this process or another);
+//  - Read and View may run beside Write (and Commit, which writes only
+//    checkpoint slots): a Read of a range being written may see a mix of old
+//    and new bytes, a View shows whatever is there when it is read.
+// Different handles share nothing but the file, so they may be used from
+// different threads as if from different processes. Moving or destroying a
+// handle must not overlap any other call on it.
+//
+// Across processes (and handles): one writer per store, enforced with flock
+// (kBusy for a second one); any number of read-only handles, which take no
+// lock and never block the writer. A read-only handle's Load runs beside the
+// writer's Commit: it checks what it copied and retries (kBusy if the
+// writer keeps rewriting the slot). Its List and Report may show the slot
+// being written as incomplete, and its Read and View see raw writes as the
+// page cache holds them.
 class REGIONSTORE_EXPORT Store {
  public:
   // Creates a store whose data area holds `data_size` bytes (zero allowed), as
@@ -219,7 +237,7 @@ class REGIONSTORE_EXPORT Store {
   // slots are read at its first Commit through the handle (its headers and
   // newest payload, with pread); regions nobody commits to cost nothing.
   // Damaged slots are never returned. docs/CHECKPOINTS.md, "Recovery".
-  // A symbolic link at `path` is refused unless options.follow_symlinks.
+  // A symbolic link at `path` is refused unless options.symlinks is kFollow.
   // Copy-on-write blocks: a writer's open asks FIEMAP whether the store's
   // blocks are shared, one ioctl per 64 extents (about 0.5 us on ext4 and
   // XFS for a store in few extents; where FIEMAP is missing, no check). Shared on btrfs: a warning (OpenOptions::warnings). Shared
@@ -227,8 +245,8 @@ class REGIONSTORE_EXPORT Store {
   // A reflink made while a writer has the store open is not seen until the
   // next open: that writer's mapped writes can then fault on a full disk.
   // Errors: kSharedExtents (the message names regionctl unshare PATH),
-  // kInvalidArgument (`path` is a symbolic link and
-  // follow_symlinks is false; the message says how to allow it), kNotFound,
+  // kInvalidArgument (`path` is a symbolic link and options.symlinks is
+  // kRefuse; the message says how to allow it), kNotFound,
   // kPermissionDenied, kCorruption, kUnsupportedVersion, kBusy (another
   // writer, in this process or another, holds the lock), kIOError (ELOOP:
   // a symbolic link loop, or more than 40 links, in the path).
@@ -309,17 +327,18 @@ class REGIONSTORE_EXPORT Store {
   // racing a writer may see the slot being written as incomplete).
   std::vector<RegionReport> List() const;
   // List() for one region. Errors: kNotFound.
-  Result<RegionReport> Info(std::string_view name) const;
+  Result<RegionReport> Report(std::string_view name) const;
 
   const std::string& path() const;
+  // The superblock and region table, as validated at Open.
   const StoreInfo& info() const;
   uint64_t data_size() const;
   bool writable() const;
   // True once a flush failed; every later Write/Flush returns kPoisoned.
   bool poisoned() const;
   // The handle's counters: writes, bytes and barriers per mode, time spent
-  // in barriers, failures. Cheap (a copy). Like Write, it must not run
-  // concurrently with Write or Flush on the same handle.
+  // in barriers, failures. Cheap (a copy). It must not run concurrently
+  // with Write, Flush or Commit on the same handle.
   StoreStats Stats() const;
 
  private:

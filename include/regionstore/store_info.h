@@ -77,7 +77,7 @@ REGIONSTORE_EXPORT std::string FormatUuid(const std::array<uint8_t, 16>& uuid);
 // with pread only: no mapping, no lock, so a bad disk gives an error and not
 // a SIGBUS. This is what `regionctl inspect` shows. `io` nullptr means
 // Io::Default(). A symbolic link at `path` is refused unless `symlinks` is
-// SymlinkPolicy::kFollow, as Store::Open does (OpenOptions::follow_symlinks).
+// SymlinkPolicy::kFollow, as Store::Open does (OpenOptions::symlinks).
 // Errors: kInvalidArgument (`path` is a symbolic link and `symlinks` is
 // kRefuse), kNotFound, kPermissionDenied, kCorruption (not a store: a
 // directory, empty, bad magic, bad checksum, size disagreeing with the

@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "../bytes.h"
 #include "posix_syscalls.h"
 #include "regionstore/io.h"
 #include "signal_safe.h"
@@ -341,7 +342,7 @@ class PosixFile final : public File {
     return Syscalls().linkat(fd_, "", AT_FDCWD, new_path, AT_EMPTY_PATH);
   }
 
-  Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
+  Result<std::unique_ptr<Mapping>> Map(uint64_t length, OpenMode mode) override {
     if (length == 0 || length > std::numeric_limits<size_t>::max()) {
       return Status::Error(StatusCode::kInvalidArgument, "mmap", path_,
                            "cannot map " + std::to_string(length) + " bytes");
@@ -349,7 +350,7 @@ class PosixFile final : public File {
     try {
       // MAP_SHARED: Boost's read_write and read_only modes both map shared.
       bip::mapped_region region(DescriptorMappable(fd_),
-                                writable ? bip::read_write : bip::read_only, 0,
+                                mode == OpenMode::kReadWrite ? bip::read_write : bip::read_only, 0,
                                 static_cast<size_t>(length));
       return std::unique_ptr<Mapping>(std::make_unique<PosixMapping>(std::move(region), path_));
     } catch (const bip::interprocess_exception& error) {
@@ -486,7 +487,7 @@ class PosixFile final : public File {
 
 class PosixIo final : public Io {
  public:
-  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,
                                      SymlinkPolicy symlinks) override {
     // O_NONBLOCK: opening a FIFO must not hang; it changes nothing for the
     // regular files a store is, and fstat rejects anything else.
@@ -495,8 +496,8 @@ class PosixIo final : public Io {
     // measured about 50 us of a 290 us update (docs/BENCH-LAB.md). Only the
     // file's owner (or CAP_FOWNER) may ask for it: on EPERM, open without.
     const bool refuse_symlink = symlinks == SymlinkPolicy::kRefuse;
-    const int flags =
-        (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK | (refuse_symlink ? O_NOFOLLOW : 0);
+    const int flags = (mode == OpenMode::kReadWrite ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK |
+                      (refuse_symlink ? O_NOFOLLOW : 0);
     auto opened = OpenWith(path, flags | O_NOATIME, 0, "open");
     if (!opened.ok() && opened.status().sys_errno() == EPERM) {
       opened = OpenWith(path, flags, 0, "open");
@@ -606,11 +607,8 @@ class PosixIo final : public Io {
         info.type_name = "zfs";
         info.copy_on_write = true;
         break;
-      default: {
-        char hex[16];
-        std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(info.type_magic));
-        info.type_name = hex;
-      }
+      default:
+        info.type_name = internal::HexNumber(info.type_magic);
     }
     return info;
   }

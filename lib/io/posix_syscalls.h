@@ -5,7 +5,7 @@
 // and what runs is the real fallback code, not an emulation of it.
 //
 // Lib-internal (not installed, symbols hidden): tests reach it through the
-// static regionstore_internal library. Production code never replaces it.
+// static regionstore_testing library. Production code never replaces it.
 #ifndef REGIONSTORE_LIB_IO_POSIX_SYSCALLS_H_
 #define REGIONSTORE_LIB_IO_POSIX_SYSCALLS_H_
 

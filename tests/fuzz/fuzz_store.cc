@@ -378,14 +378,14 @@ int StoreFile(std::span<const uint8_t> input) {
   // it, every reader must: a refusal now is two readers disagreeing.
   auto headers = VerifyRegions(path, headers_only);
   if (!headers.ok()) Broken("VerifyRegions(headers) refused: " + headers.status().ToString());
-  CheckReports(*headers, *info);
+  CheckReports(headers->regions, *info);
   VerifyOptions full;
   full.read_data_area = (image.flags & kReadDataArea) != 0;
   auto verified = VerifyRegions(path, full);
   if (!verified.ok()) Broken("VerifyRegions(full) refused: " + verified.status().ToString());
-  CheckReports(*verified, *info);
-  CheckReader(path, *info, *verified);
-  if ((image.flags & kOpenWriter) != 0) CheckWriter(path, *info, *verified);
+  CheckReports(verified->regions, *info);
+  CheckReader(path, *info, verified->regions);
+  if ((image.flags & kOpenWriter) != 0) CheckWriter(path, *info, verified->regions);
   return 0;
 }
 

@@ -225,7 +225,7 @@ inline Status WriteGoldenStore(const std::string& directory, const GoldenStore& 
   // mark): runtime state, not content. A store at rest has it zero, and so
   // does every golden file (docs/FORMAT.md, "Intent area").
   if (!area) return Status::Ok();
-  auto file = Io::Default()->Open(path, /*writable=*/true, SymlinkPolicy::kRefuse);
+  auto file = Io::Default()->Open(path, OpenMode::kReadWrite, SymlinkPolicy::kRefuse);
   if (!file.ok()) return file.status();
   const std::vector<std::byte> zeros(intent::kAreaSize);
   if (Status s = (*file)->WriteAt(*area, zeros); !s.ok()) return s;

@@ -280,12 +280,12 @@ std::vector<std::string> LibraryDisagreements(const std::string& path,
   auto verified = VerifyRegions(path);
   if (!verified.ok()) {
     out.push_back("VerifyRegions refused it: " + verified.status().ToString());
-  } else if (verified->size() != spec.regions.size()) {
-    out.push_back("VerifyRegions lists " + std::to_string(verified->size()) + " regions");
+  } else if (verified->regions.size() != spec.regions.size()) {
+    out.push_back("VerifyRegions lists " + std::to_string(verified->regions.size()) + " regions");
   } else {
     for (size_t r = 0; r < spec.regions.size(); ++r) {
       const SpecRegion& want = spec.regions[r];
-      const RegionReport& got = (*verified)[r];
+      const RegionReport& got = verified->regions[r];
       const std::string where = "verify, region " + want.name + ": ";
       expect(got.name == want.name && got.index == r, where + "name or index");
       expect(got.has_commit == (want.content >= 0), where + "has_commit");

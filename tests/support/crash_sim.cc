@@ -64,7 +64,7 @@ class SimFile final : public File {
   Status Sync() override { return DataSync(); }
   Status LockExclusive() override { return Status::Ok(); }
   Result<FileStat> Stat() override { return sim_.StatPath(path_); }
-  Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool) override {
+  Result<std::unique_ptr<Mapping>> Map(uint64_t length, OpenMode) override {
     if (length != sim_.size()) return Status::FromErrno(EINVAL, "mmap", path_);
     return std::unique_ptr<Mapping>(std::make_unique<SimMapping>(sim_));
   }
@@ -277,7 +277,7 @@ std::vector<std::byte> CrashSim::Image(std::mt19937_64& rng, ImageKind kind, uin
   return image;
 }
 
-Result<std::unique_ptr<File>> CrashSim::Open(const std::string&, bool, SymlinkPolicy) {
+Result<std::unique_ptr<File>> CrashSim::Open(const std::string&, OpenMode, SymlinkPolicy) {
   return std::unique_ptr<File>(std::make_unique<SimFile>(*this));
 }
 Result<std::unique_ptr<File>> CrashSim::CreateExclusive(const std::string&) {

@@ -78,7 +78,7 @@ class CrashSim final : public Io {
 
   // Io.
   // The one simulated file, whatever the path: it has no links to refuse.
-  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,
                                      SymlinkPolicy symlinks) override;
   Result<FileStat> StatPath(const std::string& path) override;
   Status FillRandom(std::span<std::byte> out) override;

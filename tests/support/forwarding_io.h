@@ -24,9 +24,9 @@ class ForwardingIo : public Io {
  public:
   explicit ForwardingIo(Io* base = Io::Default()) : base_(base) {}
 
-  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,
                                      SymlinkPolicy symlinks) override {
-    return base_->Open(path, writable, symlinks);
+    return base_->Open(path, mode, symlinks);
   }
   Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override {
     return base_->CreateExclusive(path);
@@ -106,8 +106,8 @@ class ForwardingFile : public File {
   Status Sync() override { return base_->Sync(); }
   Status LockExclusive() override { return base_->LockExclusive(); }
   Result<FileStat> Stat() override { return base_->Stat(); }
-  Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
-    return base_->Map(length, writable);
+  Result<std::unique_ptr<Mapping>> Map(uint64_t length, OpenMode mode) override {
+    return base_->Map(length, mode);
   }
   Status Link(const std::string& path) override { return base_->Link(path); }
   Result<uint32_t> InodeFlags() override { return base_->InodeFlags(); }

@@ -125,9 +125,9 @@ class TestFile final : public ForwardingFile {
     if (Status s = io_.Enter(Op::kLink, path); !s.ok()) return s;
     return base().Link(path);
   }
-  Result<std::unique_ptr<Mapping>> Map(uint64_t length, bool writable) override {
+  Result<std::unique_ptr<Mapping>> Map(uint64_t length, OpenMode mode) override {
     if (Status s = io_.Enter(Op::kMap, path()); !s.ok()) return s;
-    auto mapping = base().Map(length, writable);
+    auto mapping = base().Map(length, mode);
     if (!mapping.ok()) return mapping.status();
     return std::unique_ptr<Mapping>(
         std::make_unique<TestMapping>(io_, std::move(*mapping), path()));
@@ -273,10 +273,10 @@ void TestIo::OnNextOpen(std::function<void()> hook) {
   Locked([&] { open_hook_ = std::move(hook); });
 }
 
-Result<std::unique_ptr<File>> TestIo::Open(const std::string& path, bool writable,
+Result<std::unique_ptr<File>> TestIo::Open(const std::string& path, OpenMode mode,
                                            SymlinkPolicy symlinks) {
   if (Status s = Enter(Op::kOpen, path); !s.ok()) return s;
-  auto file = base()->Open(path, writable, symlinks);
+  auto file = base()->Open(path, mode, symlinks);
   if (!file.ok()) return file.status();
   if (auto hook = Locked([&] { return std::exchange(open_hook_, nullptr); })) hook();
   return std::unique_ptr<File>(std::make_unique<TestFile>(*this, std::move(*file)));

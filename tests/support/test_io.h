@@ -89,7 +89,7 @@ class TestIo final : public ForwardingIo {
   // Forgets the calls recorded so far (fault rules stay).
   void ClearLog();
 
-  Result<std::unique_ptr<File>> Open(const std::string& path, bool writable,
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,
                                      SymlinkPolicy symlinks) override;
   Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to, bool replace) override;

@@ -212,13 +212,13 @@ class LabRunner {
     if (arm.oneshot) {
       return TimeBatch(budget_seconds, max_updates, [&]() -> Status {
         Result<std::unique_ptr<File>> file =
-            io->Open(lab_path_, /*writable=*/true, SymlinkPolicy::kRefuse);
+            io->Open(lab_path_, OpenMode::kReadWrite, SymlinkPolicy::kRefuse);
         if (!file.ok()) return file.status();
         return (*file)->WriteAt(lab_file_offset_, payload_.Next(arm.size));
       });
     }
     Result<std::unique_ptr<File>> file =
-        io->Open(lab_path_, /*writable=*/true, SymlinkPolicy::kRefuse);
+        io->Open(lab_path_, OpenMode::kReadWrite, SymlinkPolicy::kRefuse);
     if (!file.ok()) return file.status();
     return TimeBatch(budget_seconds, max_updates, [&]() -> Status {
       return (*file)->WriteAt(lab_file_offset_, payload_.Next(arm.size));

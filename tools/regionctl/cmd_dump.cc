@@ -89,7 +89,7 @@ Status RunDump(const DumpArgs& args) {
                          "standard output is closed: redirect it (> FILE)");
   }
   Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadOnly, {.follow_symlinks = args.follow_symlinks});
+      Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   if (!args.region.empty()) {
     Result<RegionEntry> region = FindRegionEntry(store->info(), args.region, args.path, "dump");

@@ -27,7 +27,7 @@ struct ExportArgs : StoreArgs {
 Status RunExport(const ExportArgs& args) {
   // Read-only: no lock, so this works while a writer holds the store.
   Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadOnly, {.follow_symlinks = args.follow_symlinks});
+      Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   Result<RegionEntry> region = FindRegionEntry(store->info(), args.name, args.path, "export");
   if (!region.ok()) return region.status();

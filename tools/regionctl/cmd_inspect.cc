@@ -80,10 +80,9 @@ struct CowState {
   std::optional<uint64_t> shared_bytes;
 };
 
-CowState CowStateOf(const std::string& path, bool follow_symlinks, uint64_t file_size) {
+CowState CowStateOf(const std::string& path, SymlinkPolicy symlinks, uint64_t file_size) {
   CowState state;
-  auto file = Io::Default()->Open(path, /*writable=*/false,
-                                  follow_symlinks ? SymlinkPolicy::kFollow : SymlinkPolicy::kRefuse);
+  auto file = Io::Default()->Open(path, OpenMode::kReadOnly, symlinks);
   if (!file.ok()) return state;
   if (auto flags = (*file)->InodeFlags(); flags.ok()) state.nocow = (*flags & kInodeFlagNoCow) != 0;
   if (auto shared = (*file)->SharedRanges(0, file_size); shared.ok()) {
@@ -198,11 +197,11 @@ Status RunInspect(const InspectArgs& args) {
   // slot, however large the regions (with 10,000 regions: 30,000 preads).
   VerifyOptions options;
   options.check_payloads = false;
-  options.follow_symlinks = args.follow_symlinks;
+  options.symlinks = args.symlinks;
   Result<StoreRegions> store = ReadStoreRegions(args.path, options);
   if (!store.ok()) return store.status();
   const uint64_t page_size = Io::Default()->PageSize();
-  const CowState cow = CowStateOf(args.path, args.follow_symlinks, store->info.file_size);
+  const CowState cow = CowStateOf(args.path, args.symlinks, store->info.file_size);
   if (args.json) {
     PrintJson(args.path, store->info, store->regions, page_size, cow);
   } else {

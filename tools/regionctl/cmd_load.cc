@@ -19,7 +19,7 @@ struct LoadArgs : StoreArgs {
 Status RunLoad(const LoadArgs& args) {
   // Read-only: no lock, so this works while a writer holds the store.
   Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadOnly, {.follow_symlinks = args.follow_symlinks});
+      Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   // A name the store lacks is a usage error (exit 2); Load would call it
   // kNotFound, which is also what "no commit yet" is (exit 1).

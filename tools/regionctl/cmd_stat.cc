@@ -61,7 +61,7 @@ Status RunStat(const StatArgs& args) {
   // is a header's and says so.
   VerifyOptions options;
   options.check_payloads = false;
-  options.follow_symlinks = args.follow_symlinks;
+  options.symlinks = args.symlinks;
   Result<StoreRegions> store = ReadStoreRegions(args.path, options);
   if (!store.ok()) return store.status();
   const uint64_t now = Io::Default()->NowUnixNanos();

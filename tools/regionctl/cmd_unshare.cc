@@ -19,7 +19,7 @@ struct UnshareArgs : StoreArgs {
 Status RunUnshare(const UnshareArgs& args) {
   ProgressBar bar("unshare", StderrIsTerminal(), "fsync");
   UnshareOptions options;
-  options.follow_symlinks = args.follow_symlinks;
+  options.symlinks = args.symlinks;
   options.progress = [&bar](uint64_t done, uint64_t total) { bar.Update(done, total); };
   Result<UnshareReport> report = UnshareStore(args.path, options);
   if (!report.ok()) return report.status();

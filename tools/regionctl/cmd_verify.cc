@@ -21,7 +21,7 @@ namespace {
 
 struct VerifyArgs {
   std::string path;
-  bool follow_symlinks = false;
+  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
   bool json = false;
 };
 
@@ -210,7 +210,7 @@ Status RunVerify(const VerifyArgs& args) {
     ProgressBar bar("verify", StderrIsTerminal() && !size_error && file_size > kProgressBarAbove);
     VerifyOptions options;
     options.read_data_area = true;
-    options.follow_symlinks = args.follow_symlinks;
+    options.symlinks = args.symlinks;
     options.progress = [&bar](uint64_t done, uint64_t total) { bar.Update(done, total); };
     return ReadStoreRegions(args.path, options);
   };
@@ -249,7 +249,7 @@ void SetupVerify(CLI::App& app, Status& outcome) {
       "meanwhile may show as incomplete. A progress bar goes to stderr when it is a\n"
       "terminal and the store is larger than 64 MiB.");
   command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->follow_symlinks);
+  AddFollowSymlinksFlag(command, args->symlinks);
   command->add_flag("--json", args->json, "Print one JSON object instead of a report");
   command->callback([args, &outcome] { outcome = RunVerify(*args); });
 }

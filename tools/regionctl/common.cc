@@ -452,10 +452,11 @@ CLI::Validator SizeTransform() {
           "", "size"};
 }
 
-void AddFollowSymlinksFlag(CLI::App* command, bool& follow_symlinks) {
-  command->add_flag("--follow-symlinks", follow_symlinks,
-                    "Open the store a symbolic link PATH points to (refused by default, so a "
-                    "planted link cannot redirect the command to another file)");
+void AddFollowSymlinksFlag(CLI::App* command, SymlinkPolicy& symlinks) {
+  command->add_flag_callback(
+      "--follow-symlinks", [&symlinks] { symlinks = SymlinkPolicy::kFollow; },
+      "Open the store a symbolic link PATH points to (refused by default, so a "
+      "planted link cannot redirect the command to another file)");
 }
 
 CLI::App* AddCommand(CLI::App& app, const std::string& name, const std::string& description,
@@ -467,7 +468,7 @@ CLI::App* AddCommand(CLI::App& app, const std::string& name, const std::string& 
 
 void AddStoreArguments(CLI::App* command, StoreArgs& args) {
   command->add_option("PATH", args.path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args.follow_symlinks);
+  AddFollowSymlinksFlag(command, args.symlinks);
 }
 
 void AddStoreRegionArguments(CLI::App* command, StoreArgs& args, std::string& name) {
@@ -497,7 +498,7 @@ Result<Store> OpenWriterPrintingWarnings(const StoreArgs& args) {
   std::vector<std::string> warnings;
   Result<Store> store =
       Store::Open(args.path, OpenMode::kReadWrite,
-                  {.follow_symlinks = args.follow_symlinks, .warnings = &warnings});
+                  {.symlinks = args.symlinks, .warnings = &warnings});
   for (const std::string& warning : warnings) {
     std::cerr << "regionctl: warning: " << warning << '\n';
   }

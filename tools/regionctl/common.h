@@ -100,10 +100,10 @@ CLI::Validator SizeTransform();
 CLI::Validator DurabilityCheck();
 
 // Adds --follow-symlinks to `command`, a command that opens an existing store
-// at PATH, bound to `follow_symlinks`. Without the flag a PATH that is itself
-// a symbolic link is refused with kInvalidArgument (exit 2), as the library
-// does by default (OpenOptions::follow_symlinks).
-void AddFollowSymlinksFlag(CLI::App* command, bool& follow_symlinks);
+// at PATH: it sets `symlinks` to SymlinkPolicy::kFollow. Without the flag a
+// PATH that is itself a symbolic link is refused with kInvalidArgument
+// (exit 2), as the library does by default (OpenOptions::symlinks).
+void AddFollowSymlinksFlag(CLI::App* command, SymlinkPolicy& symlinks);
 
 // Adds the subcommand `name` to `app`: its one-line `description` and the
 // `footer` its --help ends with (examples, exit codes).
@@ -115,7 +115,7 @@ CLI::App* AddCommand(CLI::App& app, const std::string& name, const std::string& 
 // derive from it.
 struct StoreArgs {
   std::string path;
-  bool follow_symlinks = false;
+  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
 };
 
 // Adds PATH (the store file, required) and --follow-symlinks to `command`.

@@ -28,10 +28,13 @@
 #include "cmd_write.h"
 #include "common.h"
 #include "regionstore/status.h"
+#include "regionstore/version.h"
 #include "signals.h"
 
+// CMake passes the project version, which it reads from version.h; a build
+// without it takes the same version from the header.
 #ifndef REGIONCTL_VERSION
-#define REGIONCTL_VERSION "0.1.0"
+#define REGIONCTL_VERSION REGIONSTORE_VERSION_STRING
 #endif
 
 namespace regionstore::regionctl {

@@ -26,27 +26,16 @@ bool HeaderTrusted(const SlotReport& slot) { return slot.generation != 0; }
 }  // namespace
 
 Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptions& options) {
-  Result<StoreInfo> info = ReadStoreInfo(
-      path, options.io, options.follow_symlinks ? SymlinkPolicy::kFollow : SymlinkPolicy::kRefuse);
-  if (!info.ok()) return info.status();
-  Result<std::vector<RegionReport>> reports = VerifyRegions(path, options);
-  if (!reports.ok()) return reports.status();
-  // Two opens: a `create --force` in between would pair one store's table
-  // with another's slots. Refuse rather than show a mix.
-  bool same = reports->size() == info->regions.size();
-  for (size_t index = 0; same && index < reports->size(); ++index) {
-    same = (*reports)[index].name == info->regions[index].name &&
-           (*reports)[index].capacity == info->regions[index].capacity;
-  }
-  if (!same) {
-    return Status::Error(StatusCode::kIOError, "read checkpoint regions", path,
-                         "the region table changed while it was read (store replaced?); retry");
-  }
+  // One open: the table and the slots come from the same file.
+  Result<VerifyReport> verified = VerifyRegions(path, options);
+  if (!verified.ok()) return verified.status();
   StoreRegions regions;
-  for (size_t index = 0; index < reports->size(); ++index) {
-    regions.regions.push_back({info->regions[index], std::move((*reports)[index])});
+  regions.regions.reserve(verified->regions.size());
+  for (size_t index = 0; index < verified->regions.size(); ++index) {
+    regions.regions.push_back(
+        {verified->info.regions[index], std::move(verified->regions[index])});
   }
-  regions.info = std::move(*info);
+  regions.info = std::move(verified->info);
   return regions;
 }
 

@@ -21,12 +21,11 @@ struct RegionView {
   RegionReport report;
 };
 
-// Reads the region table and the slots with pread (ReadStoreInfo, then
-// VerifyRegions with `options`: inspect reads headers only, verify payloads
-// and the data area too) and pairs them up. Errors: those of ReadStoreInfo and
-// VerifyRegions (kCorruption for a damaged superblock or table), and
-// kIOError if the two reads disagree (the store was replaced in between).
-// A damaged region is not an error: RegionReport::damaged says so.
+// Reads the region table and the slots with pread, from one open of the
+// store (VerifyRegions with `options`: inspect reads headers only, verify
+// payloads and the data area too) and pairs them up. Errors: those of
+// VerifyRegions (kCorruption for a damaged superblock or table). A damaged
+// region is not an error: RegionReport::damaged says so.
 struct StoreRegions {
   StoreInfo info;
   std::vector<RegionView> regions;

@@ -1,0 +1,87 @@
+// Intent marks and barriers: every msync and fdatasync a Store handle
+// issues, and the marks that let the next open undo what a failed one may
+// have left (docs/CHECKPOINTS.md, "Recovery").
+#include <chrono>
+
+#include "store_rep.h"
+
+namespace regionstore {
+
+using intent::Kind;
+
+Status Store::Rep::SetMark(uint32_t entry, const intent::Entry& mark) {
+  if (!intent_offset) return Status::Ok();
+  // By pwrite, not through the mapping: on Linux 6.x ext4 a store through
+  // the mapping dirties its whole page-cache folio (2 MiB measured), and the
+  // next fdatasync writes all of it back (docs/BENCH-CHECKPOINTS.md).
+  const intent::EntryBytes bytes = intent::EncodeEntry(mark);
+  return file->WriteAt(*intent_offset + uint64_t{entry} * intent::kEntrySize, bytes);
+}
+
+Status Store::Rep::ClearMark(uint32_t entry) {
+  if (!intent_offset) return Status::Ok();
+  static constexpr intent::EntryBytes kFree{};
+  return file->WriteAt(*intent_offset + uint64_t{entry} * intent::kEntrySize, kFree);
+}
+
+Status Store::Rep::NoteVolatileCommit() {
+  if (volatile_pending) return Status::Ok();
+  if (Status s = SetMark(intent::kVolatileEntry, {Kind::kVolatilePending, 0, 0, 0, boot_id});
+      !s.ok()) {
+    ++stats.failed_writes;
+    return Poison(s, "commit: pwrite (intent mark)");
+  }
+  volatile_pending = true;
+  return Status::Ok();
+}
+
+Status Store::Rep::Barrier(const BarrierCall& call) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool whole_file = call.kind == BarrierKind::kFdatasync;
+  const bool marked = call.kind != BarrierKind::kMsyncAsync &&
+                      (volatile_pending || call.always_mark) && intent_offset.has_value();
+  // The step that failed names the failure.
+  const char* step = "write the intent mark";
+  Status status = marked
+                      ? SetMark(intent::kFileBarrierEntry, {Kind::kFileBarrier, 0, 0, 0, boot_id})
+                      : Status::Ok();
+  if (status.ok()) {
+    step = call.operation;
+    if (whole_file) {
+      status = file->DataSync();
+    } else {
+      const uint64_t begin = call.file_offset & ~(page_size - 1);
+      const uint64_t end = format::AlignUp(call.file_offset + call.length, page_size);
+      const bool sync = call.kind == BarrierKind::kMsyncSync;
+      status = mapping->Sync(begin, end - begin, sync ? SyncKind::kSync : SyncKind::kAsync);
+      if (status.ok() && sync && call.reset_page_tables) {
+        mapping->ResetPageTables(begin, end - begin);
+      }
+    }
+  }
+  if (status.ok() && marked) {
+    step = "clear the intent mark";
+    status = ClearMark(intent::kFileBarrierEntry);
+  }
+  if (status.ok() && whole_file && volatile_pending) {
+    step = "clear the intent mark";
+    status = ClearMark(intent::kVolatileEntry);
+    if (status.ok()) volatile_pending = false;
+  }
+  if (!status.ok()) {
+    status = Poison(status, step);
+    if (whole_file) status = status.WithOperation(call.operation, path);
+  }
+  if (call.counted_as) {
+    ModeStats& counters = stats.by_mode[static_cast<size_t>(*call.counted_as)];
+    ++counters.flushes;
+    if (!status.ok()) ++stats.failed_flushes;
+    counters.flush_nanos +=
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count());
+  }
+  return status;
+}
+
+}  // namespace regionstore

@@ -1,0 +1,193 @@
+// Commit: the target choice, then one of the two write paths (through the
+// mapping for kNone/kAsync, write-through pwrite for kSync and
+// kPwriteFdatasync), then what the handle learns. docs/CHECKPOINTS.md,
+// "Commit", has the protocol and why each step is where it is.
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <optional>
+
+#include "shared_copy.h"
+#include "store_rep.h"
+#include "test_hooks.h"
+
+namespace regionstore {
+
+using intent::Kind;
+using internal::MarkCommitPhase;
+
+Result<uint64_t> Store::Commit(std::string_view name, std::span<const std::byte> payload,
+                               Durability durability) {
+  Rep& r = *rep_;
+  if (Status s = r.CheckWritable("commit"); !s.ok()) return s;
+  auto found = r.FindRegion(name, "commit");
+  if (!found.ok()) return found.status();
+  const uint32_t index = *found;
+  const RegionEntry& region = r.info.regions[index];
+  if (payload.size() > region.capacity) {
+    return Status::Error(StatusCode::kInvalidArgument, "commit", r.path,
+                         "payload of " + std::to_string(payload.size()) +
+                             " bytes exceeds the capacity of region '" + region.name + "' (" +
+                             std::to_string(region.capacity) + " bytes)");
+  }
+  if (static_cast<size_t>(durability) >= r.stats.by_mode.size()) {
+    return Status::Error(StatusCode::kInvalidArgument, "commit", r.path, "unknown durability mode");
+  }
+  if (Status s = r.SettleRegion(index, /*rewrite=*/false); !s.ok()) return s;
+
+  const uint32_t target = r.CommitTarget(index);
+  const RegionState& state = r.regions[index];
+  if (state.max_generation >= slot::kMaxGeneration) {
+    return Status::Error(StatusCode::kCorruption, "commit", r.path,
+                         "region '" + region.name + "': the generation counter is exhausted");
+  }
+  slot::Header header;
+  header.region = index;
+  header.slot = target;
+  header.generation = state.max_generation + 1;
+  header.length = payload.size();
+  header.commit_unix_ns = r.io->NowUnixNanos();
+
+  // From here the target's old content is gone: a failure below may leave
+  // the slot unfinished or empty, never another commit's header.
+  const bool durable =
+      durability == Durability::kSync || durability == Durability::kPwriteFdatasync;
+  const Status outcome = durable ? r.DurableCommit(index, target, header, payload, durability)
+                                 : r.MappedCommit(index, target, header, payload, durability);
+  MarkCommitPhase(internal::kIdle);
+  if (!outcome.ok()) return outcome;
+  r.RecordCommit(index, target, header.generation, durability, payload.size());
+  return header.generation;
+}
+
+uint32_t Store::Rep::CommitTarget(uint32_t index) const {
+  const RegionEntry& region = info.regions[index];
+  const RegionState& state = regions[index];
+  // The target holds neither the newest commit (G2: a kill leaves it intact)
+  // nor the newest durable one (G3: a power loss leaves it intact). Of the
+  // rest, the one with the oldest known commit; unknown or invalid slots
+  // count as oldest. Only validated state decides. Three slots a region
+  // (slot::kSlotsPerRegion) leave at least one.
+  std::optional<uint32_t> target;
+  for (uint32_t i = 0; i < region.slot_count; ++i) {
+    if (i == state.newest || i == state.durable) continue;
+    if (!target || state.known_generation[i] < state.known_generation[*target]) target = i;
+  }
+  if (internal::Mutated(internal::Mutation::kTwoSlotAlternation)) {
+    target = state.newest == 0u ? 1u : 0u;
+  }
+  return *target;
+}
+
+Status Store::Rep::MappedCommit(uint32_t index, uint32_t target, slot::Header& header,
+                                std::span<const std::byte> payload, Durability durability) {
+  const RegionEntry& region = info.regions[index];
+  const uint64_t unit_offset = slot::HeaderFileOffset(region, target);
+  std::byte* base = mapping->data();
+  if (Status s = NoteVolatileCommit(); !s.ok()) return s;
+  MarkCommitPhase(internal::kCopy);
+  header.payload_checksum = format::Checksum(payload);
+  shared_copy::ClearHeaderMagic(base + unit_offset);
+  // As a seqlock writer: no payload store may become visible before the
+  // cleared magic (a reader must not see the old magic over new bytes).
+  std::atomic_thread_fence(std::memory_order_release);
+  shared_copy::CopyToShared(base + slot::PayloadFileOffset(region, target), payload.data(),
+                            payload.size());
+  shared_copy::StoreHeaderWords(base + unit_offset, slot::EncodeHeader(header));
+  if (durability != Durability::kAsync) return Status::Ok();
+  MarkCommitPhase(internal::kFlush);
+  return Barrier({.kind = BarrierKind::kMsyncAsync,
+                  .counted_as = durability,
+                  .operation = "commit: msync(MS_ASYNC)",
+                  .file_offset = unit_offset,
+                  .length = slot::kHeaderUnitSize + payload.size()});
+}
+
+Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& header,
+                                 std::span<const std::byte> payload, Durability durability) {
+  const RegionEntry& region = info.regions[index];
+  const uint64_t unit_offset = slot::HeaderFileOffset(region, target);
+  const auto failed_write = [&](const Status& s, const char* operation) {
+    ++stats.failed_writes;
+    return Poison(s, operation);
+  };
+  // Zero the header unit once a write failed: its pages may hold bytes that
+  // never reach the disk (or a header over a payload that is not there), and
+  // no later reader or open may take them for a commit. Through the mapping,
+  // which cannot fail.
+  const auto forget_slot = [&] {
+    shared_copy::StoreHeaderWords(mapping->data() + unit_offset, slot::HeaderBytes{});
+  };
+  MarkCommitPhase(internal::kCopy);
+  // A zero header unit, then the payload, in one call (the unit comes first
+  // in the file, so a kill stops the write after it), then the header unit:
+  // a kill at any point leaves the slot empty or unfinished, never a valid
+  // header over a partial payload. All of it goes through the page cache the
+  // mapping shares.
+  static constexpr std::array<std::byte, slot::kHeaderUnitSize> kZeroUnit{};
+  const std::array<std::span<const std::byte>, 2> parts{std::span<const std::byte>(kZeroUnit),
+                                                        payload};
+  if (Status s = file->WriteGatherAt(unit_offset, parts, /*data_sync=*/false); !s.ok()) {
+    forget_slot();
+    return failed_write(s, "commit: pwritev (payload)");
+  }
+  header.payload_checksum = format::Checksum(payload);
+  const slot::HeaderBytes header_bytes = slot::EncodeHeader(header);
+  std::array<std::byte, slot::kHeaderUnitSize> unit{};
+  std::memcpy(unit.data(), header_bytes.data(), header_bytes.size());
+  // Recorded before the header reaches the page cache: if the barrier fails
+  // and the process dies before the header is zeroed again, the next open
+  // in this boot zeroes it.
+  if (Status s = SetMark(intent::kFirstCommitEntry,
+                         {Kind::kCommitBarrier, index, target, header.generation, boot_id});
+      !s.ok()) {
+    return failed_write(s, "commit: pwrite (intent mark)");
+  }
+  if (Status s = file->WriteAt(unit_offset, unit); !s.ok()) {
+    forget_slot();
+    return failed_write(s, "commit: pwrite (slot header)");
+  }
+  MarkCommitPhase(internal::kFlush);
+  // One barrier for header unit and payload, which are adjacent: msync of
+  // that range (kSync: writeback and device flush of this range only), or
+  // fdatasync (the whole file).
+  const bool header_only = internal::Mutated(internal::Mutation::kBarrierHeaderOnly);
+  const Status barrier =
+      durability == Durability::kSync || header_only
+          ? Barrier({.kind = BarrierKind::kMsyncSync,
+                     .counted_as = durability,
+                     .operation = "commit: msync(MS_SYNC)",
+                     .file_offset = unit_offset,
+                     .length = slot::kHeaderUnitSize + (header_only ? 0 : payload.size())})
+          : Barrier({.kind = BarrierKind::kFdatasync,
+                     .counted_as = durability,
+                     .operation = "commit: fdatasync"});
+  if (!barrier.ok()) {
+    // The kernel may have marked the slot's pages clean though they never
+    // reached the disk.
+    forget_slot();
+    return barrier;
+  }
+  // Until the mark is gone, the next open would undo this commit: a commit
+  // whose mark cannot be cleared has not returned.
+  if (Status s = ClearMark(intent::kFirstCommitEntry); !s.ok()) {
+    return failed_write(s, "commit: pwrite (clear the intent mark)");
+  }
+  return Status::Ok();
+}
+
+void Store::Rep::RecordCommit(uint32_t index, uint32_t target, uint64_t generation,
+                              Durability durability, uint64_t bytes) {
+  RegionState& state = regions[index];
+  state.known_generation[target] = generation;
+  state.newest = target;
+  state.max_generation = generation;
+  if (durability == Durability::kSync || durability == Durability::kPwriteFdatasync) {
+    state.durable = target;
+  }
+  ModeStats& counters = stats.by_mode[static_cast<size_t>(durability)];
+  ++counters.commits;
+  counters.bytes_committed += bytes;
+}
+
+}  // namespace regionstore

@@ -1,0 +1,260 @@
+// Recovery: what a writer's open does about earlier handles (RecoverOnOpen,
+// RecoverEveryRegion), and the settling of a region at its first commit
+// through a handle (SettleRegion). docs/CHECKPOINTS.md, "Recovery", says why
+// each step is there. pread and pwrite only: no slot is read through the
+// mapping here.
+#include <algorithm>
+#include <vector>
+
+#include "region_check.h"
+#include "store_rep.h"
+#include "test_hooks.h"
+
+namespace regionstore {
+
+using intent::Kind;
+using region_check::ReadFn;
+
+Status Store::Rep::RecoverOnOpen() {
+  // Without checkpoint regions no promise rests on what earlier handles
+  // left: raw writes keep only what their own mode promised. No barrier.
+  if (info.regions.empty()) return Status::Ok();
+  regions.assign(info.regions.size(), RegionState{});
+  for (uint32_t r = 0; r < info.regions.size(); ++r) {
+    regions[r].known_generation.assign(info.regions[r].slot_count, 0);
+  }
+  intent_offset = intent::AreaOffset(info);
+  if (!intent_offset) return RecoverEveryRegion();
+  auto boot = io->BootId();
+  if (boot.ok()) boot_id = *boot;
+  const ReadFn read = region_check::PreadReader(*file, path);
+  std::vector<std::byte> area(intent::kAreaSize);
+  if (Status s = read(*intent_offset, area); !s.ok()) {
+    return s.WithOperation("open: read the intent area", path);
+  }
+  std::vector<intent::Entry> marks;
+  std::vector<uint32_t> mark_entries;
+  bool unknown_boot = false;
+  const bool ignore_marks = internal::Mutated(internal::Mutation::kIgnoreIntentMarks);
+  for (uint32_t e = 0; e < intent::kEntryCount && !ignore_marks; ++e) {
+    const auto mark = intent::DecodeEntry(std::span(area).subspan(e * intent::kEntrySize));
+    // A mark from another boot says nothing about today's page cache: it
+    // was filled from the disk since. (And the mark may be a durable copy of
+    // one whose clearing never reached the disk: zeroing its commit then
+    // would lose a commit that returned.)
+    // A mark made where no boot id could be read (all zero), or read where
+    // none can be, cannot be told from a stale one.
+    if (mark && (!boot.ok() || mark->boot_id == boot_id || mark->boot_id == intent::BootId{})) {
+      if (!boot.ok() || mark->boot_id == intent::BootId{}) unknown_boot = true;
+      marks.push_back(*mark);
+      mark_entries.push_back(e);
+    }
+  }
+  // Such a mark: zero nothing, and write every region's newest commit again
+  // instead, which covers a failed barrier of any earlier handle.
+  if (unknown_boot) return RecoverEveryRegion();
+  bool file_barrier = false;
+  bool must_mark = false;
+  const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
+  for (const intent::Entry& mark : marks) {
+    if (mark.kind == Kind::kFileBarrier) file_barrier = true;
+    // Commits an earlier handle left without a barrier: this open's
+    // fdatasync makes them durable, and runs as a file barrier for that.
+    if (mark.kind == Kind::kVolatilePending) volatile_pending = true;
+    if (mark.kind != Kind::kCommitBarrier) continue;
+    // The barrier of this commit did not return: it may have failed,
+    // leaving pages the kernel marked clean but never wrote, and the
+    // fdatasync below would skip them. The commit was in flight, so losing
+    // it is allowed; counting it durable is not.
+    // Even where the header already reads zero (the failing handle zeroed
+    // it), that zero may be clean in the cache and missing on disk: the
+    // fdatasync below must make it durable, marked, before the generation
+    // can be issued again.
+    must_mark = true;
+    if (mark.region >= info.regions.size()) continue;
+    const RegionEntry& region = info.regions[mark.region];
+    if (mark.slot >= region.slot_count) continue;
+    slot::HeaderBytes bytes;
+    const uint64_t unit = slot::HeaderFileOffset(region, mark.slot);
+    if (Status s = read(unit, bytes); !s.ok()) return s;
+    const slot::DecodedHeader decoded =
+        slot::DecodeHeader(bytes, mark.region, mark.slot, region.capacity);
+    if (decoded.kind != slot::DecodedHeader::Kind::kValid ||
+        decoded.header.generation != mark.generation) {
+      continue;
+    }
+    if (Status s = file->WriteAt(unit, zero_unit); !s.ok()) {
+      return s.WithOperation("open: clear the header of a commit whose barrier did not return",
+                             path);
+    }
+  }
+  // Each mark is acted on once: left in place, it would match the next
+  // commit that gets the same generation in the same slot (a lost commit's
+  // generation is issued again) and undo it at a later open.
+  for (size_t i = 0; i < marks.size(); ++i) {
+    if (marks[i].kind != Kind::kCommitBarrier) continue;
+    if (Status s = ClearMark(mark_entries[i]); !s.ok()) {
+      return s.WithOperation("open: clear an intent mark", path);
+    }
+  }
+  // A whole-file barrier was running while commits without a barrier were
+  // pending: if it failed, any of their pages may be clean in the cache and
+  // missing on disk, and nothing says which. Write every region's newest
+  // commit again, so the fdatasync covers it.
+  if (file_barrier) return RecoverEveryRegion();
+  // Whatever earlier handles left in the page cache becomes durable here.
+  // If this fails, the kernel may have marked some of it clean unwritten and
+  // will not say so again; when that matters (commits an earlier handle left
+  // without a barrier, a commit mark's zeroed header), the file-barrier mark
+  // is down before the call, for the next open to see.
+  return Barrier({.kind = BarrierKind::kFdatasync,
+                  .counted_as = std::nullopt,
+                  .operation = "open: fdatasync",
+                  .file_offset = 0,
+                  .length = 0,
+                  .reset_page_tables = false,
+                  .always_mark = must_mark});
+}
+
+Status Store::Rep::RecoverEveryRegion() {
+  for (uint32_t r = 0; r < info.regions.size(); ++r) {
+    if (Status s = SettleRegion(r, /*rewrite=*/true); !s.ok()) return s;
+  }
+  // One barrier: the cleared headers and the rewritten commits are on disk
+  // before the first new commit, so every settled slot is durable.
+  if (Status s = file->DataSync(); !s.ok()) {
+    return s.WithOperation("open: fdatasync (recovering checkpoint regions)", path);
+  }
+  // Every mark is moot now.
+  if (intent_offset) {
+    const std::vector<std::byte> zero_area(intent::kAreaSize);
+    if (Status s = file->WriteAt(*intent_offset, zero_area); !s.ok()) {
+      return s.WithOperation("open: clear the intent area", path);
+    }
+  }
+  volatile_pending = false;
+  return Status::Ok();
+}
+
+Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
+  RegionState& state = regions[index];
+  if (state.settled) return Status::Ok();
+  const RegionEntry& region = info.regions[index];
+  const ReadFn read = region_check::PreadReader(*file, path);
+  std::vector<slot::HeaderBytes> headers(region.slot_count);
+  std::vector<slot::DecodedHeader> decoded(region.slot_count);
+  for (uint32_t i = 0; i < region.slot_count; ++i) {
+    if (Status s = read(slot::HeaderFileOffset(region, i), headers[i]); !s.ok()) return s;
+    decoded[i] = slot::DecodeHeader(headers[i], index, i, region.capacity);
+    if (decoded[i].kind == slot::DecodedHeader::Kind::kValid) {
+      state.max_generation = std::max(state.max_generation, decoded[i].header.generation);
+      // Only to rank free targets (an older commit goes after empty slots,
+      // oldest first); newest and durable come from checked payloads below.
+      state.known_generation[i] = decoded[i].header.generation;
+    }
+  }
+  if (internal::Mutated(internal::Mutation::kTargetFromRawGeneration)) {
+    uint64_t highest = 0;
+    for (uint32_t i = 0; i < region.slot_count; ++i) {
+      const uint64_t raw = format::Load64(headers[i], slot::hdr::kGeneration);
+      if (raw > highest && raw <= slot::kMaxGeneration) {
+        state.newest = state.durable = i;
+        highest = raw;
+      }
+    }
+    state.max_generation = std::max(state.max_generation, highest);
+    state.settled = true;
+    return Status::Ok();
+  }
+  // Newest header first; the first whose payload matches is the commit.
+  // Older slots are not checked: the protocol only needs to know the newest
+  // and the durable slot, and every other slot is a free target.
+  uint64_t recovered_generation = 0;
+  uint64_t recovered_length = 0;
+  for (const region_check::ValidHeader& candidate :
+       region_check::ValidHeadersNewestFirst(headers, region, index)) {
+    Result<bool> matches = true;
+    if (!internal::Mutated(internal::Mutation::kSettleTrustsHeader)) {
+      matches = region_check::PayloadMatches(read, slot::PayloadFileOffset(region, candidate.slot),
+                                             candidate.header);
+    }
+    if (!matches.ok()) return matches.status();
+    if (*matches) {
+      state.newest = state.durable = candidate.slot;
+      state.known_generation[candidate.slot] = candidate.header.generation;
+      recovered_generation = candidate.header.generation;
+      recovered_length = candidate.header.length;
+      break;
+    }
+  }
+  // Zero every header that holds no commit this settle trusts and is not an
+  // older commit: an invalid one, an unfinished one, or one newer than the
+  // recovered commit (a torn commit, or damage). Left in place, a later
+  // crash while its slot is written again could complete it from units of
+  // the new writes (applications commit mostly the same bytes) and bring a
+  // lost commit back. Zeroed and synced before anything is written here, no
+  // mix of later writes can recreate it.
+  const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
+  for (uint32_t i = 0; i < region.slot_count; ++i) {
+    if (state.newest == i || decoded[i].kind == slot::DecodedHeader::Kind::kEmpty) continue;
+    if (decoded[i].kind == slot::DecodedHeader::Kind::kValid &&
+        decoded[i].header.generation <= recovered_generation) {
+      continue;
+    }
+    const uint64_t unit = slot::HeaderFileOffset(region, i);
+    state.known_generation[i] = 0;
+    if (Status s = file->WriteAt(unit, zero_unit); !s.ok()) {
+      ++stats.failed_writes;
+      return Poison(s, rewrite ? "open: clear a checkpoint slot header no commit owns"
+                               : "commit: clear a checkpoint slot header no commit owns");
+    }
+    // A whole-file barrier follows the rewrite below.
+    if (rewrite) continue;
+    // Marked whatever else is pending: if this fails, the zero unit may be
+    // clean in the cache and missing on disk, and the next open must write
+    // every header unit again.
+    if (Status s = Barrier({.kind = BarrierKind::kMsyncSync,
+                            .counted_as = std::nullopt,
+                            .operation = "commit: msync(MS_SYNC) of a cleared slot header",
+                            .file_offset = unit,
+                            .length = slot::kHeaderUnitSize,
+                            .reset_page_tables = false,
+                            .always_mark = true});
+        !s.ok()) {
+      return s;
+    }
+  }
+  // Write every header unit and the recovered commit again, byte for byte,
+  // for the whole-file barrier that follows: an earlier handle's failed
+  // barrier may have left their pages clean in the cache but missing on disk
+  // (a commit, or a header it zeroed), and the barrier skips clean pages.
+  if (rewrite) {
+    std::vector<std::byte> unit_bytes(slot::kHeaderUnitSize);
+    for (uint32_t i = 0; i < region.slot_count; ++i) {
+      if (state.newest == i) continue;  // with its payload, below
+      const uint64_t unit = slot::HeaderFileOffset(region, i);
+      if (Status s = read(unit, unit_bytes); !s.ok()) return s;
+      if (Status s = file->WriteAt(unit, unit_bytes); !s.ok()) {
+        return s.WithOperation("open: rewrite a checkpoint slot header", path);
+      }
+    }
+  }
+  if (rewrite && state.newest) {
+    const uint64_t begin = slot::HeaderFileOffset(region, *state.newest);
+    const uint64_t end = slot::PayloadFileOffset(region, *state.newest) + recovered_length;
+    std::vector<std::byte> chunk(std::min<uint64_t>(region_check::kChunk, end - begin));
+    for (uint64_t at = begin; at < end;) {
+      const std::span<std::byte> piece =
+          std::span(chunk).first(std::min<uint64_t>(chunk.size(), end - at));
+      if (Status s = read(at, piece); !s.ok()) return s;
+      if (Status s = file->WriteAt(at, piece); !s.ok()) {
+        return s.WithOperation("open: rewrite the recovered checkpoint", path);
+      }
+      at += piece.size();
+    }
+  }
+  state.settled = true;
+  return Status::Ok();
+}
+
+}  // namespace regionstore

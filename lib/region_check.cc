@@ -1,0 +1,143 @@
+#include "region_check.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "shared_copy.h"
+#include "test_hooks.h"
+
+namespace regionstore::region_check {
+
+ReadFn PreadReader(File& file, const std::string& path) {
+  return [&file, &path](uint64_t offset, std::span<std::byte> out) -> Status {
+    auto read = file.ReadAt(offset, out);
+    if (!read.ok()) return read.status().WithOperation("read checkpoint slot", path);
+    if (*read != out.size()) {
+      return Status::Error(StatusCode::kCorruption, "read checkpoint slot", path,
+                           "the file ends inside a slot (truncated while open?)");
+    }
+    return Status::Ok();
+  };
+}
+
+ReadFn MappingReader(const Mapping& mapping) {
+  const std::byte* base = const_cast<Mapping&>(mapping).data();
+  return [base](uint64_t offset, std::span<std::byte> out) -> Status {
+    shared_copy::CopyFromShared(out.data(), base + offset, out.size());
+    return Status::Ok();
+  };
+}
+
+Result<bool> PayloadMatches(const ReadFn& read, uint64_t offset, const slot::Header& header) {
+  if (internal::Mutated(internal::Mutation::kSkipPayloadCheck)) return true;
+  format::ChecksumStream checksum;
+  std::vector<std::byte> chunk(std::min(kChunk, std::max<uint64_t>(header.length, 1)));
+  for (uint64_t done = 0; done < header.length;) {
+    const uint64_t length = std::min<uint64_t>(chunk.size(), header.length - done);
+    if (Status s = read(offset + done, std::span(chunk).first(length)); !s.ok()) return s;
+    checksum.Update(std::span(chunk).first(length));
+    done += length;
+  }
+  return checksum.Digest() == header.payload_checksum;
+}
+
+Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region,
+                                   uint32_t region_index, bool check_payloads) {
+  RegionReport report;
+  report.name = region.name;
+  report.index = region_index;
+  report.capacity = region.capacity;
+  report.payload_checked = check_payloads;
+  // Payload verdict per slot whose header checks out.
+  std::vector<std::optional<bool>> payload_ok(region.slot_count);
+  std::optional<uint32_t> newest_header;  // highest generation; ties to the lower slot
+  bool any_invalid = false;
+  for (uint32_t i = 0; i < region.slot_count; ++i) {
+    SlotReport slot_report;
+    slot_report.index = i;
+    slot_report.payload_checked = check_payloads;
+    slot::HeaderBytes bytes;
+    if (Status s = read(slot::HeaderFileOffset(region, i), bytes); !s.ok()) return s;
+    const slot::DecodedHeader decoded = slot::DecodeHeader(bytes, region_index, i, region.capacity);
+    switch (decoded.kind) {
+      case slot::DecodedHeader::Kind::kEmpty:
+        slot_report.state = SlotState::kEmpty;
+        break;
+      case slot::DecodedHeader::Kind::kUnfinished:
+        slot_report.state = SlotState::kEmpty;
+        slot_report.reason = decoded.reason;
+        break;
+      case slot::DecodedHeader::Kind::kInvalid:
+        slot_report.state = SlotState::kDamaged;
+        slot_report.reason = decoded.reason;
+        any_invalid = true;
+        break;
+      case slot::DecodedHeader::Kind::kValid: {
+        slot_report.generation = decoded.header.generation;
+        slot_report.length = decoded.header.length;
+        slot_report.commit_unix_ns = decoded.header.commit_unix_ns;
+        Result<bool> matches = true;
+        if (check_payloads) {
+          matches = PayloadMatches(read, slot::PayloadFileOffset(region, i), decoded.header);
+        }
+        if (!matches.ok()) return matches.status();
+        payload_ok[i] = *matches;
+        slot_report.state = *matches ? SlotState::kValid : SlotState::kIncomplete;
+        if (!*matches) slot_report.reason = "payload checksum mismatch";
+        if (!newest_header || decoded.header.generation > report.slots[*newest_header].generation) {
+          newest_header = i;
+        }
+        break;
+      }
+    }
+    report.slots.push_back(std::move(slot_report));
+  }
+  if (newest_header && payload_ok[*newest_header] == false) {
+    report.torn = true;
+    report.torn_slot = *newest_header;
+    report.torn_generation = report.slots[*newest_header].generation;
+    report.slots[*newest_header].state = SlotState::kTorn;
+    report.slots[*newest_header].reason =
+        "payload checksum mismatch in the newest header: a power loss interrupted this commit, "
+        "or it was damaged after it returned";
+  }
+  for (const SlotReport& s : report.slots) {
+    if (s.state == SlotState::kValid && (!report.has_commit || s.generation > report.generation)) {
+      report.has_commit = true;
+      report.active_slot = s.index;
+      report.generation = s.generation;
+      report.length = s.length;
+      report.commit_unix_ns = s.commit_unix_ns;
+    }
+  }
+  // Invalid headers beside one that checks out: after a power loss, the
+  // trace of an interrupted commit; with none that checks out, every commit
+  // is lost.
+  if (newest_header) {
+    for (SlotReport& s : report.slots) {
+      if (s.state == SlotState::kDamaged) s.state = SlotState::kIncomplete;
+    }
+  }
+  report.damaged = any_invalid && !newest_header;
+  return report;
+}
+
+std::vector<ValidHeader> ValidHeadersNewestFirst(const std::vector<slot::HeaderBytes>& headers,
+                                                 const RegionEntry& region, uint32_t region_index) {
+  std::vector<ValidHeader> valid;
+  for (uint32_t i = 0; i < headers.size(); ++i) {
+    const slot::DecodedHeader decoded =
+        slot::DecodeHeader(headers[i], region_index, i, region.capacity);
+    if (decoded.kind == slot::DecodedHeader::Kind::kValid) valid.push_back({i, decoded.header});
+  }
+  std::sort(valid.begin(), valid.end(), [](const ValidHeader& a, const ValidHeader& b) {
+    if (a.header.generation != b.header.generation) {
+      return a.header.generation > b.header.generation;
+    }
+    return a.slot < b.slot;
+  });
+  return valid;
+}
+
+}  // namespace regionstore::region_check

@@ -1,0 +1,27 @@
+// The state behind test_hooks.h; compiled only into regionstore_testing.
+#include "test_hooks.h"
+
+#if !defined(REGIONSTORE_TESTING)
+#error "test_hooks.cc belongs to regionstore_testing only (REGIONSTORE_TESTING)"
+#endif
+
+namespace regionstore::internal {
+inline namespace with_test_hooks {
+namespace {
+std::atomic<std::atomic<uint32_t>*> g_phase_word{nullptr};
+std::atomic<Mutation> g_mutation{Mutation::kCorrect};
+}  // namespace
+
+void SetCommitPhaseWord(std::atomic<uint32_t>* word) { g_phase_word.store(word); }
+
+void MarkCommitPhase(CommitPhase phase) {
+  if (std::atomic<uint32_t>* word = g_phase_word.load(std::memory_order_relaxed)) {
+    word->store(phase, std::memory_order_seq_cst);
+  }
+}
+
+void SetMutation(Mutation mutation) { g_mutation.store(mutation); }
+Mutation CurrentMutation() { return g_mutation.load(std::memory_order_relaxed); }
+
+}  // namespace with_test_hooks
+}  // namespace regionstore::internal

@@ -1,0 +1,68 @@
+// Test hooks: where a commit is, for the process-crash tests, and
+// deliberately broken protocols, for the power-loss simulator to prove that
+// it catches them. They exist only where REGIONSTORE_TESTING is defined (the
+// regionstore_testing library, which tests/ and tests/fuzz link). Everywhere
+// else (the shared library, regionstore_internal) MarkCommitPhase is empty
+// and CurrentMutation() a constant kCorrect, so every mutation branch folds
+// away and neither the hooks nor their state are in the binary. Internal.
+//
+// The two spellings live in different inline namespaces: an object built
+// with the hooks and one built without them never share a definition, and a
+// test built with REGIONSTORE_TESTING that links the release objects fails
+// to link instead of running without its hooks.
+#ifndef REGIONSTORE_LIB_TEST_HOOKS_H_
+#define REGIONSTORE_LIB_TEST_HOOKS_H_
+
+#include <atomic>
+#include <cstdint>
+
+namespace regionstore::internal {
+
+// Where a commit is, for the process-crash tests: they point this at a word
+// in shared memory and SIGKILL the child while it says kCopy or kFlush.
+enum CommitPhase : uint32_t { kIdle = 0, kCopy = 1, kFlush = 2 };
+
+// Deliberately broken protocols (kCorrect everywhere but in those tests).
+enum class Mutation : uint32_t {
+  kCorrect = 0,
+  // Durable commits write header and payload, then flush only the header's
+  // page: the payload may not be on disk when the commit returns.
+  kBarrierHeaderOnly,
+  // Plain two-slot alternation: the target is "the slot after the newest",
+  // even when it holds the newest durable commit.
+  kTwoSlotAlternation,
+  // Recovery and Load trust a header whose checksum matches without checking
+  // the payload's checksum.
+  kSkipPayloadCheck,
+  // Recovery takes the slot with the highest raw generation field as the
+  // newest and durable one, without validating its header.
+  kTargetFromRawGeneration,
+  // A region's first commit through a handle settles its newest and durable
+  // slot from the newest header that checks out, without checking that
+  // slot's payload (Load still checks what it copies).
+  kSettleTrustsHeader,
+  // A writer's open reads no intent mark: a commit whose barrier failed
+  // (and whose process died before zeroing it) is taken as durable.
+  kIgnoreIntentMarks,
+};
+
+#if defined(REGIONSTORE_TESTING)
+inline namespace with_test_hooks {
+// Not synchronised with running commits: set it before any.
+void SetCommitPhaseWord(std::atomic<uint32_t>* word);
+void MarkCommitPhase(CommitPhase phase);
+// Set before opening. Each check costs one relaxed load.
+void SetMutation(Mutation mutation);
+Mutation CurrentMutation();
+inline bool Mutated(Mutation mutation) { return CurrentMutation() == mutation; }
+}  // namespace with_test_hooks
+#else
+inline namespace without_test_hooks {
+inline void MarkCommitPhase(CommitPhase) {}
+constexpr bool Mutated(Mutation) { return false; }
+}  // namespace without_test_hooks
+#endif
+
+}  // namespace regionstore::internal
+
+#endif  // REGIONSTORE_LIB_TEST_HOOKS_H_
