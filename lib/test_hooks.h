@@ -2,7 +2,7 @@
 // deliberately broken protocols, for the power-loss simulator to prove that
 // it catches them. They exist only where REGIONSTORE_TESTING is defined (the
 // regionstore_testing library, which tests/ and tests/fuzz link). Everywhere
-// else (the shared library, regionstore_internal) MarkCommitPhase is empty
+// else (the shared library) MarkCommitPhase is empty
 // and CurrentMutation() a constant kCorrect, so every mutation branch folds
 // away and neither the hooks nor their state are in the binary. Internal.
 //

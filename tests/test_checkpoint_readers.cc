@@ -33,7 +33,7 @@
 namespace regionstore::testing {
 namespace {
 
-// --- 2. Concurrent readers ---------------------------------------------------
+// --- Concurrent readers -------------------------------------------------------
 
 constexpr char kReadRegion[] = "shared";
 

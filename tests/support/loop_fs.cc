@@ -58,13 +58,6 @@ std::string SystemTool(const std::string& name) {
 }
 
 std::string MakeFilesystem(FsKind kind, const std::string& image, uint64_t size) {
-  {
-    const int fd = ::open(image.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) return std::string("create image: ") + std::strerror(errno);
-    const bool sized = ::ftruncate(fd, static_cast<off_t>(size)) == 0;
-    ::close(fd);
-    if (!sized) return "ftruncate image";
-  }
   const std::string mkfs = SystemTool(std::string("mkfs.") + FsKindName(kind));
   if (mkfs.empty()) return std::string("mkfs.") + FsKindName(kind) + " is missing";
   std::vector<std::string> args;
@@ -116,7 +109,17 @@ std::unique_ptr<LoopFs> MountLoopFs(const TempDir& dir, FsKind kind, uint64_t si
     WARN("skipped: mount or umount is missing");
     return nullptr;
   }
-  if (std::string why = MakeFilesystem(kind, dir.File(name + ".img"), size); !why.empty()) {
+  // The image is a sparse file in the test's own directory: failing to make
+  // it is a failure of the test, not a reason to skip.
+  const std::string image = dir.File(name + ".img");
+  {
+    const int fd = ::open(image.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    REQUIRE(fd >= 0);
+    const bool sized = ::ftruncate(fd, static_cast<off_t>(size)) == 0;
+    ::close(fd);
+    REQUIRE(sized);
+  }
+  if (std::string why = MakeFilesystem(kind, image, size); !why.empty()) {
     WARN("skipped: " << why);
     return nullptr;
   }

@@ -18,7 +18,7 @@ enum class FsKind { kExt4, kXfs, kBtrfs };
 
 const char* FsKindName(FsKind kind);
 
-// mkfs of `kind` on the image file `image` (created sparse, `size` bytes).
+// mkfs of `kind` on the existing image file `image` of `size` bytes.
 // XFS below 300 MB needs the fstests variables, which mkfs.xfs honours;
 // btrfs below 114 MiB is made --mixed. Returns "" or why it could not.
 std::string MakeFilesystem(FsKind kind, const std::string& image, uint64_t size);

@@ -19,9 +19,7 @@
 namespace regionstore::regionctl {
 namespace {
 
-struct VerifyArgs {
-  std::string path;
-  SymlinkPolicy symlinks = SymlinkPolicy::kRefuse;
+struct VerifyArgs : StoreArgs {
   bool json = false;
 };
 
@@ -231,9 +229,8 @@ Status RunVerify(const VerifyArgs& args) {
 
 void SetupVerify(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<VerifyArgs>();
-  CLI::App* command = app.add_subcommand(
-      "verify", "Check the superblock, region table and every checkpoint slot's checksums");
-  command->footer(
+  CLI::App* command = AddCommand(
+      app, "verify", "Check the superblock, region table and every checkpoint slot's checksums",
       "Example:\n"
       "  regionctl verify state.rs --json\n"
       "Reads with pread only (no mapping, no lock). Exit 0 if every region's newest\n"
@@ -248,8 +245,7 @@ void SetupVerify(CLI::App& app, Status& outcome) {
       "pages already in the page cache are not read from the disk again. A commit running\n"
       "meanwhile may show as incomplete. A progress bar goes to stderr when it is a\n"
       "terminal and the store is larger than 64 MiB.");
-  command->add_option("PATH", args->path, "Path of the store file")->required()->type_name("");
-  AddFollowSymlinksFlag(command, args->symlinks);
+  AddStoreArguments(command, *args);
   command->add_flag("--json", args->json, "Print one JSON object instead of a report");
   command->callback([args, &outcome] { outcome = RunVerify(*args); });
 }
