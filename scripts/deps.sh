@@ -3,7 +3,8 @@
 # benchmark, and only those that are missing. Needs root or sudo when it has
 # something to install; does nothing otherwise.
 # --bench also installs what only the benchmark report needs (its chart);
-# --fuzz what only the fuzzers need (clang and libFuzzer).
+# --fuzz what only the fuzzers need (clang and libFuzzer); --crash-vm what
+# scripts/crash-vm.sh needs (QEMU, busybox for the guest, cpio, xz).
 set -euo pipefail
 
 packages=(
@@ -25,6 +26,7 @@ for arg in "$@"; do
   case ${arg} in
     --bench) packages+=(python3-matplotlib) ;;             # bench/report.py's chart
     --fuzz) packages+=(clang-14 libfuzzer-14-dev) ;;       # the fuzz preset
+    --crash-vm) packages+=(qemu-system-x86 busybox-static cpio xz-utils) ;;
     *) echo "deps: unknown option ${arg}" >&2; exit 2 ;;
   esac
 done

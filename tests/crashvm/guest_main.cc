@@ -1,0 +1,277 @@
+// crashvm_guest: runs one workload's plan (plan.h) inside the crash VM, on
+// the filesystem the guest mounted, and after each operation returns writes
+// its marker (marker.h) to the marker area of the same disk. Built static:
+// the initramfs has nothing but busybox and this program.
+//
+//   crashvm_guest --workload W --seed S --dir /mnt --marker-device /dev/vda
+//                 --marker-sector M
+//
+// Exit 0 when the plan ran to its end (whatever each operation returned:
+// the markers say), 1 when the program itself could not go on (a marker
+// write failed, a bad argument). docs/CRASH-VM.md, "Workloads".
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "crashvm/marker.h"
+#include "crashvm/plan.h"
+#include "regionstore/atomic_file.h"
+#include "regionstore/store.h"
+#include "support/forwarding_io.h"
+#include "test_hooks.h"
+
+namespace regionstore::crashvm {
+namespace {
+
+struct Args {
+  std::string workload;
+  uint64_t seed = 0;
+  std::string dir;
+  std::string marker_device;
+  uint64_t marker_sector = 0;
+};
+
+std::optional<Args> ParseArgs(int argc, char** argv) {
+  Args args;
+  bool have_sector = false;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const char* value = argv[i + 1];
+    if (flag == "--workload") {
+      args.workload = value;
+    } else if (flag == "--seed") {
+      args.seed = std::strtoull(value, nullptr, 10);
+    } else if (flag == "--dir") {
+      args.dir = value;
+    } else if (flag == "--marker-device") {
+      args.marker_device = value;
+    } else if (flag == "--marker-sector") {
+      args.marker_sector = std::strtoull(value, nullptr, 10);
+      have_sector = true;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (argc % 2 != 1 || args.workload.empty() || args.dir.empty() || args.marker_device.empty() ||
+      !have_sector) {
+    return std::nullopt;
+  }
+  return args;
+}
+
+// An export without its directory fsyncs: the export-no-dirsync control.
+class NoDirectorySyncIo : public testing::ForwardingIo {
+ public:
+  Status SyncDirectory(const std::string&) override { return Status(); }
+};
+
+// The marker device, opened O_DIRECT: each marker is one 512-byte write
+// that reaches the disk (and so the log) before the next operation starts,
+// without a flush, so it orders after every write of the operation it
+// follows and implies nothing about their durability.
+class MarkerWriter {
+ public:
+  bool Open(const std::string& device, uint64_t first_sector) {
+    first_sector_ = first_sector;
+    // A regular file stands in for the disk when the tests run a workload
+    // on the host (tmpfs and others refuse O_DIRECT, and no log is made).
+    struct stat st {};
+    const bool regular = ::stat(device.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    fd_ = ::open(device.c_str(), O_WRONLY | O_CLOEXEC | (regular ? 0 : O_DIRECT));
+    if (fd_ < 0) {
+      std::fprintf(stderr, "crashvm_guest: open %s: %s\n", device.c_str(), std::strerror(errno));
+      return false;
+    }
+    if (::posix_memalign(&buffer_, kMarkerSize, kMarkerSize) != 0) return false;
+    return true;
+  }
+  ~MarkerWriter() {
+    if (fd_ >= 0) ::close(fd_);
+    std::free(buffer_);
+  }
+
+  bool Write(const Marker& marker) {
+    auto* bytes = static_cast<std::byte*>(buffer_);
+    EncodeMarker(marker, std::span<std::byte, kMarkerSize>(bytes, kMarkerSize));
+    const off_t at = static_cast<off_t>((first_sector_ + marker.op) * kMarkerSize);
+    const ssize_t n = ::pwrite(fd_, buffer_, kMarkerSize, at);
+    if (n != static_cast<ssize_t>(kMarkerSize)) {
+      std::fprintf(stderr, "crashvm_guest: marker %u: %s\n", marker.op,
+                   n < 0 ? std::strerror(errno) : "short write");
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  int fd_ = -1;
+  void* buffer_ = nullptr;
+  uint64_t first_sector_ = 0;
+};
+
+Marker MarkerFor(uint32_t op, const Status& status, const std::optional<Store>& store) {
+  Marker marker;
+  marker.op = op;
+  marker.status = static_cast<int32_t>(status.code());
+  marker.message = status.ok() ? std::string() : status.ToString();
+  marker.poisoned = store.has_value() && store->poisoned();
+  return marker;
+}
+
+Status OpenWriter(const std::string& path, std::optional<Store>& store) {
+  store.reset();
+  Result<Store> opened = Store::Open(path, OpenMode::kReadWrite);
+  if (!opened.ok()) return opened.status();
+  store.emplace(std::move(opened).value());
+  return Status();
+}
+
+// What the reopen's Load found, in value2: 1 the host's prepared payload,
+// 2 the failed commit's, 3 anything else, 0 nothing.
+uint64_t WhichPayload(const Plan& plan, uint32_t failed_op, const std::vector<std::byte>& got) {
+  if (got == PreparedPayload(plan)) return 1;
+  if (failed_op < plan.ops.size() && got == CommitPayload(plan, failed_op)) return 2;
+  return got.empty() ? 0 : 3;
+}
+
+int Run(const Args& args) {
+  const Plan plan = MakePlan(args.workload, args.seed);
+  if (plan.ops.empty()) {
+    std::fprintf(stderr, "crashvm_guest: unknown workload %s\n", args.workload.c_str());
+    return 1;
+  }
+  MarkerWriter markers;
+  if (!markers.Open(args.marker_device, args.marker_sector)) return 1;
+  if (plan.breakage == Breakage::kBarrierHeaderOnly) {
+    internal::SetMutation(internal::Mutation::kBarrierHeaderOnly);
+  }
+  NoDirectorySyncIo no_dirsync;
+  Io* export_io = plan.breakage == Breakage::kNoDirectorySync ? &no_dirsync : nullptr;
+
+  const std::string store_path = args.dir + "/" + plan.store;
+  std::optional<Store> store;
+  uint32_t last_failed_commit = UINT32_MAX;
+  for (uint32_t i = 0; i < plan.ops.size(); ++i) {
+    const Op& op = plan.ops[i];
+    Status status;
+    Marker marker;
+    switch (op.kind) {
+      case OpKind::kCreateStore: {
+        CreateOptions options;
+        options.checkpoints = plan.regions;
+        status = Store::Create(store_path, plan.data_size, options);
+        if (status.ok()) status = OpenWriter(store_path, store);
+        marker = MarkerFor(i, status, store);
+        break;
+      }
+      case OpKind::kCommit: {
+        if (!store) {
+          status = Status::Error(StatusCode::kInvalidArgument, "crashvm", store_path, "no writer");
+          marker = MarkerFor(i, status, store);
+          break;
+        }
+        const std::vector<std::byte> payload = CommitPayload(plan, i);
+        Result<uint64_t> generation =
+            store->Commit(plan.regions[op.region].name, payload, op.mode);
+        status = generation.status();
+        if (!status.ok()) last_failed_commit = i;
+        marker = MarkerFor(i, status, store);
+        if (generation.ok()) marker.value = generation.value();
+        break;
+      }
+      case OpKind::kReopen:
+      case OpKind::kReopenLoad: {
+        status = OpenWriter(store_path, store);
+        marker = MarkerFor(i, status, store);
+        if (status.ok() && op.kind == OpKind::kReopenLoad) {
+          std::vector<std::byte> got;
+          Result<CheckpointMeta> meta = store->Load(plan.regions[op.region].name, got);
+          if (meta.ok()) {
+            marker.value = meta.value().generation;
+            marker.value2 = WhichPayload(plan, last_failed_commit, got);
+          } else {
+            marker.status = static_cast<int32_t>(meta.status().code());
+            marker.message = "load: " + meta.status().ToString();
+          }
+        }
+        break;
+      }
+      case OpKind::kWrite: {
+        if (!store) {
+          status = Status::Error(StatusCode::kInvalidArgument, "crashvm", store_path, "no writer");
+        } else {
+          status = store->Write(op.offset, RawBytes(plan, i), op.mode);
+        }
+        marker = MarkerFor(i, status, store);
+        break;
+      }
+      case OpKind::kFlush: {
+        if (!store) {
+          status = Status::Error(StatusCode::kInvalidArgument, "crashvm", store_path, "no writer");
+        } else {
+          status = store->Flush(op.offset, op.size, op.mode);
+        }
+        marker = MarkerFor(i, status, store);
+        break;
+      }
+      case OpKind::kExport: {
+        ReplaceOptions options;
+        options.io = export_io;
+        status = ReplaceFileAtomically(args.dir + "/" + op.path, ExportBytes(plan, i), options);
+        marker = MarkerFor(i, status, store);
+        break;
+      }
+      case OpKind::kCreate:
+      case OpKind::kCreateReplace: {
+        CreateOptions options;
+        options.checkpoints = plan.regions;
+        options.replace_existing = op.kind == OpKind::kCreateReplace;
+        status = Store::Create(args.dir + "/" + op.path, op.size, options);
+        marker = MarkerFor(i, status, store);
+        break;
+      }
+    }
+    if (!markers.Write(marker)) return 1;
+    std::string said = marker.message.empty() ? "ok" : marker.message;
+    if (op.kind == OpKind::kCommit && status.ok()) {
+      said += ", generation " + std::to_string(marker.value);
+    }
+    if (op.kind == OpKind::kReopenLoad && marker.status == 0) {
+      static const char* const kWhich[] = {"nothing", "the previous commit", "the failed commit",
+                                           "neither the previous nor the failed commit"};
+      said += ", Load: generation " + std::to_string(marker.value) + ", " +
+              kWhich[std::min<uint64_t>(marker.value2, 3)] + " byte-exact";
+    }
+    if (marker.poisoned) said += ", handle poisoned";
+    std::printf("crashvm_guest: op %u %s: %s\n", i, std::string(OpKindName(op.kind)).c_str(),
+                said.c_str());
+  }
+  store.reset();
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+}  // namespace regionstore::crashvm
+
+int main(int argc, char** argv) {
+  const std::optional<regionstore::crashvm::Args> args =
+      regionstore::crashvm::ParseArgs(argc, argv);
+  if (!args) {
+    std::fprintf(stderr,
+                 "usage: crashvm_guest --workload W --seed S --dir DIR --marker-device DEV "
+                 "--marker-sector M\n");
+    return 2;
+  }
+  return regionstore::crashvm::Run(*args);
+}

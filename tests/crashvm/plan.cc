@@ -1,0 +1,275 @@
+#include "crashvm/plan.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+namespace regionstore::crashvm {
+namespace {
+
+// splitmix64's finaliser.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t Between(std::mt19937_64& rng, uint64_t low, uint64_t high) {  // inclusive
+  return low + rng() % (high - low + 1);
+}
+
+// Payload sizes that find the edges: one byte, a page and a byte either
+// side, the whole capacity, and anything between.
+uint64_t CommitSize(std::mt19937_64& rng, uint64_t capacity) {
+  switch (rng() % 7) {
+    case 0: return 1;
+    case 1: return capacity;
+    case 2: return std::min<uint64_t>(capacity, 4096);
+    case 3: return std::min<uint64_t>(capacity, 4095);
+    case 4: return std::min<uint64_t>(capacity, 4097);
+    default: return Between(rng, 1, capacity);
+  }
+}
+
+Op KindOp(OpKind kind) {
+  Op op;
+  op.kind = kind;
+  return op;
+}
+
+Op CommitOp(uint32_t region, uint64_t size, Durability mode, uint64_t generation) {
+  Op op;
+  op.kind = OpKind::kCommit;
+  op.region = region;
+  op.size = size;
+  op.mode = mode;
+  op.generation = generation;
+  return op;
+}
+
+// Commits in a random mix of every mode and size into four regions (large
+// and compact slots, capacities that are and are not whole pages), with one
+// close and reopen of the writer in the middle. `breakage` kBarrierHeaderOnly
+// makes every commit kSync, so that each one depends on its barrier.
+Plan CommitsPlan(Plan plan) {
+  plan.data_size = 64 * 1024;
+  plan.regions = {{"big", 1024 * 1024, SlotLayout::kAuto},
+                  {"mid", 200000, SlotLayout::kAuto},
+                  {"small", 4096, SlotLayout::kAuto},
+                  {"odd", 70001, SlotLayout::kAligned}};
+  std::mt19937_64 rng(plan.seed);
+  std::vector<uint64_t> generation(plan.regions.size(), 0);
+  plan.ops.push_back(KindOp(OpKind::kCreateStore));
+  const bool all_sync = plan.breakage == Breakage::kBarrierHeaderOnly;
+  const int commits = all_sync ? 16 : 44;
+  for (int i = 0; i < commits; ++i) {
+    if (i == commits / 2) plan.ops.push_back(KindOp(OpKind::kReopen));
+    const auto region = static_cast<uint32_t>(rng() % plan.regions.size());
+    const auto mode = all_sync ? Durability::kSync : static_cast<Durability>(rng() % 4);
+    const uint64_t size = CommitSize(rng, plan.regions[region].capacity);
+    plan.ops.push_back(CommitOp(region, size, mode, ++generation[region]));
+  }
+  return plan;
+}
+
+// Raw data-area writes in every mode, and Flush of ranges written before.
+Plan RawPlan(Plan plan) {
+  plan.data_size = 1024 * 1024;
+  std::mt19937_64 rng(plan.seed);
+  plan.ops.push_back(KindOp(OpKind::kCreateStore));
+  std::vector<uint32_t> writes;
+  for (int i = 0; i < 40; ++i) {
+    Op op;
+    if (!writes.empty() && rng() % 10 < 3) {
+      // Flush a range an earlier write covered, or a random one.
+      op.kind = OpKind::kFlush;
+      if (rng() % 3 != 0) {
+        const Op& earlier = plan.ops[writes[rng() % writes.size()]];
+        op.offset = earlier.offset;
+        op.size = earlier.size;
+      } else {
+        op.offset = Between(rng, 0, plan.data_size - 1);
+        op.size = Between(rng, 1, plan.data_size - op.offset);
+      }
+      op.mode = rng() % 2 == 0 ? Durability::kSync : Durability::kPwriteFdatasync;
+    } else {
+      op.kind = OpKind::kWrite;
+      switch (rng() % 5) {
+        case 0: op.size = 1; break;
+        case 1: op.size = 4095; break;
+        case 2: op.size = 4097; break;
+        case 3: op.size = 8192 + 13; break;
+        default: op.size = Between(rng, 1, 65536); break;
+      }
+      op.offset = Between(rng, 0, plan.data_size - op.size);
+      const uint64_t m = rng() % 20;
+      op.mode = m < 7    ? Durability::kNone
+                : m < 9  ? Durability::kAsync
+                : m < 14 ? Durability::kSync
+                         : Durability::kPwriteFdatasync;
+      writes.push_back(static_cast<uint32_t>(plan.ops.size()));
+    }
+    plan.ops.push_back(op);
+  }
+  return plan;
+}
+
+// One file replaced again and again, as `regionctl export` does.
+Plan ExportPlan(Plan plan) {
+  std::mt19937_64 rng(plan.seed);
+  for (int i = 0; i < 16; ++i) {
+    Op op;
+    op.kind = OpKind::kExport;
+    op.path = "out.bin";
+    switch (rng() % 4) {
+      case 0: op.size = 4096; break;
+      case 1: op.size = 1024 * 1024; break;
+      default: op.size = Between(rng, 16, 200000); break;
+    }
+    plan.ops.push_back(op);
+  }
+  return plan;
+}
+
+// New stores, and one path replaced by new stores; each op's data size
+// tells the stores apart.
+Plan CreatePlan(Plan plan) {
+  const std::vector<std::pair<OpKind, std::string>> steps = {
+      {OpKind::kCreate, "rep.rs"},        {OpKind::kCreate, "new-1.rs"},
+      {OpKind::kCreateReplace, "rep.rs"}, {OpKind::kCreate, "new-3.rs"},
+      {OpKind::kCreateReplace, "rep.rs"}, {OpKind::kCreateReplace, "rep.rs"},
+      {OpKind::kCreate, "new-6.rs"},      {OpKind::kCreateReplace, "rep.rs"}};
+  plan.regions = {{"r", 5000, SlotLayout::kAuto}};
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Op op;
+    op.kind = steps[i].first;
+    op.path = steps[i].second;
+    op.size = (i + 1) * 64 * 1024 + (plan.seed % 16) * 4096;
+    plan.ops.push_back(op);
+  }
+  return plan;
+}
+
+// A durable commit whose payload write the disk fails (blkdebug), what a
+// reopen in the same boot finds, then durable commits after it.
+Plan EioPlan(Plan plan) {
+  plan.data_size = 64 * 1024;
+  plan.regions = {{"r", 64 * 1024, SlotLayout::kAuto}};
+  plan.prepared_on_host = true;
+  plan.ops.push_back(KindOp(OpKind::kReopen));
+  Op failing = CommitOp(0, 64 * 1024, Durability::kPwriteFdatasync, 2);
+  failing.expect_failure = true;
+  plan.ops.push_back(failing);
+  plan.ops.push_back(KindOp(OpKind::kReopenLoad));
+  plan.ops.push_back(CommitOp(0, 64 * 1024, Durability::kPwriteFdatasync, 0));
+  plan.ops.push_back(CommitOp(0, 5000, Durability::kSync, 0));
+  plan.ops.push_back(CommitOp(0, 3000, Durability::kNone, 0));
+  return plan;
+}
+
+void FillBytes(uint64_t key, uint64_t offset, std::span<std::byte> out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    const uint64_t x = offset + i;
+    out[i] = static_cast<std::byte>(Mix(key ^ (x / 8)) >> (8 * (x % 8)));
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& WorkloadNames() {
+  static const std::vector<std::string> names = {
+      "commits", "raw", "export", "create", "eio", "commits-barrier-header-only",
+      "export-no-dirsync"};
+  return names;
+}
+
+bool IsNegativeControl(std::string_view workload) {
+  return workload == "commits-barrier-header-only" || workload == "export-no-dirsync";
+}
+
+Plan MakePlan(std::string_view workload, uint64_t seed) {
+  Plan plan;
+  plan.workload = std::string(workload);
+  plan.seed = seed;
+  if (workload == "commits") return CommitsPlan(std::move(plan));
+  if (workload == "commits-barrier-header-only") {
+    plan.breakage = Breakage::kBarrierHeaderOnly;
+    return CommitsPlan(std::move(plan));
+  }
+  if (workload == "raw") return RawPlan(std::move(plan));
+  if (workload == "export") return ExportPlan(std::move(plan));
+  if (workload == "export-no-dirsync") {
+    plan.breakage = Breakage::kNoDirectorySync;
+    return ExportPlan(std::move(plan));
+  }
+  if (workload == "create") return CreatePlan(std::move(plan));
+  if (workload == "eio") return EioPlan(std::move(plan));
+  return plan;
+}
+
+std::vector<std::byte> CommitPayload(const Plan& plan, uint32_t index) {
+  const Op& op = plan.ops[index];
+  const uint64_t capacity = plan.regions[op.region].capacity;
+  std::vector<std::byte> out(capacity);
+  FillBytes(Mix(plan.seed ^ (op.region + 1) * 0x100000001b3ULL), 0, out);
+  out.resize(op.size);
+  for (int i = 0; i < 8 && !out.empty(); ++i) {
+    const uint64_t r = Mix(plan.seed ^ Mix(index * 8 + i));
+    out[r % out.size()] = static_cast<std::byte>(r >> 56);
+  }
+  const uint64_t tag = index;
+  std::memcpy(out.data(), &tag, std::min<size_t>(8, out.size()));
+  return out;
+}
+
+std::vector<std::byte> PreparedPayload(const Plan& plan) {
+  std::vector<std::byte> out(plan.regions[0].capacity - 100);
+  FillBytes(Mix(plan.seed ^ 0x9e9a9ed), 0, out);
+  return out;
+}
+
+std::vector<std::byte> AfterRecoveryPayload(const Plan& plan, uint32_t region) {
+  std::vector<std::byte> out(std::min<uint64_t>(plan.regions[region].capacity, 3000));
+  FillBytes(Mix(plan.seed ^ 0xaf7e7 ^ region), 0, out);
+  return out;
+}
+
+std::byte RawByte(const Plan& plan, uint32_t index, uint64_t data_offset) {
+  std::byte b;
+  FillBytes(Mix(plan.seed ^ Mix(index + 0x7a3)), data_offset, std::span<std::byte>(&b, 1));
+  return b;
+}
+
+std::vector<std::byte> RawBytes(const Plan& plan, uint32_t index) {
+  const Op& op = plan.ops[index];
+  std::vector<std::byte> out(op.size);
+  FillBytes(Mix(plan.seed ^ Mix(index + 0x7a3)), op.offset, out);
+  return out;
+}
+
+std::vector<std::byte> ExportBytes(const Plan& plan, uint32_t index) {
+  const Op& op = plan.ops[index];
+  std::vector<std::byte> out(op.size);
+  FillBytes(Mix(plan.seed ^ Mix(index + 0xe4b)), 0, out);
+  const uint64_t header[2] = {index, op.size};
+  std::memcpy(out.data(), header, std::min<size_t>(sizeof(header), out.size()));
+  return out;
+}
+
+std::string_view OpKindName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kCreateStore: return "create-store";
+    case OpKind::kCommit: return "commit";
+    case OpKind::kReopen: return "reopen";
+    case OpKind::kReopenLoad: return "reopen-load";
+    case OpKind::kWrite: return "write";
+    case OpKind::kFlush: return "flush";
+    case OpKind::kExport: return "export";
+    case OpKind::kCreate: return "create";
+    case OpKind::kCreateReplace: return "create-replace";
+  }
+  return "?";
+}
+
+}  // namespace regionstore::crashvm

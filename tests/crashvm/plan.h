@@ -1,0 +1,95 @@
+// The crash-VM workloads as plans: every operation, payload and path is a
+// pure function of (workload, seed), so the guest that runs a plan and the
+// host that checks the crash states of its disk agree on what was asked
+// without passing anything but the seed. docs/CRASH-VM.md, "Workloads".
+#ifndef REGIONSTORE_TESTS_CRASHVM_PLAN_H_
+#define REGIONSTORE_TESTS_CRASHVM_PLAN_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "regionstore/checkpoint.h"
+#include "regionstore/durability.h"
+
+namespace regionstore::crashvm {
+
+enum class OpKind : uint8_t {
+  kCreateStore,    // Store::Create(plan.store), then open it as the writer
+  kCommit,         // Commit(regions[region], CommitPayload(op), mode)
+  kReopen,         // close the writer, open it again (recovery in the guest)
+  kReopenLoad,     // kReopen, then Load(regions[region]): what a failed commit left
+  kWrite,          // Write(offset, RawBytes(op), mode)
+  kFlush,          // Flush(offset, size, mode)
+  kExport,         // ReplaceFileAtomically(path, ExportBytes(op))
+  kCreate,         // Store::Create(path, size) of a new store
+  kCreateReplace,  // the same with replace_existing
+};
+
+// A broken variant of the library or of how it is called, run through the
+// same pipeline to prove the checks catch it.
+enum class Breakage : uint8_t {
+  kNone,
+  kBarrierHeaderOnly,  // durable commits flush only the header's page
+  kNoDirectorySync,    // exports skip every directory fsync
+};
+
+struct Op {
+  OpKind kind = OpKind::kCommit;
+  uint32_t region = 0;   // kCommit, kReopenLoad: index into Plan::regions
+  uint64_t offset = 0;   // kWrite, kFlush: data-area offset
+  uint64_t size = 0;     // payload, write, flush or export bytes; a created store's data size
+  Durability mode = Durability::kNone;
+  // kCommit: the generation it must return; 0 when the plan cannot know
+  // (after a failed commit, which may or may not come back at the reopen).
+  uint64_t generation = 0;
+  std::string path;      // kExport, kCreate, kCreateReplace: relative to the directory
+  bool expect_failure = false;  // kCommit: a write the disk fails (the eio workload)
+};
+
+struct Plan {
+  std::string workload;
+  uint64_t seed = 0;
+  Breakage breakage = Breakage::kNone;
+  std::string store = "store.rs";  // relative to the directory the guest mounts
+  uint64_t data_size = 0;
+  std::vector<CheckpointSpec> regions;
+  // The eio workload's store is made on the host before the guest boots
+  // (its slot is located with FIEMAP there): Create and one durable commit
+  // of PreparedPayload() to region 0.
+  bool prepared_on_host = false;
+  std::vector<Op> ops;
+};
+
+// Every workload name MakePlan knows, the negative controls last.
+const std::vector<std::string>& WorkloadNames();
+bool IsNegativeControl(std::string_view workload);
+
+// The plan of `workload` for `seed`; an empty plan (no ops) for an unknown
+// name.
+Plan MakePlan(std::string_view workload, uint64_t seed);
+
+// What op `index` (a kCommit) commits: the region's body for this seed with
+// a few bytes changed, and the op's index in the first eight bytes (so two
+// commits of one region share most bytes, as real checkpoints do, but no
+// two payloads of eight bytes or more are equal).
+std::vector<std::byte> CommitPayload(const Plan& plan, uint32_t index);
+// What the host commits to region 0 before an eio run.
+std::vector<std::byte> PreparedPayload(const Plan& plan);
+// What the host commits after recovering a crash state, to check that the
+// next generation is new.
+std::vector<std::byte> AfterRecoveryPayload(const Plan& plan, uint32_t region);
+// Byte `data_offset` of what kWrite op `index` writes there.
+std::byte RawByte(const Plan& plan, uint32_t index, uint64_t data_offset);
+std::vector<std::byte> RawBytes(const Plan& plan, uint32_t index);
+// What kExport op `index` writes: its index and size in the first 16
+// bytes, then bytes of the seed.
+std::vector<std::byte> ExportBytes(const Plan& plan, uint32_t index);
+
+std::string_view OpKindName(OpKind kind);
+
+}  // namespace regionstore::crashvm
+
+#endif  // REGIONSTORE_TESTS_CRASHVM_PLAN_H_
