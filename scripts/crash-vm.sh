@@ -95,7 +95,7 @@ if [[ -n ${state_run} ]]; then
   # shellcheck source=/dev/null
   source "${state_run}/run.env"
   "${replay}" build "${state_run}/base.img" "${state_run}/log.img" --seed "${SEED}" \
-    --max-states "${MAX_STATES}" --marker-sector "${MARKER_SECTOR}" --state "${state_id}" \
+    --max-random "${MAX_STATES}" --marker-sector "${MARKER_SECTOR}" --state "${state_id}" \
     --out "${state_run}/state-${state_id}.img"
   dev=$(losetup -f --show "${state_run}/state-${state_id}.img")
   mkdir -p "${state_run}/mnt"
@@ -246,14 +246,14 @@ EOF
   fi
   local boot=$((SECONDS - start))
   "${replay}" info "${dir}/log.img" >"${dir}/log-info.txt" 2>&1 || true
-  "${replay}" list "${dir}/log.img" --seed "${seed}" --max-states "${max_states}" \
+  "${replay}" list "${dir}/log.img" --seed "${seed}" --max-random "${max_states}" \
     --marker-sector "${marker_sector}" >"${dir}/states.txt" 2>"${dir}/list-err.txt" ||
     { echo "crash-vm: ${label}: listing states failed: $(cat "${dir}/list-err.txt")"; return 1; }
   local states=0 violations=0 id desc out
   : >"${dir}/violations.txt"
   while IFS=$'\t' read -r id desc; do
     out=${dir}/state.img
-    "${replay}" build "${dir}/base.img" "${dir}/log.img" --seed "${seed}" --max-states "${max_states}" \
+    "${replay}" build "${dir}/base.img" "${dir}/log.img" --seed "${seed}" --max-random "${max_states}" \
       --marker-sector "${marker_sector}" --state "${id}" --out "${out}" >/dev/null 2>"${dir}/build-err.txt" ||
       { echo "crash-vm: ${label}: building state ${id} failed: $(cat "${dir}/build-err.txt")"; return 1; }
     states=$((states + 1))
