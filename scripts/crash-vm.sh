@@ -95,7 +95,7 @@ if [[ -n ${state_run} ]]; then
   # shellcheck source=/dev/null
   source "${state_run}/run.env"
   "${replay}" build "${state_run}/base.img" "${state_run}/log.img" --seed "${SEED}" \
-    --max-random "${MAX_STATES}" --marker-sector "${MARKER_SECTOR}" --state "${state_id}" \
+    --max-random "${MAX_RANDOM}" --marker-sector "${MARKER_SECTOR}" --state "${state_id}" \
     --out "${state_run}/state-${state_id}.img"
   dev=$(losetup -f --show "${state_run}/state-${state_id}.img")
   mkdir -p "${state_run}/mnt"
@@ -126,8 +126,15 @@ modules=(
   lib/crc16 fs/mbcache fs/jbd2/jbd2 crypto/crc32c_generic lib/libcrc32c fs/ext4/ext4 fs/xfs/xfs
 )
 if [[ ! -f ${kernel_dir}/vmlinux || ! -f ${kernel_dir}/modules.order ]]; then
-  package=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-  [[ -n ${package} ]] || fail "apt-cache knows no linux-image-amd64 (run apt-get update)"
+  kernel_package() {
+    apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'
+  }
+  package=$(kernel_package)
+  if [[ -z ${package} ]]; then
+    apt-get update -qq || true  # package lists removed (container images do)
+    package=$(kernel_package)
+  fi
+  [[ -n ${package} ]] || fail "apt-cache knows no linux-image-amd64, even after apt-get update"
   version=${package#linux-image-}
   version=${version%-unsigned}
   (cd "${kernel_dir}" && rm -f ./*.deb &&
@@ -194,7 +201,7 @@ marker_sector=$((fs_bytes / 512))
 disk_bytes=$((fs_bytes + 1024 * 1024))
 
 run_workload() {
-  local workload=$1 fs=$2 max_states=$3
+  local workload=$1 fs=$2 max_random=$3
   local label=${workload}-${fs}
   local dir=${runs}/${label}
   local seed=${CRASHVM_SEED:-$(( (RANDOM << 15 | RANDOM) ))}
@@ -204,7 +211,7 @@ run_workload() {
 WORKLOAD=${workload}
 FS=${fs}
 SEED=${seed}
-MAX_STATES=${max_states}
+MAX_RANDOM=${max_random}
 MARKER_SECTOR=${marker_sector}
 EOF
   truncate -s "${fs_bytes}" "${dir}/base.img"
@@ -246,14 +253,14 @@ EOF
   fi
   local boot=$((SECONDS - start))
   "${replay}" info "${dir}/log.img" >"${dir}/log-info.txt" 2>&1 || true
-  "${replay}" list "${dir}/log.img" --seed "${seed}" --max-random "${max_states}" \
+  "${replay}" list "${dir}/log.img" --seed "${seed}" --max-random "${max_random}" \
     --marker-sector "${marker_sector}" >"${dir}/states.txt" 2>"${dir}/list-err.txt" ||
     { echo "crash-vm: ${label}: listing states failed: $(cat "${dir}/list-err.txt")"; return 1; }
   local states=0 violations=0 id desc out
   : >"${dir}/violations.txt"
   while IFS=$'\t' read -r id desc; do
     out=${dir}/state.img
-    "${replay}" build "${dir}/base.img" "${dir}/log.img" --seed "${seed}" --max-random "${max_states}" \
+    "${replay}" build "${dir}/base.img" "${dir}/log.img" --seed "${seed}" --max-random "${max_random}" \
       --marker-sector "${marker_sector}" --state "${id}" --out "${out}" >/dev/null 2>"${dir}/build-err.txt" ||
       { echo "crash-vm: ${label}: building state ${id} failed: $(cat "${dir}/build-err.txt")"; return 1; }
     states=$((states + 1))
@@ -316,7 +323,8 @@ is_control() {
 
 scale=1
 ((long)) && scale=10
-# workload fs states: the budget of each run (a run may enumerate fewer).
+# workload fs random-states: the budget of random crash states of each run
+# (fewer when its windows allow fewer); every flush boundary comes on top.
 plan=(
   "commits ext4 $((60 * scale))"
   "commits xfs $((50 * scale))"
