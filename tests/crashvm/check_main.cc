@@ -50,6 +50,12 @@ struct Args {
   uint64_t seed = 0, marker_sector = 0;
 };
 
+// Assigned to a Result<Store> to close the handle it held (and so release
+// the writer's lock) before the next step opens the store again.
+Result<Store> Closed() {
+  return Status::Error(StatusCode::kInvalidArgument, "crashvm_check", "", "closed");
+}
+
 bool IsDurable(Durability mode) {
   return mode == Durability::kSync || mode == Durability::kPwriteFdatasync;
 }
@@ -317,7 +323,7 @@ class Checker {
         Violation("region %s: verify's newest commit is not the one Load returns", name.c_str());
       }
     }
-    reader = Result<Store>(Status::Error(StatusCode::kNotFound, "", "", "closed"));
+    reader = Closed();
     CheckRecovery(path, loaded, report);
   }
 
@@ -374,7 +380,7 @@ class Checker {
                   static_cast<unsigned long long>(floor));
       }
     }
-    writer = Result<Store>(Status::Error(StatusCode::kNotFound, "", "", "closed"));
+    writer = Closed();
     Result<Store> again = Store::Open(path, OpenMode::kReadOnly);
     if (!again.ok()) {
       Violation("reopen after the recovery commits: %s", again.status().ToString().c_str());
@@ -608,7 +614,7 @@ int Prepare(const Args& args, const Plan& plan) {
     std::fprintf(stderr, "crashvm_check prepare: %s\n", g.status().ToString().c_str());
     return 2;
   }
-  store = Result<Store>(Status::Error(StatusCode::kNotFound, "", "", "closed"));
+  store = Closed();
   // The slot the next commit takes: commit once more on a copy and ask.
   const std::string copy = args.dir + "/.probe.rs";
   std::error_code ec;
@@ -622,7 +628,7 @@ int Prepare(const Args& args, const Plan& plan) {
   Result<RegionReport> where = g2.ok() ? probe.value().Report(plan.regions[0].name)
                                        : Result<RegionReport>(g2.status());
   Result<StoreInfo> info = ReadStoreInfo(path);
-  probe = Result<Store>(Status::Error(StatusCode::kNotFound, "", "", "closed"));
+  probe = Closed();
   std::filesystem::remove(copy, ec);
   if (!where.ok() || !info.ok()) {
     std::fprintf(stderr, "crashvm_check prepare: %s\n",
