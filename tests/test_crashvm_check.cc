@@ -5,7 +5,6 @@
 // store) makes it report a violation. The VM itself runs in
 // scripts/crash-vm.sh; docs/CRASH-VM.md.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -22,7 +21,6 @@
 namespace regionstore::testing {
 namespace {
 
-
 #if defined(CRASHVM_GUEST_PATH) && defined(CRASHVM_CHECK_PATH) && defined(REGIONCTL_PATH)
 
 struct HostRun {
@@ -36,10 +34,9 @@ struct HostRun {
     std::filesystem::create_directory(data);
     const crashvm::Plan plan = crashvm::MakePlan(workload, seed);
     WriteWholeFile(markers, std::vector<std::byte>(plan.ops.size() * crashvm::kMarkerSize));
-    const ProcessResult ran =
-        RunProcess(CRASHVM_GUEST_PATH, {"--workload", workload, "--seed", std::to_string(seed),
-                                        "--dir", data, "--marker-device", markers,
-                                        "--marker-sector", "0"});
+    const ProcessResult ran = RunProcess(
+        CRASHVM_GUEST_PATH, {"--workload", workload, "--seed", std::to_string(seed), "--dir", data,
+                             "--marker-device", markers, "--marker-sector", "0"});
     INFO(ran.stdout_bytes << ran.stderr_bytes);
     REQUIRE(ran.exit_code == 0);
   }
@@ -49,10 +46,10 @@ struct HostRun {
   ProcessResult Check() {
     const std::string copy = dir.File("check-" + std::to_string(++checks));
     std::filesystem::copy(data, copy, std::filesystem::copy_options::recursive);
-    return RunProcess(CRASHVM_CHECK_PATH,
-                      {"check", "--workload", workload, "--seed", std::to_string(seed), "--dir",
-                       copy, "--image", markers, "--marker-sector", "0", "--regionctl",
-                       REGIONCTL_PATH, "--label", workload});
+    return RunProcess(
+        CRASHVM_CHECK_PATH,
+        {"check", "--workload", workload, "--seed", std::to_string(seed), "--dir", copy, "--image",
+         markers, "--marker-sector", "0", "--regionctl", REGIONCTL_PATH, "--label", workload});
   }
   int checks = 0;
 };
@@ -107,8 +104,7 @@ TEST_CASE("crash-VM checker: a durable commit's lost payload is a violation", "[
   RequireViolation(run, "durable");
 }
 
-TEST_CASE("crash-VM checker: a durable raw write that is not on disk is a violation",
-          "[crashvm]") {
+TEST_CASE("crash-VM checker: a durable raw write that is not on disk is a violation", "[crashvm]") {
   HostRun run("raw", 7);
   RequireClean(run);
   const crashvm::Plan plan = crashvm::MakePlan("raw", 7);
@@ -122,7 +118,8 @@ TEST_CASE("crash-VM checker: a durable raw write that is not on disk is a violat
     bool later = false;
     for (size_t j = i + 1; j < plan.ops.size(); ++j) {
       const crashvm::Op& o = plan.ops[j];
-      later = later || (o.kind == crashvm::OpKind::kWrite && b >= o.offset && b < o.offset + o.size);
+      later =
+          later || (o.kind == crashvm::OpKind::kWrite && b >= o.offset && b < o.offset + o.size);
     }
     if (!later) offset = b;
   }
@@ -162,8 +159,8 @@ TEST_CASE("crash-VM markers round-trip, and a damaged one reads as absent", "[cr
   marker.poisoned = true;
   marker.message = "I/O error: commit: fdatasync";
   std::vector<std::byte> sector(crashvm::kMarkerSize);
-  crashvm::EncodeMarker(marker, std::span<std::byte, crashvm::kMarkerSize>(sector.data(),
-                                                                          crashvm::kMarkerSize));
+  crashvm::EncodeMarker(
+      marker, std::span<std::byte, crashvm::kMarkerSize>(sector.data(), crashvm::kMarkerSize));
   auto decode = [&] {
     return crashvm::DecodeMarker(
         std::span<const std::byte, crashvm::kMarkerSize>(sector.data(), crashvm::kMarkerSize));
@@ -182,8 +179,7 @@ TEST_CASE("crash-VM markers round-trip, and a damaged one reads as absent", "[cr
   CHECK_FALSE(decode().has_value());
 }
 
-TEST_CASE("crash-VM plans are a function of the seed, and payloads name their op",
-          "[crashvm]") {
+TEST_CASE("crash-VM plans are a function of the seed, and payloads name their op", "[crashvm]") {
   for (const std::string& name : crashvm::WorkloadNames()) {
     const crashvm::Plan a = crashvm::MakePlan(name, 11);
     const crashvm::Plan b = crashvm::MakePlan(name, 11);

@@ -1,7 +1,6 @@
 // The crash VM's log reader and crash-state builder, on logs written here
 // by hand in the dm-log-writes format (docs/CRASH-VM.md, "The log").
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <string>
 #include <vector>
@@ -160,7 +159,8 @@ TEST_CASE("crash-VM states: windows, a fixed enumeration per seed, images byte-e
     std::vector<std::byte> image = base;
     auto put = [&](size_t index, uint64_t sectors) {
       const LogEntry& e = log.entries[index];
-      const std::vector<std::byte> data = PreadFile(dir.File("log"), e.data_offset, sectors * kSector);
+      const std::vector<std::byte> data =
+          PreadFile(dir.File("log"), e.data_offset, sectors * kSector);
       std::copy(data.begin(), data.end(),
                 image.begin() + static_cast<std::ptrdiff_t>(e.sector * kSector));
     };

@@ -132,8 +132,8 @@ class Checker {
     markers_.resize(plan_.ops.size());
     bool gap = false;
     for (size_t i = 0; i < plan_.ops.size(); ++i) {
-      markers_[i] =
-          DecodeMarker(std::span<const std::byte, kMarkerSize>(&area[i * kMarkerSize], kMarkerSize));
+      markers_[i] = DecodeMarker(
+          std::span<const std::byte, kMarkerSize>(&area[i * kMarkerSize], kMarkerSize));
       if (markers_[i] && markers_[i]->op != i) {
         Error("marker %zu names op %u", i, markers_[i]->op);
         return false;
@@ -209,8 +209,8 @@ class Checker {
 
   struct Candidate {
     std::vector<std::byte> payload;
-    uint64_t generation = 0;      // exact when it returned; else 0
-    uint64_t above = 0;           // otherwise, it must be above this
+    uint64_t generation = 0;  // exact when it returned; else 0
+    uint64_t above = 0;       // otherwise, it must be above this
     std::string what;
   };
 
@@ -284,12 +284,13 @@ class Checker {
       Result<CheckpointMeta> meta = reader.value().Load(name, got);
       if (!meta.ok()) {
         if (required[r] != 0) {
-          Violation("region %s: Load failed (%s) though generation %llu was durable",
-                    name.c_str(), meta.status().ToString().c_str(),
-                    static_cast<unsigned long long>(required[r]));
+          Violation("region %s: Load failed (%s) though generation %llu was durable", name.c_str(),
+                    meta.status().ToString().c_str(), static_cast<unsigned long long>(required[r]));
         } else if (meta.status().code() == StatusCode::kCorruption) {
-          Finding("region %s: no durable commit was made, and the region reads as damaged "
-                  "(every commit lost): %s", name.c_str(), meta.status().ToString().c_str());
+          Finding(
+              "region %s: no durable commit was made, and the region reads as damaged "
+              "(every commit lost): %s",
+              name.c_str(), meta.status().ToString().c_str());
         } else if (meta.status().code() != StatusCode::kNotFound &&
                    meta.status().code() != StatusCode::kTornCommit) {
           Violation("region %s: Load: %s", name.c_str(), meta.status().ToString().c_str());
@@ -315,9 +316,10 @@ class Checker {
         }
       }
       if (!matched) {
-        Violation("region %s: loaded generation %llu (%zu bytes, %s...) is no commit the "
-                  "workload made with that generation (G1)",
-                  name.c_str(), static_cast<unsigned long long>(g), got.size(), Hex(got).c_str());
+        Violation(
+            "region %s: loaded generation %llu (%zu bytes, %s...) is no commit the "
+            "workload made with that generation (G1)",
+            name.c_str(), static_cast<unsigned long long>(g), got.size(), Hex(got).c_str());
       }
       if (report && (!report->regions[r].has_commit || report->regions[r].generation != g)) {
         Violation("region %s: verify's newest commit is not the one Load returns", name.c_str());
@@ -336,9 +338,10 @@ class Checker {
       return;
     }
     if (!(m.value2 == 1 && m.value == 1) && !(m.value2 == 2 && m.value == 2)) {
-      Violation("op %zu: the reopen loaded generation %llu, payload %llu (1 previous, 2 failed, "
-                "3 other), not the previous or the failed commit byte-exact", i,
-                static_cast<unsigned long long>(m.value), static_cast<unsigned long long>(m.value2));
+      Violation(
+          "op %zu: the reopen loaded generation %llu, payload %llu (1 previous, 2 failed, "
+          "3 other), not the previous or the failed commit byte-exact",
+          i, static_cast<unsigned long long>(m.value), static_cast<unsigned long long>(m.value2));
     }
   }
 
@@ -362,8 +365,8 @@ class Checker {
                   name.c_str(), static_cast<unsigned long long>(g),
                   static_cast<unsigned long long>(loaded[r]));
       }
-      Result<uint64_t> next = writer.value().Commit(name, AfterRecoveryPayload(plan_, r),
-                                                    Durability::kPwriteFdatasync);
+      Result<uint64_t> next =
+          writer.value().Commit(name, AfterRecoveryPayload(plan_, r), Durability::kPwriteFdatasync);
       if (!next.ok()) {
         Violation("region %s: commit after recovery: %s", name.c_str(),
                   next.status().ToString().c_str());
@@ -372,7 +375,8 @@ class Checker {
       fresh[r] = next.value();
       uint64_t floor = loaded[r];
       if (report) {
-        for (const SlotReport& slot : report->regions[r].slots) floor = std::max(floor, slot.generation);
+        for (const SlotReport& slot : report->regions[r].slots)
+          floor = std::max(floor, slot.generation);
       }
       if (fresh[r] <= floor) {
         Violation("region %s: the commit after recovery got generation %llu, not above %llu",
@@ -416,9 +420,8 @@ class Checker {
     const uint64_t size = plan_.data_size;
     std::vector<std::byte> data(size);
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    const ssize_t n = fd < 0 ? -1
-                             : ::pread(fd, data.data(), size,
-                                       static_cast<off_t>(info.value().data_offset));
+    const ssize_t n =
+        fd < 0 ? -1 : ::pread(fd, data.data(), size, static_cast<off_t>(info.value().data_offset));
     if (fd >= 0) ::close(fd);
     if (n != static_cast<ssize_t>(size)) {
       Violation("read the data area: %s", n < 0 ? std::strerror(errno) : "short read");
@@ -466,10 +469,11 @@ class Checker {
     }
     if (bad != 0) {
       const uint32_t d = durable[first_bad];
-      Violation("%llu data-area bytes hold neither their durable write nor a later one; the "
-                "first at offset %llu (durable: %s)",
-                static_cast<unsigned long long>(bad), static_cast<unsigned long long>(first_bad),
-                d == 0 ? "none" : ("op " + std::to_string(d - 1)).c_str());
+      Violation(
+          "%llu data-area bytes hold neither their durable write nor a later one; the "
+          "first at offset %llu (durable: %s)",
+          static_cast<unsigned long long>(bad), static_cast<unsigned long long>(first_bad),
+          d == 0 ? "none" : ("op " + std::to_string(d - 1)).c_str());
     }
   }
 
@@ -486,7 +490,8 @@ class Checker {
     }
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
-      if (newest != SIZE_MAX) Violation("%s is missing after export op %zu returned", path.c_str(), newest);
+      if (newest != SIZE_MAX)
+        Violation("%s is missing after export op %zu returned", path.c_str(), newest);
       return;
     }
     std::vector<std::byte> got(std::filesystem::file_size(path, ec));
@@ -528,7 +533,8 @@ class Checker {
       }
       std::error_code ec;
       if (!std::filesystem::exists(path, ec)) {
-        if (newest != SIZE_MAX) Violation("%s is missing after op %zu returned", path.c_str(), newest);
+        if (newest != SIZE_MAX)
+          Violation("%s is missing after op %zu returned", path.c_str(), newest);
         continue;
       }
       Result<StoreInfo> info = ReadStoreInfo(path);
@@ -546,8 +552,8 @@ class Checker {
         continue;
       }
       if (newest != SIZE_MAX && which < newest) {
-        Violation("%s is the store of op %zu, older than op %zu whose call returned",
-                  path.c_str(), which, newest);
+        Violation("%s is the store of op %zu, older than op %zu whose call returned", path.c_str(),
+                  which, newest);
       }
       const std::optional<VerifyReport> report = Verify(path);
       if (report) {
@@ -606,10 +612,12 @@ int Prepare(const Args& args, const Plan& plan) {
   CreateOptions options;
   options.checkpoints = plan.regions;
   Status status = Store::Create(path, plan.data_size, options);
-  Result<Store> store = status.ok() ? Store::Open(path, OpenMode::kReadWrite) : Result<Store>(status);
-  Result<uint64_t> g = store.ok() ? store.value().Commit(plan.regions[0].name, PreparedPayload(plan),
-                                                          Durability::kPwriteFdatasync)
-                                  : Result<uint64_t>(store.status());
+  Result<Store> store =
+      status.ok() ? Store::Open(path, OpenMode::kReadWrite) : Result<Store>(status);
+  Result<uint64_t> g = store.ok()
+                           ? store.value().Commit(plan.regions[0].name, PreparedPayload(plan),
+                                                  Durability::kPwriteFdatasync)
+                           : Result<uint64_t>(store.status());
   if (!g.ok()) {
     std::fprintf(stderr, "crashvm_check prepare: %s\n", g.status().ToString().c_str());
     return 2;
@@ -619,14 +627,14 @@ int Prepare(const Args& args, const Plan& plan) {
   const std::string copy = args.dir + "/.probe.rs";
   std::error_code ec;
   std::filesystem::copy_file(path, copy, std::filesystem::copy_options::overwrite_existing, ec);
-  Result<Store> probe = ec ? Result<Store>(Status::Error(StatusCode::kIOError, "copy", copy,
-                                                         ec.message()))
-                           : Store::Open(copy, OpenMode::kReadWrite);
+  Result<Store> probe =
+      ec ? Result<Store>(Status::Error(StatusCode::kIOError, "copy", copy, ec.message()))
+         : Store::Open(copy, OpenMode::kReadWrite);
   Result<uint64_t> g2 = probe.ok() ? probe.value().Commit(plan.regions[0].name,
                                                           PreparedPayload(plan), Durability::kNone)
                                    : Result<uint64_t>(probe.status());
-  Result<RegionReport> where = g2.ok() ? probe.value().Report(plan.regions[0].name)
-                                       : Result<RegionReport>(g2.status());
+  Result<RegionReport> where =
+      g2.ok() ? probe.value().Report(plan.regions[0].name) : Result<RegionReport>(g2.status());
   Result<StoreInfo> info = ReadStoreInfo(path);
   probe = Closed();
   std::filesystem::remove(copy, ec);
@@ -655,17 +663,27 @@ std::optional<Args> ParseArgs(int argc, char** argv) {
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];
-    if (flag == "--workload") args.workload = value;
-    else if (flag == "--seed") { args.seed = std::strtoull(value.c_str(), nullptr, 10); have_seed = true; }
-    else if (flag == "--dir") args.dir = value;
-    else if (flag == "--image") args.image = value;
-    else if (flag == "--marker-sector") args.marker_sector = std::strtoull(value.c_str(), nullptr, 10);
-    else if (flag == "--regionctl") args.regionctl = value;
-    else if (flag == "--label") args.label = value;
-    else return std::nullopt;
+    if (flag == "--workload")
+      args.workload = value;
+    else if (flag == "--seed") {
+      args.seed = std::strtoull(value.c_str(), nullptr, 10);
+      have_seed = true;
+    } else if (flag == "--dir")
+      args.dir = value;
+    else if (flag == "--image")
+      args.image = value;
+    else if (flag == "--marker-sector")
+      args.marker_sector = std::strtoull(value.c_str(), nullptr, 10);
+    else if (flag == "--regionctl")
+      args.regionctl = value;
+    else if (flag == "--label")
+      args.label = value;
+    else
+      return std::nullopt;
   }
   if (argc % 2 != 0 || !have_seed || args.workload.empty() || args.dir.empty()) return std::nullopt;
-  if (args.command == "check" && (args.image.empty() || args.regionctl.empty())) return std::nullopt;
+  if (args.command == "check" && (args.image.empty() || args.regionctl.empty()))
+    return std::nullopt;
   if (args.command != "check" && args.command != "prepare") return std::nullopt;
   if (args.label.empty()) args.label = args.workload;
   return args;

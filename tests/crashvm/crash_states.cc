@@ -113,11 +113,16 @@ std::vector<LogWindow> SplitWindows(const WriteLog& log, uint64_t marker_first_s
 
 const char* CrashStateKindName(CrashStateKind kind) {
   switch (kind) {
-    case CrashStateKind::kFlushBoundary: return "flush-boundary";
-    case CrashStateKind::kFullLog: return "full-log";
-    case CrashStateKind::kSubset: return "subset";
-    case CrashStateKind::kReorder: return "reorder";
-    case CrashStateKind::kTorn: return "torn";
+    case CrashStateKind::kFlushBoundary:
+      return "flush-boundary";
+    case CrashStateKind::kFullLog:
+      return "full-log";
+    case CrashStateKind::kSubset:
+      return "subset";
+    case CrashStateKind::kReorder:
+      return "reorder";
+    case CrashStateKind::kTorn:
+      return "torn";
   }
   return "?";
 }
@@ -206,8 +211,7 @@ std::vector<CrashState> EnumerateCrashStates(const WriteLog& log, uint64_t marke
       dropped.assign(writes.begin() + static_cast<std::ptrdiff_t>(last) + 1, writes.end());
       state.torn_sectors = unit * (1 + rng() % ((log.entries[writes[last]].nr_sectors - 1) / unit));
     }
-    if (state.writes.empty() ||
-        !seen.emplace(k, state.writes, state.torn_sectors).second) {
+    if (state.writes.empty() || !seen.emplace(k, state.writes, state.torn_sectors).second) {
       ++misses;
       continue;
     }
@@ -217,8 +221,7 @@ std::vector<CrashState> EnumerateCrashStates(const WriteLog& log, uint64_t marke
     if (kind == CrashStateKind::kTorn) {
       state.description += ", entry " + std::to_string(state.writes.back()) + " torn after " +
                            std::to_string(state.torn_sectors) + " of " +
-                           std::to_string(log.entries[state.writes.back()].nr_sectors) +
-                           " sectors";
+                           std::to_string(log.entries[state.writes.back()].nr_sectors) + " sectors";
     }
     ++per_window[k];
     ++made;
@@ -260,7 +263,8 @@ Expected<ImageStats> BuildStateImage(const std::string& base_image_path,
   ImageStats stats;
   std::vector<std::byte> buffer(1 << 20);
   // The base's data extents; its holes stay holes.
-  for (off_t data = ::lseek(base.get(), 0, SEEK_DATA); data >= 0 && static_cast<uint64_t>(data) < size;) {
+  for (off_t data = ::lseek(base.get(), 0, SEEK_DATA);
+       data >= 0 && static_cast<uint64_t>(data) < size;) {
     off_t hole = ::lseek(base.get(), data, SEEK_HOLE);
     if (hole < 0) hole = static_cast<off_t>(size);
     for (uint64_t at = static_cast<uint64_t>(data); at < static_cast<uint64_t>(hole);) {

@@ -164,8 +164,8 @@ Expected<WriteLog> ReadWriteLog(const std::string& path) {
     if (offset >= log.file_size) {
       if (index < log.super_entries) {
         return Result::Failure(path + ": the super block counts " +
-                               std::to_string(log.super_entries) + " entries, the file ends after " +
-                               std::to_string(index));
+                               std::to_string(log.super_entries) +
+                               " entries, the file ends after " + std::to_string(index));
       }
       log.end_reason = "end of file";
       break;

@@ -32,11 +32,11 @@ inline constexpr uint64_t kWriteLogMagic = 0x6a736677736872;
 inline constexpr uint64_t kWriteLogVersion = 1;
 
 // Entry flags.
-inline constexpr uint64_t kLogFlush = 1;       // a cache flush (REQ_PREFLUSH)
-inline constexpr uint64_t kLogFua = 2;         // a write durable once it completed
-inline constexpr uint64_t kLogDiscard = 4;     // a discard; no data in the log
-inline constexpr uint64_t kLogMark = 8;        // a named point; the name is the data
-inline constexpr uint64_t kLogMetadata = 16;   // a filesystem metadata write
+inline constexpr uint64_t kLogFlush = 1;      // a cache flush (REQ_PREFLUSH)
+inline constexpr uint64_t kLogFua = 2;        // a write durable once it completed
+inline constexpr uint64_t kLogDiscard = 4;    // a discard; no data in the log
+inline constexpr uint64_t kLogMark = 8;       // a named point; the name is the data
+inline constexpr uint64_t kLogMetadata = 16;  // a filesystem metadata write
 inline constexpr uint64_t kLogKnownFlags = 31;
 
 // A value or an error message that names the file and what is wrong, in the
@@ -62,11 +62,11 @@ class Expected {
 };
 
 struct LogEntry {
-  uint64_t index = 0;       // position in the log, from 0
-  uint64_t sector = 0;      // first disk sector, in log sector size units
-  uint64_t nr_sectors = 0;  // disk sectors written (or discarded)
-  uint64_t flags = 0;       // kLog* bits
-  uint64_t data_len = 0;    // the header's data length (a mark's name length)
+  uint64_t index = 0;        // position in the log, from 0
+  uint64_t sector = 0;       // first disk sector, in log sector size units
+  uint64_t nr_sectors = 0;   // disk sectors written (or discarded)
+  uint64_t flags = 0;        // kLog* bits
+  uint64_t data_len = 0;     // the header's data length (a mark's name length)
   uint64_t data_offset = 0;  // byte offset of the entry's data in the log file
   uint64_t data_bytes = 0;   // bytes of data at data_offset (0: flush, discard)
   std::string mark;          // a mark's name
@@ -79,9 +79,9 @@ struct LogEntry {
 };
 
 struct WriteLog {
-  uint32_t sector_size = 0;      // bytes per log sector (and per entry sector)
-  uint64_t super_entries = 0;    // the entry count in the super block
-  uint64_t file_size = 0;        // bytes in the log file
+  uint32_t sector_size = 0;       // bytes per log sector (and per entry sector)
+  uint64_t super_entries = 0;     // the entry count in the super block
+  uint64_t file_size = 0;         // bytes in the log file
   std::vector<LogEntry> entries;  // in log (completion) order
   // Why the scan stopped: "end of file", or the entry past the super block's
   // count that did not parse and why (a write cut short by the crash).

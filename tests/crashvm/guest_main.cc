@@ -181,8 +181,7 @@ int Run(const Args& args) {
           break;
         }
         const std::vector<std::byte> payload = CommitPayload(plan, i);
-        Result<uint64_t> generation =
-            store->Commit(plan.regions[op.region].name, payload, op.mode);
+        Result<uint64_t> generation = store->Commit(plan.regions[op.region].name, payload, op.mode);
         status = generation.status();
         if (!status.ok()) last_failed_commit = i;
         marker = MarkerFor(i, status, store);

@@ -23,12 +23,18 @@ uint64_t Between(std::mt19937_64& rng, uint64_t low, uint64_t high) {  // inclus
 // side, the whole capacity, and anything between.
 uint64_t CommitSize(std::mt19937_64& rng, uint64_t capacity) {
   switch (rng() % 7) {
-    case 0: return 1;
-    case 1: return capacity;
-    case 2: return std::min<uint64_t>(capacity, 4096);
-    case 3: return std::min<uint64_t>(capacity, 4095);
-    case 4: return std::min<uint64_t>(capacity, 4097);
-    default: return Between(rng, 1, capacity);
+    case 0:
+      return 1;
+    case 1:
+      return capacity;
+    case 2:
+      return std::min<uint64_t>(capacity, 4096);
+    case 3:
+      return std::min<uint64_t>(capacity, 4095);
+    case 4:
+      return std::min<uint64_t>(capacity, 4097);
+    default:
+      return Between(rng, 1, capacity);
   }
 }
 
@@ -96,11 +102,21 @@ Plan RawPlan(Plan plan) {
     } else {
       op.kind = OpKind::kWrite;
       switch (rng() % 5) {
-        case 0: op.size = 1; break;
-        case 1: op.size = 4095; break;
-        case 2: op.size = 4097; break;
-        case 3: op.size = 8192 + 13; break;
-        default: op.size = Between(rng, 1, 65536); break;
+        case 0:
+          op.size = 1;
+          break;
+        case 1:
+          op.size = 4095;
+          break;
+        case 2:
+          op.size = 4097;
+          break;
+        case 3:
+          op.size = 8192 + 13;
+          break;
+        default:
+          op.size = Between(rng, 1, 65536);
+          break;
       }
       op.offset = Between(rng, 0, plan.data_size - op.size);
       const uint64_t m = rng() % 20;
@@ -123,9 +139,15 @@ Plan ExportPlan(Plan plan) {
     op.kind = OpKind::kExport;
     op.path = "out.bin";
     switch (rng() % 4) {
-      case 0: op.size = 4096; break;
-      case 1: op.size = 1024 * 1024; break;
-      default: op.size = Between(rng, 16, 200000); break;
+      case 0:
+        op.size = 4096;
+        break;
+      case 1:
+        op.size = 1024 * 1024;
+        break;
+      default:
+        op.size = Between(rng, 16, 200000);
+        break;
     }
     plan.ops.push_back(op);
   }
@@ -179,7 +201,7 @@ void FillBytes(uint64_t key, uint64_t offset, std::span<std::byte> out) {
 
 const std::vector<std::string>& WorkloadNames() {
   static const std::vector<std::string> names = {
-      "commits", "raw", "export", "create", "eio", "commits-barrier-header-only",
+      "commits",          "raw", "export", "create", "eio", "commits-barrier-header-only",
       "export-no-dirsync"};
   return names;
 }
@@ -259,15 +281,24 @@ std::vector<std::byte> ExportBytes(const Plan& plan, uint32_t index) {
 
 std::string_view OpKindName(OpKind kind) {
   switch (kind) {
-    case OpKind::kCreateStore: return "create-store";
-    case OpKind::kCommit: return "commit";
-    case OpKind::kReopen: return "reopen";
-    case OpKind::kReopenLoad: return "reopen-load";
-    case OpKind::kWrite: return "write";
-    case OpKind::kFlush: return "flush";
-    case OpKind::kExport: return "export";
-    case OpKind::kCreate: return "create";
-    case OpKind::kCreateReplace: return "create-replace";
+    case OpKind::kCreateStore:
+      return "create-store";
+    case OpKind::kCommit:
+      return "commit";
+    case OpKind::kReopen:
+      return "reopen";
+    case OpKind::kReopenLoad:
+      return "reopen-load";
+    case OpKind::kWrite:
+      return "write";
+    case OpKind::kFlush:
+      return "flush";
+    case OpKind::kExport:
+      return "export";
+    case OpKind::kCreate:
+      return "create";
+    case OpKind::kCreateReplace:
+      return "create-replace";
   }
   return "?";
 }

@@ -38,14 +38,14 @@ enum class Breakage : uint8_t {
 
 struct Op {
   OpKind kind = OpKind::kCommit;
-  uint32_t region = 0;   // kCommit, kReopenLoad: index into Plan::regions
-  uint64_t offset = 0;   // kWrite, kFlush: data-area offset
-  uint64_t size = 0;     // payload, write, flush or export bytes; a created store's data size
+  uint32_t region = 0;  // kCommit, kReopenLoad: index into Plan::regions
+  uint64_t offset = 0;  // kWrite, kFlush: data-area offset
+  uint64_t size = 0;    // payload, write, flush or export bytes; a created store's data size
   Durability mode = Durability::kNone;
   // kCommit: the generation it must return; 0 when the plan cannot know
   // (after a failed commit, which may or may not come back at the reopen).
   uint64_t generation = 0;
-  std::string path;      // kExport, kCreate, kCreateReplace: relative to the directory
+  std::string path;             // kExport, kCreate, kCreateReplace: relative to the directory
   bool expect_failure = false;  // kCommit: a write the disk fails (the eio workload)
 };
 

@@ -101,13 +101,14 @@ int Info(const std::string& path) {
       bytes += entry.data_bytes;
     }
   }
-  std::printf("entries %zu\nflushes %llu\nwrites %llu\nwrite_bytes %llu\ndiscards %llu\n"
-              "marks %llu\nsuper_block_count %llu\nsector_size %u\nend %s\n",
-              log.value().entries.size(), static_cast<unsigned long long>(flushes),
-              static_cast<unsigned long long>(writes), static_cast<unsigned long long>(bytes),
-              static_cast<unsigned long long>(discards), static_cast<unsigned long long>(marks),
-              static_cast<unsigned long long>(log.value().super_entries),
-              log.value().sector_size, log.value().end_reason.c_str());
+  std::printf(
+      "entries %zu\nflushes %llu\nwrites %llu\nwrite_bytes %llu\ndiscards %llu\n"
+      "marks %llu\nsuper_block_count %llu\nsector_size %u\nend %s\n",
+      log.value().entries.size(), static_cast<unsigned long long>(flushes),
+      static_cast<unsigned long long>(writes), static_cast<unsigned long long>(bytes),
+      static_cast<unsigned long long>(discards), static_cast<unsigned long long>(marks),
+      static_cast<unsigned long long>(log.value().super_entries), log.value().sector_size,
+      log.value().end_reason.c_str());
   return 0;
 }
 
@@ -122,7 +123,8 @@ int Run(int argc, char** argv) {
   const std::string command = argv[1];
   Options options;
   if (!Parse(argc, argv, &options)) return Usage();
-  if (command == "info") return options.positional.size() == 1 ? Info(options.positional[0]) : Usage();
+  if (command == "info")
+    return options.positional.size() == 1 ? Info(options.positional[0]) : Usage();
   const bool build = command == "build";
   if ((command != "list" && !build) || options.positional.size() != (build ? 2u : 1u) ||
       !options.have_seed || !options.have_budget || !options.have_marker) {

@@ -9,9 +9,7 @@ extern "C" {
 XXH64_hash_t XXH3_64bits_dispatch(const void* input, size_t len);
 XXH_errorcode XXH3_64bits_update_dispatch(XXH3_state_t* state, const void* input, size_t len);
 
-XXH64_hash_t XXH3_64bits_dispatch(const void* input, size_t len) {
-  return XXH3_64bits(input, len);
-}
+XXH64_hash_t XXH3_64bits_dispatch(const void* input, size_t len) { return XXH3_64bits(input, len); }
 XXH_errorcode XXH3_64bits_update_dispatch(XXH3_state_t* state, const void* input, size_t len) {
   return XXH3_64bits_update(state, input, len);
 }
