@@ -11,54 +11,12 @@
 #include <set>
 #include <tuple>
 
+#include "crashvm/file_io.h"
+
 namespace regionstore::testing {
 namespace {
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-bool ReadAll(int fd, std::byte* out, size_t length, uint64_t offset) {
-  while (length > 0) {
-    const ssize_t n = ::pread(fd, out, length, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;
-      return false;
-    }
-    out += n;
-    length -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return true;
-}
-
-bool WriteAll(int fd, const std::byte* data, size_t length, uint64_t offset) {
-  while (length > 0) {
-    const ssize_t n = ::pwrite(fd, data, length, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;
-      return false;
-    }
-    data += n;
-    length -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return true;
-}
 
 // "12,14-17,20": entry indices, runs joined.
 std::string Compact(std::vector<size_t> indices, bool sort) {
@@ -269,10 +227,10 @@ Expected<ImageStats> BuildStateImage(const std::string& base_image_path,
     if (hole < 0) hole = static_cast<off_t>(size);
     for (uint64_t at = static_cast<uint64_t>(data); at < static_cast<uint64_t>(hole);) {
       const size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), hole - at));
-      if (!ReadAll(base.get(), buffer.data(), n, at)) {
+      if (!PreadAll(base.get(), buffer.data(), n, at)) {
         return Result::Failure(Errno(base_image_path + ": read"));
       }
-      if (!WriteAll(out.get(), buffer.data(), n, at)) {
+      if (!PwriteAll(out.get(), buffer.data(), n, at)) {
         return Result::Failure(Errno(out_path + ": write"));
       }
       stats.base_bytes_copied += n;
@@ -291,10 +249,10 @@ Expected<ImageStats> BuildStateImage(const std::string& base_image_path,
     }
     for (uint64_t done = 0; done < bytes;) {
       const size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), bytes - done));
-      if (!ReadAll(logfd.get(), buffer.data(), n, entry.data_offset + done)) {
+      if (!PreadAll(logfd.get(), buffer.data(), n, entry.data_offset + done)) {
         return Errno(log_path + ": read entry " + std::to_string(index));
       }
-      if (!WriteAll(out.get(), buffer.data(), n, at + done)) return Errno(out_path + ": write");
+      if (!PwriteAll(out.get(), buffer.data(), n, at + done)) return Errno(out_path + ": write");
       done += n;
     }
     ++stats.entries_applied;

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "crashvm/file_io.h"
+
 namespace regionstore::testing {
 namespace {
 
@@ -33,35 +35,12 @@ uint32_t LoadLe32(const unsigned char* bytes) {
 
 std::string ErrnoText(int err) { return std::strerror(err); }
 
-// pread of exactly `length` bytes, looping over short reads and EINTR.
-// Returns "" or the error.
+// pread of exactly `length` bytes. Returns "" or the error.
 std::string PreadFully(int fd, unsigned char* out, size_t length, uint64_t offset) {
-  size_t done = 0;
-  while (done < length) {
-    ssize_t got = ::pread(fd, out + done, length - done, static_cast<off_t>(offset + done));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return "pread at byte " + std::to_string(offset + done) + ": " + ErrnoText(errno);
-    }
-    if (got == 0) return "unexpected end of file at byte " + std::to_string(offset + done);
-    done += static_cast<size_t>(got);
-  }
-  return "";
+  if (PreadAll(fd, out, length, offset)) return "";
+  if (errno == EIO) return "unexpected end of file or I/O error at byte " + std::to_string(offset);
+  return "pread at byte " + std::to_string(offset) + ": " + ErrnoText(errno);
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Parses the entry whose header sector starts at `offset`. Returns "" and
 // fills `entry`, or why it is not an entry. The file size bounds the data:
