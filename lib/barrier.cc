@@ -1,6 +1,7 @@
 // Intent marks and barriers: every msync and fdatasync a Store handle
 // issues, and the marks that let the next open undo what a failed one may
 // have left (docs/CHECKPOINTS.md, "Recovery").
+#include <algorithm>
 #include <chrono>
 
 #include "store_rep.h"
@@ -38,6 +39,10 @@ Status Store::Rep::NoteVolatileCommit() {
 Status Store::Rep::Barrier(const BarrierCall& call) {
   const auto start = std::chrono::steady_clock::now();
   const bool whole_file = call.kind == BarrierKind::kFdatasync;
+  // What a whole-file barrier makes durable if it returns: every batch whose
+  // writes are done, and the watermark entry as last written.
+  const uint64_t batches_done = last_batch_id;
+  const uint64_t watermark_pending = watermark_written.w;
   const bool marked = call.kind != BarrierKind::kMsyncAsync &&
                       (volatile_pending || call.always_mark) && intent_offset.has_value();
   // The step that failed names the failure.
@@ -67,6 +72,26 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
     step = "clear the intent mark";
     status = ClearMark(intent::kVolatileEntry);
     if (status.ok()) volatile_pending = false;
+  }
+  if (status.ok() && whole_file) {
+    // Every region's newest commit is durable now. Kept as the durable slot,
+    // so that no later commit writes over it until a newer durable one
+    // exists: after a power loss the region then holds it or something
+    // newer, which the batches it belongs to rely on (CHECKPOINTS.md,
+    // "Batches"). Only regions committed without a barrier since the last
+    // whole-file barrier can change.
+    for (uint32_t index : volatile_regions) {
+      RegionState& state = regions[index];
+      if (state.volatile_newest) state.durable = state.newest;
+      state.volatile_newest = false;
+    }
+    volatile_regions.clear();
+  }
+  if (status.ok() && whole_file && batch_log_offset) {
+    watermark_durable = std::max(watermark_durable, watermark_pending);
+    batches_durable = std::max(batches_durable, batches_done);
+    status = RaiseWatermark();
+    step = "pwrite (batch watermark)";
   }
   if (!status.ok()) {
     status = Poison(status, step);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include "shared_copy.h"
 #include "store_rep.h"
@@ -18,46 +19,88 @@ using internal::MarkCommitPhase;
 
 Result<uint64_t> Store::Commit(std::string_view name, std::span<const std::byte> payload,
                                Durability durability) {
+  const std::array<std::span<const std::byte>, 1> pieces{payload};
+  return CommitPieces(name, pieces, durability);
+}
+
+Result<uint64_t> Store::CommitPieces(std::string_view name, PayloadPieces pieces,
+                                     Durability durability) {
   Rep& r = *rep_;
   if (Status s = r.CheckWritable("commit"); !s.ok()) return s;
   auto found = r.FindRegion(name, "commit");
   if (!found.ok()) return found.status();
   const uint32_t index = *found;
-  const RegionEntry& region = r.info.regions[index];
-  if (payload.size() > region.capacity) {
-    return Status::Error(StatusCode::kInvalidArgument, "commit", r.path,
-                         "payload of " + std::to_string(payload.size()) +
-                             " bytes exceeds the capacity of region '" + region.name + "' (" +
-                             std::to_string(region.capacity) + " bytes)");
-  }
+  auto length = r.CheckPayload(index, pieces, "commit");
+  if (!length.ok()) return length.status();
   if (static_cast<size_t>(durability) >= r.stats.by_mode.size()) {
     return Status::Error(StatusCode::kInvalidArgument, "commit", r.path, "unknown durability mode");
   }
   if (Status s = r.SettleRegion(index, /*rewrite=*/false); !s.ok()) return s;
 
   const uint32_t target = r.CommitTarget(index);
-  const RegionState& state = r.regions[index];
+  auto header = r.NextHeader(index, target, *length, "commit");
+  if (!header.ok()) return header.status();
+
+  // From here the target's old content is gone: a failure below may leave
+  // the slot unfinished or empty, never another commit's header.
+  const Status outcome = IsDurable(durability)
+                             ? r.DurableCommit(index, target, *header, pieces, durability)
+                             : r.MappedCommit(index, target, *header, pieces, durability);
+  MarkCommitPhase(internal::kIdle);
+  if (!outcome.ok()) return outcome;
+  r.RecordCommit(index, target, header->generation, durability, *length);
+  return header->generation;
+}
+
+Result<uint64_t> Store::Rep::CheckPayload(uint32_t index, PayloadPieces pieces,
+                                          const char* operation) const {
+  const RegionEntry& region = info.regions[index];
+  if (pieces.size() > kMaxPayloadPieces) {
+    return Status::Error(StatusCode::kInvalidArgument, operation, path,
+                         "region '" + region.name + "': a payload in " +
+                             std::to_string(pieces.size()) + " pieces; at most " +
+                             std::to_string(kMaxPayloadPieces) + " are allowed");
+  }
+  uint64_t length = 0;
+  for (std::span<const std::byte> piece : pieces) length += piece.size();
+  if (length > region.capacity) {
+    return Status::Error(StatusCode::kInvalidArgument, operation, path,
+                         "payload of " + std::to_string(length) +
+                             " bytes exceeds the capacity of region '" + region.name + "' (" +
+                             std::to_string(region.capacity) + " bytes)");
+  }
+  return length;
+}
+
+Result<slot::Header> Store::Rep::NextHeader(uint32_t index, uint32_t target, uint64_t length,
+                                            const char* operation) const {
+  const RegionState& state = regions[index];
   if (state.max_generation >= slot::kMaxGeneration) {
-    return Status::Error(StatusCode::kCorruption, "commit", r.path,
-                         "region '" + region.name + "': the generation counter is exhausted");
+    return Status::Error(StatusCode::kCorruption, operation, path,
+                         "region '" + info.regions[index].name +
+                             "': the generation counter is exhausted");
   }
   slot::Header header;
   header.region = index;
   header.slot = target;
   header.generation = state.max_generation + 1;
-  header.length = payload.size();
-  header.commit_unix_ns = r.io->NowUnixNanos();
+  header.length = length;
+  header.commit_unix_ns = io->NowUnixNanos();
+  return header;
+}
 
-  // From here the target's old content is gone: a failure below may leave
-  // the slot unfinished or empty, never another commit's header.
-  const bool durable =
-      durability == Durability::kSync || durability == Durability::kPwriteFdatasync;
-  const Status outcome = durable ? r.DurableCommit(index, target, header, payload, durability)
-                                 : r.MappedCommit(index, target, header, payload, durability);
-  MarkCommitPhase(internal::kIdle);
-  if (!outcome.ok()) return outcome;
-  r.RecordCommit(index, target, header.generation, durability, payload.size());
-  return header.generation;
+uint64_t PiecesChecksum(PayloadPieces pieces) {
+  if (pieces.size() == 1) return format::Checksum(pieces[0]);
+  format::ChecksumStream checksum;
+  for (std::span<const std::byte> piece : pieces) checksum.Update(piece);
+  return checksum.Digest();
+}
+
+void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces) {
+  for (std::span<const std::byte> piece : pieces) {
+    shared_copy::CopyToShared(shared, piece.data(), piece.size());
+    shared += piece.size();
+  }
 }
 
 uint32_t Store::Rep::CommitTarget(uint32_t index) const {
@@ -80,19 +123,18 @@ uint32_t Store::Rep::CommitTarget(uint32_t index) const {
 }
 
 Status Store::Rep::MappedCommit(uint32_t index, uint32_t target, slot::Header& header,
-                                std::span<const std::byte> payload, Durability durability) {
+                                PayloadPieces pieces, Durability durability) {
   const RegionEntry& region = info.regions[index];
   const uint64_t unit_offset = slot::HeaderFileOffset(region, target);
   std::byte* base = mapping->data();
   if (Status s = NoteVolatileCommit(); !s.ok()) return s;
   MarkCommitPhase(internal::kCopy);
-  header.payload_checksum = format::Checksum(payload);
+  header.payload_checksum = PiecesChecksum(pieces);
   shared_copy::ClearHeaderMagic(base + unit_offset);
   // As a seqlock writer: no payload store may become visible before the
   // cleared magic (a reader must not see the old magic over new bytes).
   std::atomic_thread_fence(std::memory_order_release);
-  shared_copy::CopyToShared(base + slot::PayloadFileOffset(region, target), payload.data(),
-                            payload.size());
+  CopyPiecesToShared(base + slot::PayloadFileOffset(region, target), pieces);
   shared_copy::StoreHeaderWords(base + unit_offset, slot::EncodeHeader(header));
   if (durability != Durability::kAsync) return Status::Ok();
   MarkCommitPhase(internal::kFlush);
@@ -100,11 +142,11 @@ Status Store::Rep::MappedCommit(uint32_t index, uint32_t target, slot::Header& h
                   .counted_as = durability,
                   .operation = "commit: msync(MS_ASYNC)",
                   .file_offset = unit_offset,
-                  .length = slot::kHeaderUnitSize + payload.size()});
+                  .length = slot::kHeaderUnitSize + header.length});
 }
 
 Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& header,
-                                 std::span<const std::byte> payload, Durability durability) {
+                                 PayloadPieces pieces, Durability durability) {
   const RegionEntry& region = info.regions[index];
   const uint64_t unit_offset = slot::HeaderFileOffset(region, target);
   const auto failed_write = [&](const Status& s, const char* operation) {
@@ -124,14 +166,11 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
   // a kill at any point leaves the slot empty or unfinished, never a valid
   // header over a partial payload. All of it goes through the page cache the
   // mapping shares.
-  static constexpr std::array<std::byte, slot::kHeaderUnitSize> kZeroUnit{};
-  const std::array<std::span<const std::byte>, 2> parts{std::span<const std::byte>(kZeroUnit),
-                                                        payload};
-  if (Status s = file->WriteGatherAt(unit_offset, parts, /*data_sync=*/false); !s.ok()) {
+  if (Status s = WriteZeroUnitAndPieces(unit_offset, pieces); !s.ok()) {
     forget_slot();
     return failed_write(s, "commit: pwritev (payload)");
   }
-  header.payload_checksum = format::Checksum(payload);
+  header.payload_checksum = PiecesChecksum(pieces);
   const slot::HeaderBytes header_bytes = slot::EncodeHeader(header);
   std::array<std::byte, slot::kHeaderUnitSize> unit{};
   std::memcpy(unit.data(), header_bytes.data(), header_bytes.size());
@@ -158,7 +197,7 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
                      .counted_as = durability,
                      .operation = "commit: msync(MS_SYNC)",
                      .file_offset = unit_offset,
-                     .length = slot::kHeaderUnitSize + (header_only ? 0 : payload.size())})
+                     .length = slot::kHeaderUnitSize + (header_only ? 0 : header.length)})
           : Barrier({.kind = BarrierKind::kFdatasync,
                      .counted_as = durability,
                      .operation = "commit: fdatasync"});
@@ -176,14 +215,30 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
   return Status::Ok();
 }
 
+Status Store::Rep::WriteZeroUnitAndPieces(uint64_t unit_offset, PayloadPieces pieces) {
+  static constexpr std::array<std::byte, slot::kHeaderUnitSize> kZeroUnit{};
+  std::vector<std::span<const std::byte>> parts;
+  parts.reserve(pieces.size() + 1);
+  parts.emplace_back(kZeroUnit);
+  parts.insert(parts.end(), pieces.begin(), pieces.end());
+  return file->WriteGatherAt(unit_offset, parts, /*data_sync=*/false);
+}
+
 void Store::Rep::RecordCommit(uint32_t index, uint32_t target, uint64_t generation,
                               Durability durability, uint64_t bytes) {
   RegionState& state = regions[index];
   state.known_generation[target] = generation;
   state.newest = target;
   state.max_generation = generation;
-  if (durability == Durability::kSync || durability == Durability::kPwriteFdatasync) {
+  if (IsDurable(durability)) {
     state.durable = target;
+    state.volatile_newest = false;
+  } else if (!state.volatile_newest) {
+    // The next whole-file barrier makes this commit durable, and from then
+    // on its slot must be kept like any durable one: a batch whose other
+    // members still stand may count on it (Barrier).
+    state.volatile_newest = true;
+    volatile_regions.push_back(index);
   }
   ModeStats& counters = stats.by_mode[static_cast<size_t>(durability)];
   ++counters.commits;

@@ -49,21 +49,21 @@ uint64_t ChecksumStream::Digest() const {
   return XXH3_64bits_digest(static_cast<const XXH3_state_t*>(state_));
 }
 
-Result<Layout> LayoutFor(uint64_t data_size, uint64_t region_count) {
+Result<Layout> LayoutFor(uint64_t data_size, uint64_t region_count, bool batch_log) {
   if (data_size > kMaxDataSize) {
     return Status::Error(StatusCode::kInvalidArgument, "create", "",
                          "data size " + std::to_string(data_size) + " exceeds the maximum of " +
                              std::to_string(kMaxDataSize) + " bytes");
   }
   Layout layout;
-  layout.data_offset = DataOffsetFor(std::min(region_count, kMaxRegions));
+  layout.data_offset = DataOffsetFor(std::min(region_count, kMaxRegions), batch_log);
   layout.data_size = data_size;
   layout.file_size = layout.data_offset + AlignUp(data_size, kAreaAlignment);
   return layout;
 }
 
 uint32_t IncompatFlagsFor(const StoreInfo& info) {
-  uint32_t flags = 0;
+  uint32_t flags = info.incompat_flags & kIncompatBatchLog;
   if (info.regions.size() > kMaxRegionsSmallTable) flags |= kIncompatLargeTable;
   for (const RegionEntry& region : info.regions) {
     if (region.layout == SlotLayout::kCompact) {
@@ -186,12 +186,16 @@ Result<Superblock> DecodeSuperblock(std::span<const std::byte> superblock,
   const bool large_table = (incompat & kIncompatLargeTable) != 0;
   const uint64_t region_limit = large_table ? kMaxRegions : kMaxRegionsSmallTable;
   uint64_t room = info.data_offset - info.region_table_offset;
-  if (large_table) room = room > kIntentAreaSize ? room - kIntentAreaSize : 0;
+  // A batch log needs the intent area and the log after the table.
+  const uint64_t after_table = (incompat & kIncompatBatchLog) != 0 ? kIntentAreaSize + kBatchLogSize
+                               : large_table                         ? kIntentAreaSize
+                                                                     : 0;
+  room = room > after_table ? room - after_table : 0;
   if (decoded.region_count > region_limit || decoded.region_count > room / kRegionEntrySize) {
     return Corrupt(path, "region count " + std::to_string(decoded.region_count) +
                              " exceeds the limit of " + std::to_string(region_limit) +
                              " or does not fit between the region table and the data area" +
-                             (large_table ? " (and its intent area)" : ""));
+                             (after_table != 0 ? " (and what lies before it)" : ""));
   }
   if (info.data_size > kMaxDataSize) {
     return Corrupt(path, "data size " + std::to_string(info.data_size) + " is impossible");

@@ -52,7 +52,17 @@ inline constexpr uint32_t kIncompatCompactSlots = 1u << 0;
 // More regions than fit below 1 MiB: the data area starts at the first
 // 1 MiB boundary after the table and the intent area.
 inline constexpr uint32_t kIncompatLargeTable = 1u << 1;
-inline constexpr uint32_t kKnownIncompatFlags = kIncompatCompactSlots | kIncompatLargeTable;
+// A batch log (lib/batch.h) of kBatchLogSize bytes right before the intent
+// area: the store accepts multi-region batch commits, and slot headers may
+// carry a batch id in their reserved field.
+inline constexpr uint32_t kIncompatBatchLog = 1u << 2;
+inline constexpr uint32_t kKnownIncompatFlags =
+    kIncompatCompactSlots | kIncompatLargeTable | kIncompatBatchLog;
+
+// The batch log: 32 units of 4 KiB, one batch record each.
+inline constexpr uint64_t kBatchLogUnits = 32;
+inline constexpr uint64_t kBatchLogUnitSize = 4096;
+inline constexpr uint64_t kBatchLogSize = kBatchLogUnits * kBatchLogUnitSize;
 
 // Every area (data, checkpoint slots) starts on and spans whole 64 KiB units:
 // covers 4, 16 and 64 KiB pages.
@@ -150,11 +160,13 @@ class ChecksumStream {
 Status CheckRegionName(std::string_view name, const char* operation);
 
 // Where the data area of a new store with `region_count` regions starts:
-// 1 MiB while the table and the intent area fit below it (every store made
-// before 0.5 that has an intent area), else the next 1 MiB boundary after
-// them, so that a 1 MiB-aligned data offset stays a 1 MiB-aligned file offset.
-constexpr uint64_t DataOffsetFor(uint64_t region_count) {
-  return AlignUp(kRegionTableOffset + region_count * kRegionEntrySize + kIntentAreaSize,
+// 1 MiB while the table, the batch log (with `batch_log`) and the intent
+// area fit below it (every store made before 0.5 that has an intent area),
+// else the next 1 MiB boundary after them, so that a 1 MiB-aligned data
+// offset stays a 1 MiB-aligned file offset.
+constexpr uint64_t DataOffsetFor(uint64_t region_count, bool batch_log = false) {
+  return AlignUp(kRegionTableOffset + region_count * kRegionEntrySize +
+                     (batch_log ? kBatchLogSize : 0) + kIntentAreaSize,
                  kDataOffset);
 }
 
@@ -166,7 +178,7 @@ struct Layout {
   uint64_t file_size = 0;
 };
 // Errors: kInvalidArgument if `data_size` exceeds kMaxDataSize.
-Result<Layout> LayoutFor(uint64_t data_size, uint64_t region_count = 0);
+Result<Layout> LayoutFor(uint64_t data_size, uint64_t region_count = 0, bool batch_log = false);
 
 // Encodes superblock + region table: the first `data_offset` bytes of the
 // file (the rest of that header area is zero).
@@ -198,8 +210,10 @@ Status DecodeRegionTable(std::span<const std::byte> table, Superblock& superbloc
                          const std::string& path);
 
 // The incompat_flags a store with `info.regions` needs: kIncompatLargeTable
-// past 8,160 regions, kIncompatCompactSlots when a region has compact slots.
-// A store with neither is written exactly as before 0.5.
+// past 8,160 regions, kIncompatCompactSlots when a region has compact slots,
+// and kIncompatBatchLog when info.incompat_flags already has it (the store
+// was created with a batch log). A store with none is written exactly as
+// before 0.5.
 uint32_t IncompatFlagsFor(const StoreInfo& info);
 
 // Indexes of `regions` in name order (byte-wise), equal names by index: for

@@ -49,6 +49,16 @@ enum class Kind : uint32_t {
   // only. Cleared by the next successful fdatasync; the next open's
   // fdatasync, which makes them durable, runs as a file barrier.
   kVolatilePending = 3,
+  // Stores with a batch log only. The batch watermark W (`generation`):
+  // every batch with an id up to W completed and was made durable, so its
+  // members count without their record. `region` bit 0: "clean", the writer
+  // that wrote it issued no batch id above W; `boot_id` bytes 0-7: a
+  // sequence number, the higher of the two watermark entries is current.
+  // Not tied to a boot: it describes the disk.
+  kBatchWatermark = 4,
+  // A durable barrier for the batch with id `generation` is running: if it
+  // did not return, the next open in this boot zeroes the batch's members.
+  kBatchBarrier = 5,
 };
 
 // Where this writer keeps each kind of mark: fixed entries, so that setting
@@ -57,6 +67,9 @@ enum class Kind : uint32_t {
 inline constexpr uint32_t kFileBarrierEntry = 0;
 inline constexpr uint32_t kVolatileEntry = 1;
 inline constexpr uint32_t kFirstCommitEntry = 2;
+inline constexpr uint32_t kBatchBarrierEntry = 3;
+// The two watermark entries, written alternately (by sequence parity).
+inline constexpr uint32_t kWatermarkEntries[2] = {kEntryCount - 2, kEntryCount - 1};
 
 using BootId = std::array<std::byte, 16>;
 using EntryBytes = std::array<std::byte, kEntrySize>;

@@ -60,6 +60,10 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
   const uint32_t index = *found;
   const RegionEntry& region = r.info.regions[index];
   const std::byte* base = r.mapping->data();
+  const region_check::ReadFn mapped = region_check::MappingReader(*r.mapping);
+  // The watermark only rises; one read of it is at worst conservative.
+  const region_check::BatchContext batch = *region_check::ReadBatchContext(mapped, r.info);
+  const bool batch_ids = batch.batch_ids();
 
   const auto read_headers = [&] {
     std::vector<slot::HeaderBytes> headers(region.slot_count);
@@ -78,18 +82,28 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
   std::vector<bool> excluded(region.slot_count, false);
   std::vector<std::optional<uint64_t>> failed_copy(region.slot_count);
   int stable_without_candidate = 0;
+  // A newer member passed over because its batch is not (or not yet) whole.
+  uint64_t incomplete_batch = 0, incomplete_generation = 0;
+  std::string incomplete_reason;
   std::vector<slot::HeaderBytes> headers = read_headers();
   const auto forget = [&] {
     std::fill(excluded.begin(), excluded.end(), false);
     std::fill(failed_copy.begin(), failed_copy.end(), std::nullopt);
     stable_without_candidate = 0;
+    incomplete_batch = 0;
   };
   for (int attempt = 0; attempt < kLoadAttempts; ++attempt) {
     const std::vector<ValidHeader> all =
-        region_check::ValidHeadersNewestFirst(headers, region, index);
+        region_check::ValidHeadersNewestFirst(headers, region, index, batch_ids);
     std::vector<ValidHeader> candidates = all;
     std::erase_if(candidates, [&](const ValidHeader& c) { return excluded[c.slot]; });
     if (candidates.empty()) {
+      if (incomplete_batch != 0 && all.front().header.batch_id == incomplete_batch) {
+        return Status::Error(StatusCode::kNotFound, "load", r.path,
+                             "region '" + region.name + "': no complete commit: its only one (generation " +
+                                 std::to_string(incomplete_generation) + ") is a member of an interrupted batch: " +
+                                 incomplete_reason);
+      }
       if (!all.empty()) return TornOnly(r.path, region.name, all.front().header.generation);
       if (NoCommitHeader(headers)) return NoCommitYet(r.path, region.name);
       // Headers that are all invalid: damage if they hold still, else a
@@ -129,20 +143,37 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
     // so it held at one instant between the two reads.
     bool in_transition = false;
     for (uint32_t i = 0; i < region.slot_count && !in_transition; ++i) {
-      const auto kind = slot::DecodeHeader(headers[i], index, i, region.capacity).kind;
+      const auto kind = slot::DecodeHeader(headers[i], index, i, region.capacity, batch_ids).kind;
       in_transition = kind == slot::DecodedHeader::Kind::kUnfinished ||
                       kind == slot::DecodedHeader::Kind::kInvalid;
+    }
+    // A member of a batch above the watermark counts only once its whole
+    // batch is in place; until then (a batch being written, or one a crash
+    // interrupted) the region's previous commit is the one to return.
+    if (payload_ok && batch_ids && newest.header.batch_id > batch.watermark &&
+        after[newest.slot] == headers[newest.slot]) {
+      auto verdict = region_check::BatchVerdict(mapped, batch, index, newest.slot, newest.header);
+      if (!verdict->empty()) {
+        excluded[newest.slot] = true;
+        incomplete_batch = newest.header.batch_id;
+        incomplete_generation = newest.header.generation;
+        incomplete_reason = *verdict;
+        headers = std::move(after);
+        continue;
+      }
     }
     if (payload_ok && after[newest.slot] == headers[newest.slot] &&
         (!in_transition || after == headers)) {
       CheckpointMeta meta{newest.header.generation, newest.header.length,
                           newest.header.commit_unix_ns, newest.slot};
       // Passed over a newer header whose payload does not match: say so.
-      if (all.front().slot != newest.slot) {
+      if (all.front().slot != newest.slot && (incomplete_batch == 0 || all.front().header.batch_id != incomplete_batch)) {
         meta.skipped_torn_generation = all.front().header.generation;
       }
+      meta.skipped_incomplete_batch = incomplete_batch;
       for (uint32_t i = 0; i < region.slot_count; ++i) {
-        const auto kind = slot::DecodeHeader(headers[i], index, i, region.capacity).kind;
+        const auto kind =
+            slot::DecodeHeader(headers[i], index, i, region.capacity, batch_ids).kind;
         meta.invalid_header_slots += kind == slot::DecodedHeader::Kind::kInvalid ? 1 : 0;
       }
       return meta;
@@ -169,9 +200,11 @@ std::vector<RegionReport> Store::List() const {
   const Rep& r = *rep_;
   const region_check::ReadFn read = region_check::MappingReader(*r.mapping);
   std::vector<RegionReport> reports;
+  const region_check::BatchContext batch = *region_check::ReadBatchContext(read, r.info);
   for (uint32_t i = 0; i < r.info.regions.size(); ++i) {
     // Reading from the mapping cannot fail.
-    reports.push_back(std::move(*region_check::ExamineRegion(read, r.info.regions[i], i)));
+    reports.push_back(
+        std::move(*region_check::ExamineRegion(read, r.info.regions[i], i, true, &batch)));
   }
   return reports;
 }
@@ -180,8 +213,9 @@ Result<RegionReport> Store::Report(std::string_view name) const {
   const Rep& r = *rep_;
   auto found = r.FindRegion(name, "report");
   if (!found.ok()) return found.status();
-  return region_check::ExamineRegion(region_check::MappingReader(*r.mapping),
-                                     r.info.regions[*found], *found);
+  const region_check::ReadFn read = region_check::MappingReader(*r.mapping);
+  const region_check::BatchContext batch = *region_check::ReadBatchContext(read, r.info);
+  return region_check::ExamineRegion(read, r.info.regions[*found], *found, true, &batch);
 }
 
 }  // namespace regionstore

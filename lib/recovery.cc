@@ -32,12 +32,19 @@ Status Store::Rep::RecoverOnOpen() {
   if (Status s = read(*intent_offset, area); !s.ok()) {
     return s.WithOperation("open: read the intent area", path);
   }
+  // Batches first: their traces go before any region is settled below.
+  bool batch_zeroed = false;
+  if (Status s = ResolveBatchesOnOpen(area, batch_zeroed); !s.ok()) return s;
   std::vector<intent::Entry> marks;
   std::vector<uint32_t> mark_entries;
   bool unknown_boot = false;
   const bool ignore_marks = internal::Mutated(internal::Mutation::kIgnoreIntentMarks);
   for (uint32_t e = 0; e < intent::kEntryCount && !ignore_marks; ++e) {
-    const auto mark = intent::DecodeEntry(std::span(area).subspan(e * intent::kEntrySize));
+    auto mark = intent::DecodeEntry(std::span(area).subspan(e * intent::kEntrySize));
+    // ResolveBatchesOnOpen has read these.
+    if (mark && (mark->kind == Kind::kBatchWatermark || mark->kind == Kind::kBatchBarrier)) {
+      mark.reset();
+    }
     // A mark from another boot says nothing about today's page cache: it
     // was filled from the disk since. (And the mark may be a durable copy of
     // one whose clearing never reached the disk: zeroing its commit then
@@ -54,7 +61,9 @@ Status Store::Rep::RecoverOnOpen() {
   // instead, which covers a failed barrier of any earlier handle.
   if (unknown_boot) return RecoverEveryRegion();
   bool file_barrier = false;
-  bool must_mark = false;
+  // Zeroed batch members, like a commit mark's zeroed header, must not come
+  // back: if the fdatasync below fails, the next open rewrites everything.
+  bool must_mark = batch_zeroed;
   const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
   for (const intent::Entry& mark : marks) {
     if (mark.kind == Kind::kFileBarrier) file_barrier = true;
@@ -78,7 +87,8 @@ Status Store::Rep::RecoverOnOpen() {
     const uint64_t unit = slot::HeaderFileOffset(region, mark.slot);
     if (Status s = read(unit, bytes); !s.ok()) return s;
     const slot::DecodedHeader decoded =
-        slot::DecodeHeader(bytes, mark.region, mark.slot, region.capacity);
+        slot::DecodeHeader(bytes, mark.region, mark.slot, region.capacity,
+                           batch_log_offset.has_value());
     if (decoded.kind != slot::DecodedHeader::Kind::kValid ||
         decoded.header.generation != mark.generation) {
       continue;
@@ -116,18 +126,104 @@ Status Store::Rep::RecoverOnOpen() {
                   .always_mark = must_mark});
 }
 
+Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& zeroed) {
+  batch_log_offset = batch::LogOffset(info);
+  if (!batch_log_offset) return Status::Ok();
+  const batch::Watermark found = batch::ReadWatermark(area);
+  // A batch whose barrier did not return in this boot: it was in flight, so
+  // losing it is allowed, and its pages may be clean in the cache but
+  // missing on disk. A mark from another boot says nothing (as for commits).
+  std::optional<uint64_t> failed;
+  const auto mark =
+      intent::DecodeEntry(area.subspan(intent::kBatchBarrierEntry * intent::kEntrySize));
+  if (mark && mark->kind == Kind::kBatchBarrier) {
+    if (boot_id != intent::BootId{} && mark->boot_id == boot_id) failed = mark->generation;
+    if (Status s = ClearMark(intent::kBatchBarrierEntry); !s.ok()) {
+      return s.WithOperation("open: clear an intent mark", path);
+    }
+  }
+  // A clean watermark: the last writer issued no batch above it, and every
+  // batch up to it is durable. Otherwise every batch above it may have left
+  // members whose partners or record are missing, and no record says where
+  // they all are: read every slot header.
+  if (!found.clean || failed) {
+    const ReadFn read = region_check::PreadReader(*file, path);
+    const region_check::BatchContext context{&info, batch_log_offset, found.w};
+    std::vector<uint64_t> traces;
+    for (uint32_t r = 0; r < info.regions.size(); ++r) {
+      const RegionEntry& region = info.regions[r];
+      for (uint32_t i = 0; i < region.slot_count; ++i) {
+        slot::HeaderBytes bytes;
+        const uint64_t unit = slot::HeaderFileOffset(region, i);
+        if (Status s = read(unit, bytes); !s.ok()) return s;
+        const slot::DecodedHeader decoded =
+            slot::DecodeHeader(bytes, r, i, region.capacity, /*batch_ids=*/true);
+        if (decoded.kind != slot::DecodedHeader::Kind::kValid ||
+            decoded.header.batch_id <= found.w) {
+          continue;
+        }
+        if (failed && decoded.header.batch_id == *failed) {
+          traces.push_back(unit);
+          continue;
+        }
+        // A member whose own payload is torn counts for nothing anyway, and
+        // is left for Load and verify to report; its partners fail below.
+        auto matches =
+            region_check::PayloadMatches(read, slot::PayloadFileOffset(region, i), decoded.header);
+        if (!matches.ok()) return matches.status();
+        if (!*matches) continue;
+        auto verdict = region_check::BatchVerdict(read, context, r, i, decoded.header);
+        if (!verdict.ok()) return verdict.status();
+        if (!verdict->empty()) traces.push_back(unit);
+      }
+    }
+    // Decided on the file as it was, then zeroed: no verdict above saw a
+    // zeroing of this open.
+    const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
+    for (uint64_t unit : traces) {
+      if (Status s = file->WriteAt(unit, zero_unit); !s.ok()) {
+        return s.WithOperation("open: clear a member of a batch that did not complete", path);
+      }
+      zeroed = true;
+    }
+  }
+  // Batches of the last writer had ids up to found.w + 32 at most (a batch
+  // reuses a log unit only once a durable watermark covers the batch 32
+  // before it); every one of them is now complete or gone.
+  next_batch_id = (found.clean && !failed ? found.w : found.w + batch::kUnits) + 1;
+  const batch::Watermark open{found.w, found.sequence + 1, false};
+  if (Status s = SetMark(batch::WatermarkEntryIndex(open.sequence), batch::WatermarkEntry(open));
+      !s.ok()) {
+    return s.WithOperation("open: pwrite (batch watermark)", path);
+  }
+  watermark_written = open;
+  return Status::Ok();
+}
+
 Status Store::Rep::RecoverEveryRegion() {
   for (uint32_t r = 0; r < info.regions.size(); ++r) {
     if (Status s = SettleRegion(r, /*rewrite=*/true); !s.ok()) return s;
+  }
+  // The batch log too: a member counts only with its record, and a failed
+  // barrier may have left the record's page clean in the cache but missing
+  // on disk.
+  if (batch_log_offset) {
+    std::vector<std::byte> log(format::kBatchLogSize);
+    const ReadFn read = region_check::PreadReader(*file, path);
+    if (Status s = read(*batch_log_offset, log); !s.ok()) return s;
+    if (Status s = file->WriteAt(*batch_log_offset, log); !s.ok()) {
+      return s.WithOperation("open: rewrite the batch log", path);
+    }
   }
   // One barrier: the cleared headers and the rewritten commits are on disk
   // before the first new commit, so every settled slot is durable.
   if (Status s = file->DataSync(); !s.ok()) {
     return s.WithOperation("open: fdatasync (recovering checkpoint regions)", path);
   }
-  // Every mark is moot now.
+  // Every mark is moot now; the batch watermark entries (the last two)
+  // describe the disk and stay.
   if (intent_offset) {
-    const std::vector<std::byte> zero_area(intent::kAreaSize);
+    const std::vector<std::byte> zero_area(intent::kWatermarkEntries[0] * intent::kEntrySize);
     if (Status s = file->WriteAt(*intent_offset, zero_area); !s.ok()) {
       return s.WithOperation("open: clear the intent area", path);
     }
@@ -145,7 +241,8 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
   std::vector<slot::DecodedHeader> decoded(region.slot_count);
   for (uint32_t i = 0; i < region.slot_count; ++i) {
     if (Status s = read(slot::HeaderFileOffset(region, i), headers[i]); !s.ok()) return s;
-    decoded[i] = slot::DecodeHeader(headers[i], index, i, region.capacity);
+    decoded[i] = slot::DecodeHeader(headers[i], index, i, region.capacity,
+                                    batch_log_offset.has_value());
     if (decoded[i].kind == slot::DecodedHeader::Kind::kValid) {
       state.max_generation = std::max(state.max_generation, decoded[i].header.generation);
       // Only to rank free targets (an older commit goes after empty slots,
@@ -172,7 +269,8 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
   uint64_t recovered_generation = 0;
   uint64_t recovered_length = 0;
   for (const region_check::ValidHeader& candidate :
-       region_check::ValidHeadersNewestFirst(headers, region, index)) {
+       region_check::ValidHeadersNewestFirst(headers, region, index,
+                                             batch_log_offset.has_value())) {
     Result<bool> matches = true;
     if (!internal::Mutated(internal::Mutation::kSettleTrustsHeader)) {
       matches = region_check::PayloadMatches(read, slot::PayloadFileOffset(region, candidate.slot),

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "batch.h"
 #include "shared_copy.h"
 #include "test_hooks.h"
 
@@ -42,8 +43,110 @@ Result<bool> PayloadMatches(const ReadFn& read, uint64_t offset, const slot::Hea
   return checksum.Digest() == header.payload_checksum;
 }
 
+Result<BatchContext> ReadBatchContext(const ReadFn& read, const StoreInfo& info) {
+  BatchContext context;
+  context.info = &info;
+  context.log_offset = batch::LogOffset(info);
+  if (!context.log_offset) return context;
+  std::vector<std::byte> area(intent::kAreaSize);
+  if (Status s = read(*intent::AreaOffset(info), area); !s.ok()) return s;
+  context.watermark = batch::ReadWatermark(area).w;
+  return context;
+}
+
+namespace {
+
+// Batches above the watermark form chains of at most a few dozen (the log
+// holds 32); deeper is a crafted file.
+constexpr int kMaxBatchDepth = 64;
+
+Result<std::vector<slot::HeaderBytes>> ReadHeaders(const ReadFn& read, const RegionEntry& region) {
+  std::vector<slot::HeaderBytes> headers(region.slot_count);
+  for (uint32_t i = 0; i < region.slot_count; ++i) {
+    if (Status s = read(slot::HeaderFileOffset(region, i), headers[i]); !s.ok()) return s;
+  }
+  return headers;
+}
+
+Result<std::string> Verdict(const ReadFn& read, const BatchContext& context, uint32_t region,
+                            uint32_t slot, const slot::Header& header, bool check_payloads,
+                            int depth) {
+  const uint64_t id = header.batch_id;
+  if (id == 0 || id <= context.watermark || !context.log_offset) return std::string();
+  const std::string which = "batch " + std::to_string(id);
+  if (depth > kMaxBatchDepth) return which + " depends on too long a chain of batches";
+  batch::UnitBytes unit;
+  if (Status s = read(batch::UnitOffset(*context.log_offset, id), unit); !s.ok()) return s;
+  const std::optional<batch::Record> record = batch::DecodeRecord(unit);
+  if (!record || record->id != id) {
+    return which + " has no valid record in the batch log (the batch did not complete)";
+  }
+  const batch::Member self{region, slot, header.generation};
+  if (std::find(record->members.begin(), record->members.end(), self) == record->members.end()) {
+    return which + "'s record does not name this slot (the batch did not complete)";
+  }
+  const std::vector<RegionEntry>& regions = context.info->regions;
+  for (const batch::Member& partner : record->members) {
+    if (partner == self) continue;
+    if (partner.region >= regions.size() ||
+        partner.slot >= regions[partner.region].slot_count) {
+      return which + "'s record names a slot the store does not have";
+    }
+    const RegionEntry& other = regions[partner.region];
+    auto headers = ReadHeaders(read, other);
+    if (!headers.ok()) return headers.status();
+    // The partner's member in place, whole.
+    const slot::DecodedHeader there = slot::DecodeHeader(
+        (*headers)[partner.slot], partner.region, partner.slot, other.capacity, true);
+    if (there.kind == slot::DecodedHeader::Kind::kValid &&
+        there.header.generation == partner.generation && there.header.batch_id == id) {
+      Result<bool> matches = true;
+      if (check_payloads) {
+        matches = PayloadMatches(read, slot::PayloadFileOffset(other, partner.slot), there.header);
+      }
+      if (!matches.ok()) return matches.status();
+      if (*matches) continue;
+    }
+    // Or the partner's region moved on: a newer commit that counts.
+    bool moved_on = false;
+    for (const ValidHeader& newer :
+         ValidHeadersNewestFirst(*headers, other, partner.region, /*batch_ids=*/true)) {
+      if (newer.header.generation <= partner.generation) break;
+      Result<bool> matches = true;
+      if (check_payloads) {
+        matches = PayloadMatches(read, slot::PayloadFileOffset(other, newer.slot), newer.header);
+      }
+      if (!matches.ok()) return matches.status();
+      if (!*matches) continue;
+      auto counts = Verdict(read, context, partner.region, newer.slot, newer.header,
+                            check_payloads, depth + 1);
+      if (!counts.ok()) return counts.status();
+      if (counts->empty()) {
+        moved_on = true;
+        break;
+      }
+    }
+    if (!moved_on) {
+      return which + " did not complete: region '" + other.name + "' lacks its member (slot " +
+             std::to_string(partner.slot) + ", generation " + std::to_string(partner.generation) +
+             ")";
+    }
+  }
+  return std::string();
+}
+
+}  // namespace
+
+Result<std::string> BatchVerdict(const ReadFn& read, const BatchContext& context, uint32_t region,
+                                 uint32_t slot, const slot::Header& header, bool check_payloads) {
+  if (internal::Mutated(internal::Mutation::kBatchMemberAlone)) return std::string();
+  return Verdict(read, context, region, slot, header, check_payloads, 0);
+}
+
 Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region,
-                                   uint32_t region_index, bool check_payloads) {
+                                   uint32_t region_index, bool check_payloads,
+                                   const BatchContext* batch) {
+  const bool batch_ids = batch != nullptr && batch->batch_ids();
   RegionReport report;
   report.name = region.name;
   report.index = region_index;
@@ -59,7 +162,8 @@ Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region
     slot_report.payload_checked = check_payloads;
     slot::HeaderBytes bytes;
     if (Status s = read(slot::HeaderFileOffset(region, i), bytes); !s.ok()) return s;
-    const slot::DecodedHeader decoded = slot::DecodeHeader(bytes, region_index, i, region.capacity);
+    const slot::DecodedHeader decoded =
+        slot::DecodeHeader(bytes, region_index, i, region.capacity, batch_ids);
     switch (decoded.kind) {
       case slot::DecodedHeader::Kind::kEmpty:
         slot_report.state = SlotState::kEmpty;
@@ -83,8 +187,19 @@ Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region
         }
         if (!matches.ok()) return matches.status();
         payload_ok[i] = *matches;
+        slot_report.batch_id = decoded.header.batch_id;
         slot_report.state = *matches ? SlotState::kValid : SlotState::kIncomplete;
         if (!*matches) slot_report.reason = "payload checksum mismatch";
+        if (*matches && batch_ids) {
+          auto verdict = BatchVerdict(read, *batch, region_index, i, decoded.header,
+                                      check_payloads);
+          if (!verdict.ok()) return verdict.status();
+          if (!verdict->empty()) {
+            slot_report.state = SlotState::kIncomplete;
+            slot_report.reason = "member of an interrupted batch: " + *verdict;
+            slot_report.batch_incomplete = true;
+          }
+        }
         if (!newest_header || decoded.header.generation > report.slots[*newest_header].generation) {
           newest_header = i;
         }
@@ -124,11 +239,12 @@ Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region
 }
 
 std::vector<ValidHeader> ValidHeadersNewestFirst(const std::vector<slot::HeaderBytes>& headers,
-                                                 const RegionEntry& region, uint32_t region_index) {
+                                                 const RegionEntry& region, uint32_t region_index,
+                                                 bool batch_ids) {
   std::vector<ValidHeader> valid;
   for (uint32_t i = 0; i < headers.size(); ++i) {
     const slot::DecodedHeader decoded =
-        slot::DecodeHeader(headers[i], region_index, i, region.capacity);
+        slot::DecodeHeader(headers[i], region_index, i, region.capacity, batch_ids);
     if (decoded.kind == slot::DecodedHeader::Kind::kValid) valid.push_back({i, decoded.header});
   }
   std::sort(valid.begin(), valid.end(), [](const ValidHeader& a, const ValidHeader& b) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,12 +34,39 @@ ReadFn MappingReader(const Mapping& mapping);
 // Checks a payload against its header's checksum, reading it in pieces.
 Result<bool> PayloadMatches(const ReadFn& read, uint64_t offset, const slot::Header& header);
 
+// What decides whether a member of a batch counts (docs/CHECKPOINTS.md,
+// "Batches"): the store's batch log and watermark as a reader sees them.
+// Without a log (`log_offset` nullopt) every header's batch id is 0.
+struct BatchContext {
+  const StoreInfo* info = nullptr;
+  std::optional<uint64_t> log_offset;
+  uint64_t watermark = 0;
+  bool batch_ids() const { return log_offset.has_value(); }
+};
+// The context of the store `info` describes, its watermark read through
+// `read`.
+Result<BatchContext> ReadBatchContext(const ReadFn& read, const StoreInfo& info);
+
+// Whether the commit in slot `slot` of region `region`, whose header
+// `header` passed its checks (and whose payload matched, if the caller
+// checks payloads), counts: "" if it does, else why not. A single commit
+// (batch id 0), or a member of a batch at or below the watermark, counts. A
+// member of a later batch counts when that batch's record is valid, names
+// exactly this slot and generation, and every other member it names is in
+// place (header, batch id and, with `check_payloads`, payload), or its
+// region holds a newer commit that counts.
+Result<std::string> BatchVerdict(const ReadFn& read, const BatchContext& context, uint32_t region,
+                                 uint32_t slot, const slot::Header& header,
+                                 bool check_payloads = true);
+
 // Every slot of one region: header checks and, for a header that passes,
-// the payload checksum (unless `check_payloads` is off). Then the
-// region-level states: the newest header that checks out decides between
-// a commit, a torn commit and damage.
+// the payload checksum (unless `check_payloads` is off) and, in a store with
+// a batch log (`batch`), whether its batch completed. Then the region-level
+// states: the newest header that checks out decides between a commit, a
+// torn commit and damage.
 Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region,
-                                   uint32_t region_index, bool check_payloads = true);
+                                   uint32_t region_index, bool check_payloads = true,
+                                   const BatchContext* batch = nullptr);
 
 struct ValidHeader {
   uint32_t slot = 0;
@@ -49,7 +77,8 @@ struct ValidHeader {
 // in a crafted or damaged file) go to the lower slot, as ExamineRegion
 // reports them.
 std::vector<ValidHeader> ValidHeadersNewestFirst(const std::vector<slot::HeaderBytes>& headers,
-                                                 const RegionEntry& region, uint32_t region_index);
+                                                 const RegionEntry& region, uint32_t region_index,
+                                                 bool batch_ids = false);
 
 }  // namespace regionstore::region_check
 

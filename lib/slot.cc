@@ -46,6 +46,7 @@ HeaderBytes EncodeHeader(const Header& header) {
   Store64(out, hdr::kLength, header.length);
   Store64(out, hdr::kCommitUnixNs, header.commit_unix_ns);
   Store64(out, hdr::kPayloadChecksum, header.payload_checksum);
+  Store64(out, hdr::kBatchId, header.batch_id);
   Store64(out, hdr::kHeaderChecksum, format::Checksum(out.first(hdr::kHeaderChecksum)));
   return bytes;
 }
@@ -55,7 +56,7 @@ namespace {
 // The header checks after the magic, on `bytes` whose magic is (or is taken
 // to be) right. Fills `decoded.header`; returns the first failure, or "".
 std::string CheckHeaderFields(std::span<const std::byte> bytes, uint32_t region, uint32_t slot,
-                              uint64_t capacity, Header& h) {
+                              uint64_t capacity, bool batch_ids, Header& h) {
   if (Load64(bytes, hdr::kHeaderChecksum) != format::Checksum(bytes.first(hdr::kHeaderChecksum))) {
     return "slot header checksum mismatch";
   }
@@ -77,14 +78,15 @@ std::string CheckHeaderFields(std::span<const std::byte> bytes, uint32_t region,
     return "payload length " + std::to_string(h.length) + " exceeds the capacity " +
            std::to_string(capacity);
   }
-  if (Load64(bytes, hdr::kReserved) != 0) return "reserved header bytes are not zero";
+  h.batch_id = Load64(bytes, hdr::kBatchId);
+  if (!batch_ids && h.batch_id != 0) return "reserved header bytes are not zero";
   return "";
 }
 
 }  // namespace
 
 DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, uint32_t slot,
-                           uint64_t capacity) {
+                           uint64_t capacity, bool batch_ids) {
   DecodedHeader decoded;
   bytes = bytes.first(kHeaderSize);
   if (internal::AllZero(bytes.first(sizeof kMagic))) {
@@ -103,7 +105,7 @@ DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, ui
     decoded.reason = "bad slot header magic";
     return decoded;
   }
-  decoded.reason = CheckHeaderFields(bytes, region, slot, capacity, decoded.header);
+  decoded.reason = CheckHeaderFields(bytes, region, slot, capacity, batch_ids, decoded.header);
   if (decoded.reason.empty()) decoded.kind = DecodedHeader::Kind::kValid;
   return decoded;
 }

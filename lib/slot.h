@@ -55,7 +55,10 @@ inline constexpr size_t kGeneration = 16;
 inline constexpr size_t kLength = 24;
 inline constexpr size_t kCommitUnixNs = 32;
 inline constexpr size_t kPayloadChecksum = 40;
+// Reserved (zero) in stores without a batch log; there, the id of the batch
+// the commit belongs to, 0 for a single commit.
 inline constexpr size_t kReserved = 48;
+inline constexpr size_t kBatchId = kReserved;
 inline constexpr size_t kHeaderChecksum = 56;
 }  // namespace hdr
 
@@ -99,6 +102,7 @@ inline uint64_t PayloadFileOffset(const RegionEntry& region, uint32_t index) {
 struct Header {
   uint32_t region = 0, slot = 0;  // whose header it is: checked against where it lies
   uint64_t generation = 0, length = 0, commit_unix_ns = 0, payload_checksum = 0;
+  uint64_t batch_id = 0;  // 0: a single commit (lib/batch.h)
 };
 
 using HeaderBytes = std::array<std::byte, kHeaderSize>;
@@ -123,9 +127,10 @@ struct DecodedHeader {
 
 // Validates the header of slot `slot` of region `region` (its index in the
 // table) of capacity `capacity`: magic, header checksum, indexes, generation
-// not 0, length within capacity, reserved bytes zero, in that order.
+// not 0, length within capacity, reserved bytes zero (unless `batch_ids`:
+// a store with a batch log keeps the batch id there), in that order.
 DecodedHeader DecodeHeader(std::span<const std::byte> bytes, uint32_t region, uint32_t slot,
-                           uint64_t capacity);
+                           uint64_t capacity, bool batch_ids = false);
 
 // The layout kAuto picks for `capacity`, given the creating host's page
 // size: kCompact up to kCompactSlotLimit (checkpoint.h) on hosts whose pages

@@ -34,7 +34,7 @@ constexpr int kOpenAttempts = 3;
 
 Status Store::Create(const std::string& path, uint64_t data_size, const CreateOptions& options) {
   Io& io = options.io != nullptr ? *options.io : *Io::Default();
-  auto layout = format::LayoutFor(data_size, options.checkpoints.size());
+  auto layout = format::LayoutFor(data_size, options.checkpoints.size(), options.batch_log);
   if (!layout.ok()) return layout.status().WithOperation("create", path);
   auto regions = slot::LayoutRegions(options.checkpoints, layout->file_size, io.PageSize());
   if (!regions.ok()) return regions.status().WithOperation("create", path);
@@ -98,6 +98,7 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   info.region_table_offset = format::kRegionTableOffset;
   info.created_unix_ns = io.NowUnixNanos();
   info.created_page_size = static_cast<uint32_t>(io.PageSize());
+  info.incompat_flags = options.batch_log ? format::kIncompatBatchLog : 0;
   info.incompat_flags = format::IncompatFlagsFor(info);
 
   const std::string directory = internal::DirectoryOf(path);
@@ -235,6 +236,7 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   rep->mapping = std::move(*mapping);
   if (rep->writable) {
     if (Status s = rep->RecoverOnOpen(); !s.ok()) return s;
+    if (Status s = rep->AfterOpenBarrier(); !s.ok()) return s;
   }
   return Store(std::move(rep));
 }

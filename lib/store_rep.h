@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "batch.h"
 #include "format.h"
 #include "intent.h"
 #include "regionstore/store.h"
@@ -45,7 +46,18 @@ struct RegionState {
   // Per slot: the generation of a commit known valid there, 0 if unknown or
   // invalid (such a slot is free).
   std::vector<uint64_t> known_generation;
+  // Committed without a barrier (kNone, kAsync) since the handle's last
+  // whole-file barrier, which then makes `newest` durable.
+  bool volatile_newest = false;
 };
+
+inline bool IsDurable(Durability durability) {
+  return durability == Durability::kSync || durability == Durability::kPwriteFdatasync;
+}
+// The checksum of the concatenation of `pieces` (commit.cc).
+uint64_t PiecesChecksum(PayloadPieces pieces);
+// Copies the pieces one after another into the mapping at `shared`.
+void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces);
 
 // Hidden: Store is exported, and a nested class would inherit that.
 struct [[gnu::visibility("hidden")]] Store::Rep {
@@ -72,6 +84,21 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   std::optional<uint64_t> intent_offset;
   intent::BootId boot_id{};
   bool volatile_pending = false;
+  // Writers of stores with a batch log only (batch.h, batch_commit.cc): the
+  // log's offset; the id the next batch gets; the newest batch whose writes
+  // are all done; every batch up to `batches_durable` has been made durable
+  // by a whole-file barrier that returned; the watermark entry last written,
+  // and the watermark known to be on disk.
+  // Regions whose newest commit is volatile (RegionState::volatile_newest).
+  std::vector<uint32_t> volatile_regions;
+  std::optional<uint64_t> batch_log_offset;
+  uint64_t next_batch_id = 1;
+  uint64_t last_batch_id = 0;
+  uint64_t batches_durable = 0;
+  batch::Watermark watermark_written;
+  uint64_t watermark_durable = 0;
+
+  ~Rep();
 
   // A writer's open, after the lock and the mapping: reads the intent area,
   // undoes what the current boot's marks say a failed barrier may have left
@@ -88,6 +115,22 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // the newest commit is written again, for a whole-file barrier to follow.
   Status SettleRegion(uint32_t index, bool rewrite);
   Status RecoverEveryRegion();
+  // Part of RecoverOnOpen for stores with a batch log, before anything else
+  // is written: unless the watermark says the last writer left no batch
+  // open, reads every slot header and zeroes the members of batches that
+  // did not complete (and, from this boot's mark, of a batch whose barrier
+  // did not return); then marks the watermark open (not clean) for the
+  // open's fdatasync to make durable. `area` is the intent area as read.
+  Status ResolveBatchesOnOpen(std::span<const std::byte> area, bool& zeroed);
+  // After the open's fdatasync returned: every batch the log can hold is
+  // complete or gone, and durable.
+  Status AfterOpenBarrier();
+  // After a whole-file barrier returned: records what it made durable and
+  // writes a watermark that says so (by pwrite, durable at a later barrier).
+  Status RaiseWatermark();
+  // Before batch `id` overwrites its log unit (the record of batch id - 32):
+  // whole-file barriers until a durable watermark covers that batch.
+  Status MakeLogUnitReusable(uint64_t id, Durability durability);
 
   // The intent area's entry `entry`, by pwrite (no-ops without an intent
   // area). A torn entry fails its checksum and records nothing.
@@ -137,13 +180,24 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // Commit, in the steps of commit.cc. The slot a commit of region `index`
   // goes to: neither the newest commit nor the newest durable one.
   uint32_t CommitTarget(uint32_t index) const;
+  // The length of `pieces` for region `index`. Errors: kInvalidArgument
+  // (too many pieces, over the capacity), naming `operation`.
+  Result<uint64_t> CheckPayload(uint32_t index, PayloadPieces pieces,
+                                const char* operation) const;
+  // The header of the next commit of region `index` into `target`, payload
+  // checksum and batch id still 0. Errors: kCorruption (generations
+  // exhausted).
+  Result<slot::Header> NextHeader(uint32_t index, uint32_t target, uint64_t length,
+                                  const char* operation) const;
+  // pwritev of a zero header unit and the pieces, from `unit_offset`.
+  Status WriteZeroUnitAndPieces(uint64_t unit_offset, PayloadPieces pieces);
   // The writes of a commit of `header` (its payload checksum filled in
   // here) into slot `target` of region `index`, and its barrier:
   // kNone/kAsync through the mapping, kSync/kPwriteFdatasync by pwrite.
   Status MappedCommit(uint32_t index, uint32_t target, slot::Header& header,
-                      std::span<const std::byte> payload, Durability durability);
+                      PayloadPieces pieces, Durability durability);
   Status DurableCommit(uint32_t index, uint32_t target, slot::Header& header,
-                       std::span<const std::byte> payload, Durability durability);
+                       PayloadPieces pieces, Durability durability);
   // After a commit returned: what the region state and the counters learn.
   void RecordCommit(uint32_t index, uint32_t target, uint64_t generation, Durability durability,
                     uint64_t bytes);

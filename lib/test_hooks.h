@@ -44,6 +44,11 @@ enum class Mutation : uint32_t {
   // A writer's open reads no intent mark: a commit whose barrier failed
   // (and whose process died before zeroing it) is taken as durable.
   kIgnoreIntentMarks,
+  // A member of a batch counts on its own checks, without its batch record
+  // or its partners (readers and the writer's open alike).
+  kBatchMemberAlone,
+  // A durable batch writes its record after its barrier instead of before.
+  kBatchRecordAfterBarrier,
 };
 
 #if defined(REGIONSTORE_TESTING)

@@ -60,9 +60,12 @@ Result<VerifyReport> VerifyRegions(const std::string& path, const VerifyOptions&
     if (s.ok() && options.progress) options.progress(done, total);
     return s;
   };
+  auto batch = region_check::ReadBatchContext(pread, info);
+  if (!batch.ok()) return batch.status();
   verified.regions.reserve(info.regions.size());
   for (uint32_t i = 0; i < info.regions.size(); ++i) {
-    auto report = region_check::ExamineRegion(read, info.regions[i], i, options.check_payloads);
+    auto report =
+        region_check::ExamineRegion(read, info.regions[i], i, options.check_payloads, &*batch);
     if (!report.ok()) return report.status();
     verified.regions.push_back(std::move(*report));
   }

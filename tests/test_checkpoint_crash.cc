@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cerrno>
@@ -491,6 +492,220 @@ TEST_CASE("After kill -9 mid-commit, compact and aligned regions of 1 B to 64 Ki
   CHECK(kills == kills_per_case * std::size(cases));
   // Most at-phase kills land in a flush even where the copy is a few bytes.
   CHECK(in_window >= kills / 10);
+}
+
+// --- 2. Process crash with batches ------------------------------------------
+
+// Every batch commits all of these, so after any kill every region must hold
+// the same batch: the last one reported, or the one in flight.
+const std::vector<CheckpointSpec> kBatchRegions = {{"wide", kCrashCapacity, SlotLayout::kAligned},
+                                                   {"mid", 5'000},
+                                                   {"one", 1},
+                                                   {"odd", 70'001}};
+
+// The payload of region `r` in batch `n` of child life `life`.
+CommitId BatchPayloadId(uint64_t n, uint64_t life, size_t r) { return {n, life * 8 + r}; }
+
+[[noreturn]] void BatchUntilKilled(const std::string& path, std::atomic<uint32_t>* phase_word,
+                                   uint64_t expected, uint64_t life, int report_fd) {
+  ::alarm(60);
+  internal::SetCommitPhaseWord(phase_word);
+  auto store = Store::Open(path, OpenMode::kReadWrite);
+  if (!store.ok()) ::_exit(kChildOpenFailed);
+  std::vector<std::byte> loaded_bytes;
+  for (const CheckpointSpec& spec : kBatchRegions) {
+    auto loaded = store->Load(spec.name, loaded_bytes);
+    if (!loaded.ok()) ::_exit(kChildLoadFailed);
+    if (loaded->generation != expected) ::_exit(kChildUnexpectedGeneration);
+  }
+  std::vector<std::vector<std::byte>> payloads(kBatchRegions.size());
+  for (uint64_t n = expected + 1;; ++n) {
+    std::vector<std::array<std::span<const std::byte>, 2>> pieces(kBatchRegions.size());
+    std::vector<BatchMember> members;
+    for (size_t r = 0; r < kBatchRegions.size(); ++r) {
+      const CommitId id = BatchPayloadId(n, life, r);
+      FillPayload(id, CrashPayloadSize(id, kBatchRegions[r].capacity), payloads[r]);
+      const std::span<const std::byte> all(payloads[r]);
+      pieces[r] = {all.first(all.size() / 2), all.subspan(all.size() / 2)};
+      members.push_back({kBatchRegions[r].name, pieces[r]});
+    }
+    auto committed = store->CommitBatch(members, CrashMode(CommitId{n, life}));
+    if (!committed.ok()) ::_exit(kChildCommitFailed);
+    for (uint64_t generation : *committed) {
+      if (generation != n) ::_exit(kChildCommitGeneration);
+    }
+    if (!WriteAll(report_fd, &n, sizeof n)) ::_exit(kChildPipeFailed);
+  }
+}
+
+// After a kill: every region holds batch `last_reported` or every one batch
+// `last_reported + 1`, byte-exact, through a writer's reopen and a read-only
+// one. Returns what is wrong, or "".
+std::string CheckBatchRecovered(const std::string& path, uint64_t last_reported, uint64_t base,
+                                uint64_t base_life, uint64_t life, uint64_t& recovered) {
+  auto writer = Store::Open(path, OpenMode::kReadWrite);
+  if (!writer.ok()) return "reopen (read-write) failed: " + writer.status().ToString();
+  auto reader = Store::Open(path, OpenMode::kReadOnly);
+  if (!reader.ok()) return "read-only open failed: " + reader.status().ToString();
+  recovered = 0;
+  for (size_t r = 0; r < kBatchRegions.size(); ++r) {
+    for (const Store* store : {&*writer, &*reader}) {
+      std::vector<std::byte> bytes;
+      auto meta = store->Load(kBatchRegions[r].name, bytes);
+      const std::string where = "region '" + kBatchRegions[r].name + "' (" +
+                                (store == &*writer ? "writer" : "read-only") + "): ";
+      if (!meta.ok()) return where + "Load failed: " + meta.status().ToString();
+      if (recovered == 0) recovered = meta->generation;
+      if (meta->generation != recovered) {
+        return where + "holds batch " + std::to_string(meta->generation) + " beside batch " +
+               std::to_string(recovered) + " in another region";
+      }
+      if (recovered != last_reported && recovered != last_reported + 1) {
+        return where + "holds batch " + std::to_string(recovered) + ", expected " +
+               std::to_string(last_reported) + " or " + std::to_string(last_reported + 1);
+      }
+      const CommitId id = BatchPayloadId(recovered, recovered > base ? life : base_life, r);
+      const uint64_t size = CrashPayloadSize(id, kBatchRegions[r].capacity);
+      if (bytes.size() != size) {
+        return where + "batch " + std::to_string(recovered) + " has " +
+               std::to_string(bytes.size()) + " bytes, expected " + std::to_string(size);
+      }
+      if (const uint64_t at = FirstMismatch(id, bytes); at != bytes.size()) {
+        return where + "batch " + std::to_string(recovered) + " differs at byte " +
+               std::to_string(at);
+      }
+    }
+  }
+  return "";
+}
+
+struct BatchCrashCounts {
+  uint64_t kills = 0, in_copy = 0, in_flush = 0, in_idle = 0, batches_reported = 0;
+  uint64_t in_flight_survived = 0;
+};
+
+BatchCrashCounts RunBatchCrashLoop(uint64_t kills, uint64_t seed) {
+  TempDir dir;
+  const std::string path = dir.File("batch.rgn");
+  {
+    CreateOptions options;
+    options.checkpoints = kBatchRegions;
+    options.batch_log = true;
+    const Status created = Store::Create(path, 64 * kKiB, options);
+    INFO(created.ToString());
+    REQUIRE(created.ok());
+    // Batch 1, by the parent (life 0).
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    std::vector<std::vector<std::byte>> payloads(kBatchRegions.size());
+    std::vector<std::array<std::span<const std::byte>, 1>> pieces(kBatchRegions.size());
+    std::vector<BatchMember> members;
+    for (size_t r = 0; r < kBatchRegions.size(); ++r) {
+      const CommitId id = BatchPayloadId(1, 0, r);
+      FillPayload(id, CrashPayloadSize(id, kBatchRegions[r].capacity), payloads[r]);
+      pieces[r] = {std::span<const std::byte>(payloads[r])};
+      members.push_back({kBatchRegions[r].name, pieces[r]});
+    }
+    REQUIRE(store.CommitBatch(members, Durability::kSync).ok());
+  }
+  SharedMemory<std::atomic<uint32_t>> phase;
+  const CpuPlacement placement;
+  std::mt19937_64 random(seed);
+  BatchCrashCounts counts;
+  uint64_t base = 1, base_life = 0;
+  for (uint64_t life = 1; counts.kills < kills; ++life) {
+    phase->store(internal::kIdle);
+    const bool at_phase = random() % 2 == 0;
+    const size_t wait_reports = random() % 4;
+    const uint64_t target = random() % 3;  // 0: copy; 1: flush; 2: either
+    const uint64_t linger = random() % 3 == 0 ? 0 : random() % 20000;
+    INFO("seed " << seed << ", life " << life << ", base batch " << base);
+    Pipe reports_pipe;
+    ChildGuard child(::fork());
+    Must(child.pid() >= 0, "fork");
+    if (child.pid() == 0) {
+      placement.PinChild();
+      reports_pipe.CloseRead();
+      BatchUntilKilled(path, &*phase, base, life, reports_pipe.write_fd());
+    }
+    reports_pipe.CloseWrite();
+    ReportReader reader(reports_pipe.read_fd());
+    reader.WaitFor(wait_reports);
+    bool child_gone = false;
+    int wait_status = 0;
+    if (at_phase) {
+      const auto wanted = [&](uint32_t now) {
+        if (target == 0) return now == internal::kCopy;
+        if (target == 1) return now == internal::kFlush;
+        return now == internal::kCopy || now == internal::kFlush;
+      };
+      for (uint64_t spins = 1; !wanted(phase->load(std::memory_order_acquire)); ++spins) {
+        if (spins % 4096 != 0) continue;
+        reader.Drain();
+        if (reader.reports().size() > wait_reports + kMaxMissedCommits) break;
+        const pid_t reaped = ::waitpid(child.pid(), &wait_status, WNOHANG);
+        Must(reaped >= 0, "waitpid(WNOHANG)");
+        if (reaped == child.pid()) {
+          child.Release();
+          child_gone = true;
+          break;
+        }
+      }
+      for (uint64_t i = 0; i < linger && !child_gone; ++i) {
+        (void)phase->load(std::memory_order_acquire);
+      }
+    }
+    if (!child_gone) {
+      Must(::kill(child.pid(), SIGKILL) == 0, "kill");
+      wait_status = Reap(child);
+    }
+    if (!WIFSIGNALED(wait_status) || WTERMSIG(wait_status) != SIGKILL) {
+      FAIL("the batch child was not ended by our SIGKILL: " << DescribeChild(wait_status));
+    }
+    const uint32_t died_in = phase->load(std::memory_order_acquire);
+    reader.DrainToEnd();
+    if (reader.partial_bytes() != 0) FAIL("a torn 8-byte report in the pipe");
+    uint64_t last_reported = base;
+    for (uint64_t n : reader.reports()) {
+      if (n != last_reported + 1) FAIL("the child reported batch " << n << " after " << last_reported);
+      last_reported = n;
+    }
+    ++counts.kills;
+    counts.batches_reported += reader.reports().size();
+    if (died_in == internal::kCopy) ++counts.in_copy;
+    else if (died_in == internal::kFlush) ++counts.in_flush;
+    else ++counts.in_idle;
+    uint64_t recovered = 0;
+    const std::string problem =
+        CheckBatchRecovered(path, last_reported, base, base_life, life, recovered);
+    if (!problem.empty()) {
+      FAIL("after a kill in phase " << died_in << " (batch in flight: " << last_reported + 1
+                                    << ", mode "
+                                    << DurabilityName(CrashMode(CommitId{last_reported + 1, life}))
+                                    << "): " << problem);
+    }
+    if (recovered == last_reported + 1) ++counts.in_flight_survived;
+    if (recovered != base) {
+      base = recovered;
+      base_life = life;
+    }
+  }
+  return counts;
+}
+
+TEST_CASE("After kill -9 during batches, every region holds the same batch, byte-exact",
+          "[batch][crash][multiprocess]") {
+  const uint64_t seed = SeedOr(20261203);
+  const uint64_t kills = ScaledCount(300);
+  const BatchCrashCounts counts = RunBatchCrashLoop(kills, seed);
+  WARN("batch process crash, seed " << seed << ": kills " << counts.kills << ", in copy "
+                                    << counts.in_copy << ", in flush " << counts.in_flush
+                                    << ", idle " << counts.in_idle << "; batches returned "
+                                    << counts.batches_reported << ", in-flight batch recovered "
+                                    << counts.in_flight_survived << " times");
+  REQUIRE(counts.kills == kills);
+  CHECK(counts.in_copy + counts.in_flush >= kills / 10);
+  CHECK(counts.in_copy >= 1);
+  CHECK(counts.in_flush >= 1);
 }
 
 // Hidden from the default run and from CTest (catch_discover_tests lists only

@@ -94,6 +94,12 @@ struct SlotReport {
   // for every slot: kValid then means "the header checks out", and a damaged
   // or torn payload would go unseen.
   bool payload_checked = true;
+  // In a store with a batch log: the id of the batch this commit belongs to
+  // (0: a single commit), and whether that batch did not complete (a power
+  // loss or a kill interrupted it: the slot is kIncomplete, `reason` says
+  // which member is missing, and the next writer's open removes it).
+  uint64_t batch_id = 0;
+  bool batch_incomplete = false;
 };
 
 struct RegionReport {
@@ -130,6 +136,11 @@ struct CheckpointMeta {
   // Load returned the older commit above: a power loss interrupted that
   // newer commit, or it was damaged after it returned.
   uint64_t skipped_torn_generation = 0;
+  // Non-zero when a newer commit of the region belongs to a batch that did
+  // not complete (yet): the batch's id. Load returned the older commit
+  // above. A reader racing the writer sees this while the batch is being
+  // written; after a crash, until the next writer's open removes the trace.
+  uint64_t skipped_incomplete_batch = 0;
   // Slots of the region whose header fails its checks (not empty, not
   // unfinished). A kill cannot leave one: it is damage, or a power loss
   // while a header was written, and it may have held a newer commit than

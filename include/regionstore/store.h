@@ -53,7 +53,8 @@ struct ModeStats {
   uint64_t flushes = 0;         // barriers issued (msync, fdatasync, RWF_DSYNC): Write, Flush, Commit
   uint64_t flush_nanos = 0;     // wall time inside those barriers
   uint64_t commits = 0;         // Commit calls that returned OK
-  uint64_t bytes_committed = 0; // their payload bytes
+  uint64_t bytes_committed = 0; // their payload bytes (a batch counts each member)
+  uint64_t batches = 0;         // CommitBatch calls that returned OK
 };
 
 // Counters of a Store handle. Per process and per handle: nothing is stored
@@ -63,12 +64,28 @@ struct StoreStats {
   std::array<ModeStats, 4> by_mode{};
   uint64_t failed_flushes = 0;  // barriers (msync/fdatasync) that failed; each poisons
   uint64_t failed_writes = 0;   // pwrite/pwritev failures; each poisons
+  // Extra fdatasyncs a CommitBatch made so that it could reuse a unit of the
+  // batch log: after 32 batches without a whole-file barrier (kNone,
+  // kAsync), or the first batch after a writer ended without closing.
+  uint64_t batch_log_barriers = 0;
   bool poisoned = false;
 
   // By value: `store.Stats().of(mode)` is a temporary's member, and a
   // reference to it would dangle.
   ModeStats of(Durability durability) const { return by_mode[static_cast<size_t>(durability)]; }
 };
+
+// A payload in pieces (Store::CommitPieces, BatchMember).
+using PayloadPieces = std::span<const std::span<const std::byte>>;
+inline constexpr size_t kMaxPayloadPieces = 1000;
+
+// One region of a batch commit (Store::CommitBatch) and its payload.
+struct BatchMember {
+  std::string_view region;
+  PayloadPieces pieces;
+};
+// Members one batch may have (the batch record fills one 4 KiB unit).
+inline constexpr size_t kMaxBatchMembers = 254;
 
 struct CreateOptions {
   // Replace an existing file at the path. A store whose writer is alive is
@@ -96,6 +113,12 @@ struct CreateOptions {
   // Past 8,128 regions the data area starts at the next 1 MiB boundary after
   // the table instead of at 1 MiB.
   std::vector<CheckpointSpec> checkpoints;
+  // Reserve a batch log (128 KiB before the data area) so that the store
+  // takes batch commits (Store::CommitBatch). Such a store sets an
+  // incompatible-feature flag: releases before 0.8 refuse it. Without it the
+  // store is laid out exactly as before, and CommitBatch is refused. With
+  // it, at most 7,136 regions keep the data area at 1 MiB.
+  bool batch_log = false;
   // Called after each zero-filled chunk (8 MiB) with the bytes written so
   // far and the file size: a store of many GiB takes seconds to fill.
   std::function<void(uint64_t done, uint64_t total)> progress;
@@ -307,6 +330,33 @@ class REGIONSTORE_EXPORT Store {
   // exhausted: only a crafted file).
   Result<uint64_t> Commit(std::string_view name, std::span<const std::byte> payload,
                           Durability durability);
+
+  // Commit with the payload in pieces: the commit holds their
+  // concatenation, written with one gather write (kSync, kPwriteFdatasync)
+  // or copied piece after piece (kNone, kAsync), so callers need not join
+  // their state first. At most kMaxPayloadPieces pieces (kInvalidArgument);
+  // empty pieces are skipped. Otherwise exactly as Commit.
+  Result<uint64_t> CommitPieces(std::string_view name, PayloadPieces pieces,
+                                Durability durability);
+
+  // Commits `members` (distinct regions, 1 to kMaxBatchMembers of them) as
+  // one batch, all or nothing, in `durability`; returns each member's new
+  // generation, in the order given. After a kill, every member region holds
+  // its batch payload or every one holds what it held before (a commit made
+  // to one of them after the batch aside); after a power loss the same, and
+  // a batch whose durable call returned is there, as G3 says for commits.
+  // kSync and kPwriteFdatasync make one barrier for the whole batch, an
+  // fdatasync in both (it also writes back other dirty pages of the file,
+  // raw writes included). docs/CHECKPOINTS.md ("Batches") has the protocol.
+  // Needs a store created with CreateOptions::batch_log. Every check is made
+  // before anything is written: kInvalidArgument (no batch log, no member,
+  // too many, a region named twice, a payload over its region's capacity,
+  // too many pieces, a read-only store), kNotFound (no such region). Other
+  // errors as Commit: a failed write or barrier poisons the handle, and
+  // after reopening every member holds the batch or every one the commit
+  // before, byte-exact.
+  Result<std::vector<uint64_t>> CommitBatch(std::span<const BatchMember> members,
+                                            Durability durability);
 
   // Copies the newest valid commit of region `name` into `out` (resized to
   // its length). From a read-only handle while another process commits:

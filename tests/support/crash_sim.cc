@@ -154,12 +154,12 @@ void CrashSim::Restore(Tracking saved, bool page_cache) {
   dirty_ = std::move(saved.dirty);
 }
 
-void CrashSim::EndInFlight() {
+void CrashSim::EndInFlight(bool after_barrier_happened) {
   in_flight_ = false;
   if (!before_last_barrier_) return;
-  // Back to before the last barrier, keeping what the page cache holds now:
-  // every unit written since is one more pending version.
-  Restore(std::move(*before_last_barrier_), /*page_cache=*/false);
+  // Back to before the last barrier, keeping what the page cache holds now
+  // (every unit written since is one more pending version), or not.
+  Restore(std::move(*before_last_barrier_), /*page_cache=*/!after_barrier_happened);
   before_last_barrier_.reset();
   Observe();
 }

@@ -54,8 +54,13 @@ class CrashSim final : public Io {
   // undone at EndInFlight: the operation running then is "in flight" when
   // the power goes, its own barrier never reaching the disk, while earlier
   // barriers that returned before it (a settle's) did.
+  // With `after_barrier_happened` false, what the operation wrote after that
+  // barrier is undone in the page cache too: the power went during the
+  // barrier, so nothing after it ran. Needed where a write after a barrier
+  // claims what the barrier made durable (the batch watermark); the default
+  // keeps those writes as pending versions, more states for the rest.
   void BeginInFlight();
-  void EndInFlight();
+  void EndInFlight(bool after_barrier_happened = true);
   // The next barrier fails with EIO (see above). With `kill_at_failure`,
   // the page cache as it was when the barrier failed is kept, for
   // RestoreKilledState: what a process killed right then leaves.

@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,96 @@
 
 namespace regionstore::regionctl {
 
+namespace {
+
+Status Usage(const CommitArgs& args, std::string message) {
+  return Status::Error(StatusCode::kInvalidArgument, "commit", args.path, std::move(message));
+}
+
+// commit PATH --set NAME=FILE ...: every region named, every input read and
+// checked against its capacity, then one CommitBatch.
+Status RunBatchCommit(const CommitArgs& args, Durability durability) {
+  if (!args.name.empty() || !args.input_path.empty()) {
+    return Usage(args, "--set commits a batch: give no NAME or --input beside it");
+  }
+  struct Member {
+    std::string name, file;
+    RegionEntry region;
+    Input input;
+  };
+  std::vector<Member> members;
+  for (const std::string& text : args.sets) {
+    // The name ends at the first '=': a region whose name holds one is
+    // committed with the positional form.
+    const size_t equals = text.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
+      return Usage(args, "--set " + QuoteName(text) + ": expected NAME=FILE");
+    }
+    members.push_back({text.substr(0, equals), text.substr(equals + 1), {}, {}});
+  }
+  size_t from_stdin = 0;
+  for (const Member& member : members) from_stdin += member.file == "-" ? 1 : 0;
+  if (from_stdin > 1) return Usage(args, "--set: standard input ('-') can be read only once");
+  // Open and find every region before reading any input, as for one region.
+  Result<Store> store = OpenWriterPrintingWarnings(args);
+  if (!store.ok()) return store.status();
+  for (size_t m = 0; m < members.size(); ++m) {
+    for (size_t earlier = 0; earlier < m; ++earlier) {
+      if (members[earlier].name == members[m].name) {
+        return Usage(args, "region " + QuoteName(members[m].name) + " is named twice");
+      }
+    }
+    Result<RegionEntry> region = FindRegionEntry(store->info(), members[m].name, args.path, "commit");
+    if (!region.ok()) return region.status();
+    members[m].region = std::move(*region);
+  }
+  for (Member& member : members) {
+    Result<Input> input = ReadInput(member.file == "-" ? "" : member.file, member.region.capacity);
+    if (!input.ok()) return input.status();
+    if (input->exceeds_limit) {
+      return Usage(args, QuoteName(member.file) + " is longer than the capacity of region " +
+                             QuoteName(member.region.name) + " (" +
+                             std::to_string(member.region.capacity) +
+                             " bytes); nothing committed");
+    }
+    member.input = std::move(*input);
+  }
+  std::vector<std::span<const std::byte>> pieces;
+  pieces.reserve(members.size());
+  std::vector<BatchMember> batch;
+  for (const Member& member : members) {
+    pieces.emplace_back(member.input.bytes);
+    batch.push_back({member.name, std::span(&pieces.back(), 1)});
+  }
+  Result<std::vector<uint64_t>> generations = store->CommitBatch(batch, durability);
+  if (!generations.ok()) return generations.status();
+  SetStoreChanged();
+  if (args.json) {
+    nlohmann::ordered_json regions = nlohmann::ordered_json::array();
+    for (size_t m = 0; m < members.size(); ++m) {
+      regions.push_back({{"name", members[m].region.name},
+                         {"generation", (*generations)[m]},
+                         {"length", members[m].input.bytes.size()}});
+    }
+    const nlohmann::ordered_json document = {
+        {"path", args.path},
+        {"regions", std::move(regions)},
+        {"durability", std::string(DurabilityName(durability))},
+    };
+    PrintJsonDocument(document);
+  } else {
+    std::cout << "committed a batch of " << members.size() << " regions, durability "
+              << DurabilityName(durability) << ":\n";
+    for (size_t m = 0; m < members.size(); ++m) {
+      std::cout << "  " << QuoteName(members[m].region.name) << ": generation "
+                << (*generations)[m] << " (" << HumanBytes(members[m].input.bytes.size()) << ")\n";
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status RunCommit(const CommitArgs& args) {
   const std::optional<Durability> durability = ParseDurability(args.durability_name);
   if (!durability.has_value()) {
@@ -21,6 +112,10 @@ Status RunCommit(const CommitArgs& args) {
     message += args.durability_name;
     message += '\'';
     return Status::Error(StatusCode::kInvalidArgument, "commit", args.path, std::move(message));
+  }
+  if (!args.sets.empty()) return RunBatchCommit(args, *durability);
+  if (args.name.empty()) {
+    return Usage(args, "name a region (commit PATH NAME), or give --set NAME=FILE");
   }
   // Open and find the region before reading the input, so a missing, damaged
   // or busy store, or a wrong name, fails without consuming standard input.
@@ -72,13 +167,26 @@ void SetupCommit(CLI::App& app, Status& outcome) {
       "never a mix. Durability (what a returned commit survives): none and async survive\n"
       "kill -9; sync (pwritev2 RWF_DSYNC, the default) and pwrite-fdatasync also survive\n"
       "power loss. A payload longer than the region's capacity is refused (exit 2).\n"
-      "Prints the new generation; a region no store has is a usage error (exit 2).");
+      "Prints the new generation; a region no store has is a usage error (exit 2).\n"
+      "Several regions as one batch (a store made with `create --batch-log`):\n"
+      "  regionctl commit state.rs --set model=model.bin --set step=step.bin\n"
+      "Every region of the batch holds its new content after a crash, or every one\n"
+      "its old; one barrier for the whole batch. NAME ends at the first '='.");
   AddCommitOptions(command, args, /*input_required=*/false, outcome);
+  command->add_option("--set", args->sets, "Commit FILE to region NAME, in one batch with the "
+                                           "other --set regions ('-': standard input)")
+      ->type_name("NAME=FILE");
 }
 
 void AddCommitOptions(CLI::App* command, const std::shared_ptr<CommitArgs>& args,
                       bool input_required, Status& outcome) {
-  AddStoreRegionArguments(command, *args, args->name);
+  if (input_required) {
+    AddStoreRegionArguments(command, *args, args->name);
+  } else {
+    // commit: NAME, or --set instead (RunCommit says which is missing).
+    AddStoreArguments(command, *args);
+    command->add_option("NAME", args->name, "Name of the checkpoint region")->type_name("");
+  }
   AddDurabilityOption(command, args->durability_name, "commit");
   command
       ->add_option("--input", args->input_path,

@@ -1,11 +1,14 @@
 // regionctl commit PATH NAME [--input FILE] [--durability MODE] [--json]:
-// replaces the content of a checkpoint region, all or nothing.
+// replaces the content of a checkpoint region, all or nothing; and
+// regionctl commit PATH --set NAME=FILE [--set NAME=FILE ...]: several
+// regions as one batch.
 #ifndef REGIONSTORE_TOOLS_REGIONCTL_CMD_COMMIT_H_
 #define REGIONSTORE_TOOLS_REGIONCTL_CMD_COMMIT_H_
 
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common.h"
 #include "regionstore/status.h"
@@ -17,6 +20,8 @@ struct CommitArgs : StoreArgs {
   std::string durability_name = "sync";
   std::string input_path;  // empty: standard input
   bool json = false;
+  // --set NAME=FILE, as typed: a batch of several regions (commit only).
+  std::vector<std::string> sets;
 };
 
 // Commits the input to the region and prints the new generation (a sentence,

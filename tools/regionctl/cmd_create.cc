@@ -36,6 +36,7 @@ struct CreateArgs {
   std::vector<std::string> checkpoints;  // NAME:CAPACITY[:LAYOUT], as typed
   std::string checkpoints_from;          // a file of those, "-" for stdin
   std::string slot_layout = "auto";      // the default LAYOUT
+  bool batch_log = false;
 };
 
 // The specs of --checkpoint and --checkpoints-from, in that order, each name
@@ -130,6 +131,7 @@ void PrintJson(const std::string& path, const StoreInfo& info) {
 Status RunCreate(const CreateArgs& args) {
   CreateOptions options;
   options.replace_existing = args.force;
+  options.batch_log = args.batch_log;
   std::vector<std::string> warnings;
   options.warnings = &warnings;
   // The CLI11 check has accepted only these spellings.
@@ -245,6 +247,9 @@ void SetupCreate(CLI::App& app, Status& outcome) {
                    "Layout of regions that name none: auto (default), compact, aligned")
       ->type_name("LAYOUT")
       ->check(SlotLayoutCheck());
+  command->add_flag("--batch-log", args->batch_log,
+                    "Reserve a batch log (128 KiB), so that `commit --set` can commit several "
+                    "regions as one batch; releases before 0.8 refuse such a store");
   command->add_flag("--force", args->force,
                     "Replace an existing file at PATH (refused while a writer holds it, and "
                     "if PATH is a symbolic link: that would replace the link, not its target)");

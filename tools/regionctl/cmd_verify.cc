@@ -59,6 +59,13 @@ std::string IncompleteNote(const RegionView& region, const SlotReport& slot) {
   note += std::to_string(slot.index);
   note += " is incomplete (";
   note += slot.reason;
+  if (slot.batch_incomplete) {
+    note +=
+        "): a member of a batch that did not complete, the trace of a batch interrupted by a kill "
+        "or a power loss (or of damage to another member); load skips it and returns the commit "
+        "before it, so the batch's regions stay consistent, and the next writer's open removes it";
+    return note;
+  }
   if (HeaderFailed(slot)) {
     note +=
         "): its header fails its checks, which no kill leaves: damage, or a power loss while it "

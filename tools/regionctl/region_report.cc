@@ -113,6 +113,14 @@ void AppendRegionJson(std::string& out, const RegionView& region, size_t depth) 
         slot_json.String("reason", slot.reason);
       }
       slot_json.Bool("payload_checked", slot.payload_checked);
+      // Stores with a batch log: the batch the commit belongs to (null for
+      // a single commit), and whether that batch did not complete.
+      if (HeaderTrusted(slot) && slot.batch_id != 0) {
+        slot_json.Number("batch", slot.batch_id);
+      } else {
+        slot_json.Null("batch");
+      }
+      slot_json.Bool("batch_incomplete", slot.batch_incomplete);
       slot_json.End();
     }
     json.out() += '\n';

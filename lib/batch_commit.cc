@@ -1,0 +1,271 @@
+// Batch commits: several regions, all or nothing, one barrier; and the
+// batch log's watermark, which lets a completed batch's members stop
+// depending on their record. docs/CHECKPOINTS.md ("Batches") has the
+// protocol and the proof.
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include "shared_copy.h"
+#include "store_rep.h"
+#include "test_hooks.h"
+
+namespace regionstore {
+
+using intent::Kind;
+using internal::MarkCommitPhase;
+
+namespace {
+
+struct PlannedMember {
+  uint32_t index = 0;
+  uint32_t target = 0;
+  PayloadPieces pieces;
+  slot::Header header;
+};
+
+}  // namespace
+
+Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> members,
+                                                 Durability durability) {
+  Rep& r = *rep_;
+  static constexpr const char* kOperation = "commit batch";
+  if (Status s = r.CheckWritable(kOperation); !s.ok()) return s;
+  const auto invalid = [&](std::string message) {
+    return Status::Error(StatusCode::kInvalidArgument, kOperation, r.path, std::move(message));
+  };
+  if (!r.batch_log_offset) {
+    return invalid(
+        "the store has no batch log: it was created without one (CreateOptions::batch_log, "
+        "`regionctl create --batch-log`); commit its regions one at a time, or copy them into "
+        "a new store that has one");
+  }
+  if (static_cast<size_t>(durability) >= r.stats.by_mode.size()) {
+    return invalid("unknown durability mode");
+  }
+  if (members.empty()) return invalid("a batch needs at least one region");
+  if (members.size() > kMaxBatchMembers) {
+    return invalid("a batch of " + std::to_string(members.size()) + " regions; at most " +
+                   std::to_string(kMaxBatchMembers) + " are allowed");
+  }
+  // Every check before anything is written, settling included.
+  std::vector<PlannedMember> plan(members.size());
+  std::vector<uint64_t> lengths(members.size());
+  for (size_t m = 0; m < members.size(); ++m) {
+    auto found = r.FindRegion(members[m].region, kOperation);
+    if (!found.ok()) return found.status();
+    for (size_t earlier = 0; earlier < m; ++earlier) {
+      if (plan[earlier].index == *found) {
+        return invalid("region '" + std::string(members[m].region) +
+                       "' is named twice in one batch");
+      }
+    }
+    auto length = r.CheckPayload(*found, members[m].pieces, kOperation);
+    if (!length.ok()) return length.status();
+    if (r.regions[*found].max_generation >= slot::kMaxGeneration) {
+      return Status::Error(StatusCode::kCorruption, kOperation, r.path,
+                           "region '" + r.info.regions[*found].name +
+                               "': the generation counter is exhausted");
+    }
+    plan[m].index = *found;
+    plan[m].pieces = members[m].pieces;
+    lengths[m] = *length;
+  }
+  const uint64_t id = r.next_batch_id;
+  if (Status s = r.MakeLogUnitReusable(id, durability); !s.ok()) return s;
+  batch::Record record;
+  record.id = id;
+  for (size_t m = 0; m < plan.size(); ++m) {
+    if (Status s = r.SettleRegion(plan[m].index, /*rewrite=*/false); !s.ok()) return s;
+    plan[m].target = r.CommitTarget(plan[m].index);
+    auto header = r.NextHeader(plan[m].index, plan[m].target, lengths[m], kOperation);
+    if (!header.ok()) return header.status();
+    plan[m].header = *header;
+    plan[m].header.batch_id = id;
+    plan[m].header.payload_checksum = PiecesChecksum(plan[m].pieces);
+    record.members.push_back({plan[m].index, plan[m].target, plan[m].header.generation});
+  }
+  // The id is spent whatever happens now: a failed batch leaves traces
+  // under it, and no later batch of this handle may take it again.
+  r.next_batch_id = id + 1;
+  const batch::UnitBytes record_bytes = batch::EncodeRecord(record);
+  const uint64_t record_offset = batch::UnitOffset(*r.batch_log_offset, id);
+
+  std::byte* base = r.mapping->data();
+  const auto unit_of = [&](const PlannedMember& member) {
+    return slot::HeaderFileOffset(r.info.regions[member.index], member.target);
+  };
+  // After a failed write or barrier: no member may be read as a commit.
+  const auto forget_members = [&] {
+    for (const PlannedMember& member : plan) {
+      shared_copy::StoreHeaderWords(base + unit_of(member), slot::HeaderBytes{});
+    }
+  };
+  const auto failed_write = [&](const Status& s, const char* operation) {
+    ++r.stats.failed_writes;
+    forget_members();
+    MarkCommitPhase(internal::kIdle);
+    return r.Poison(s, operation);
+  };
+  // Payloads, then the record, then the headers: a kill at any point leaves
+  // headers only of members whose payload is whole, and a record in place
+  // before any of them. The record counts for nothing until every member it
+  // names is in place.
+  const bool record_late = internal::Mutated(internal::Mutation::kBatchRecordAfterBarrier);
+  MarkCommitPhase(internal::kCopy);
+  if (IsDurable(durability)) {
+    for (const PlannedMember& member : plan) {
+      if (Status s = r.WriteZeroUnitAndPieces(unit_of(member), member.pieces); !s.ok()) {
+        return failed_write(s, "commit batch: pwritev (payload)");
+      }
+    }
+    if (!record_late) {
+      if (Status s = r.file->WriteAt(record_offset, record_bytes); !s.ok()) {
+        return failed_write(s, "commit batch: pwrite (batch record)");
+      }
+    }
+    // Recorded before any header reaches the page cache: if the barrier
+    // fails and the process dies before the headers are zeroed again, the
+    // next open in this boot zeroes them.
+    if (Status s = r.SetMark(intent::kBatchBarrierEntry, {Kind::kBatchBarrier, 0, 0, id, r.boot_id});
+        !s.ok()) {
+      return failed_write(s, "commit batch: pwrite (intent mark)");
+    }
+    std::array<std::byte, slot::kHeaderUnitSize> unit{};
+    for (const PlannedMember& member : plan) {
+      const slot::HeaderBytes header_bytes = slot::EncodeHeader(member.header);
+      std::memcpy(unit.data(), header_bytes.data(), header_bytes.size());
+      if (Status s = r.file->WriteAt(unit_of(member), unit); !s.ok()) {
+        return failed_write(s, "commit batch: pwrite (slot header)");
+      }
+    }
+    r.last_batch_id = id;
+    MarkCommitPhase(internal::kFlush);
+    // One barrier for every member, the record and the mark: fdatasync in
+    // both modes (the members and the log are far apart in the file, and a
+    // ranged msync from one to the other would cover everything between).
+    if (Status s = r.Barrier({.kind = Rep::BarrierKind::kFdatasync,
+                              .counted_as = durability,
+                              .operation = "commit batch: fdatasync"});
+        !s.ok()) {
+      forget_members();
+      MarkCommitPhase(internal::kIdle);
+      return s;
+    }
+    if (record_late) {
+      if (Status s = r.file->WriteAt(record_offset, record_bytes); !s.ok()) {
+        return failed_write(s, "commit batch: pwrite (batch record)");
+      }
+    }
+    // Until the mark is gone, the next open would undo this batch.
+    if (Status s = r.ClearMark(intent::kBatchBarrierEntry); !s.ok()) {
+      return failed_write(s, "commit batch: pwrite (clear the intent mark)");
+    }
+  } else {
+    if (Status s = r.NoteVolatileCommit(); !s.ok()) {
+      MarkCommitPhase(internal::kIdle);
+      return s;
+    }
+    for (const PlannedMember& member : plan) {
+      shared_copy::ClearHeaderMagic(base + unit_of(member));
+    }
+    // As in a single commit: no payload store before the cleared magics.
+    std::atomic_thread_fence(std::memory_order_release);
+    for (const PlannedMember& member : plan) {
+      CopyPiecesToShared(base + slot::PayloadFileOffset(r.info.regions[member.index], member.target),
+                         member.pieces);
+    }
+    // By pwrite, not through the mapping (a store through the mapping
+    // dirties its whole page-cache folio; see Rep::SetMark).
+    if (Status s = r.file->WriteAt(record_offset, record_bytes); !s.ok()) {
+      return failed_write(s, "commit batch: pwrite (batch record)");
+    }
+    for (const PlannedMember& member : plan) {
+      shared_copy::StoreHeaderWords(base + unit_of(member), slot::EncodeHeader(member.header));
+    }
+    r.last_batch_id = id;
+    if (durability == Durability::kAsync) {
+      MarkCommitPhase(internal::kFlush);
+      for (const PlannedMember& member : plan) {
+        if (Status s = r.Barrier({.kind = Rep::BarrierKind::kMsyncAsync,
+                                  .counted_as = durability,
+                                  .operation = "commit batch: msync(MS_ASYNC)",
+                                  .file_offset = unit_of(member),
+                                  .length = slot::kHeaderUnitSize + member.header.length});
+            !s.ok()) {
+          MarkCommitPhase(internal::kIdle);
+          return s;
+        }
+      }
+    }
+  }
+  MarkCommitPhase(internal::kIdle);
+  std::vector<uint64_t> generations;
+  for (size_t m = 0; m < plan.size(); ++m) {
+    r.RecordCommit(plan[m].index, plan[m].target, plan[m].header.generation, durability,
+                   lengths[m]);
+    generations.push_back(plan[m].header.generation);
+  }
+  ++r.stats.by_mode[static_cast<size_t>(durability)].batches;
+  return generations;
+}
+
+Status Store::Rep::MakeLogUnitReusable(uint64_t id, Durability durability) {
+  // Unit id % 32 holds the record of batch id - 32, whose members may still
+  // need it: only a durable watermark at or above that batch frees it. When
+  // it does not, catch up all the way, so that the next 31 batches need
+  // nothing: one barrier makes every batch so far durable (and writes a
+  // watermark that says so), the next makes that watermark durable.
+  if (id <= batch::kUnits || watermark_durable >= id - batch::kUnits) return Status::Ok();
+  for (int round = 0; round < 3 && watermark_durable < id - 1; ++round) {
+    ++stats.batch_log_barriers;
+    if (Status s = Barrier({.kind = BarrierKind::kFdatasync,
+                            .counted_as = durability,
+                            .operation = "commit batch: fdatasync (free a batch log unit)"});
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (id > batch::kUnits && watermark_durable < id - batch::kUnits) {
+    return Status::Error(StatusCode::kCorruption, "commit batch", path,
+                         "the batch log's watermark does not advance (batch " +
+                             std::to_string(id) + ")");
+  }
+  return Status::Ok();
+}
+
+Status Store::Rep::RaiseWatermark() {
+  if (!batch_log_offset || batches_durable <= watermark_written.w) return Status::Ok();
+  const batch::Watermark next{batches_durable, watermark_written.sequence + 1, false};
+  if (Status s = SetMark(batch::WatermarkEntryIndex(next.sequence), batch::WatermarkEntry(next));
+      !s.ok()) {
+    ++stats.failed_writes;
+    return Poison(s, "pwrite (batch watermark)");
+  }
+  watermark_written = next;
+  return Status::Ok();
+}
+
+Status Store::Rep::AfterOpenBarrier() {
+  if (!batch_log_offset) return Status::Ok();
+  // ResolveBatchesOnOpen left every id below next_batch_id complete or gone,
+  // and the fdatasync just made that durable, with the open watermark.
+  watermark_durable = watermark_written.w;
+  last_batch_id = batches_durable = next_batch_id - 1;
+  return RaiseWatermark();
+}
+
+Store::Rep::~Rep() {
+  // A clean watermark tells the next open that no batch above it was ever
+  // issued, so it reads no slot header. True only when every batch this
+  // handle issued is durable; written without a barrier (if it is lost, the
+  // open watermark still on disk makes the next open check every header).
+  if (!writable || !poison.ok() || !batch_log_offset || !file) return;
+  if (last_batch_id + 1 != next_batch_id || batches_durable < last_batch_id) return;
+  const batch::Watermark clean{last_batch_id, watermark_written.sequence + 1, true};
+  (void)SetMark(batch::WatermarkEntryIndex(clean.sequence), batch::WatermarkEntry(clean));
+}
+
+}  // namespace regionstore
