@@ -296,6 +296,51 @@ TEST_CASE("regionctl export and import failures: exit codes, one line, nothing c
   CHECK(Entries(dir) == std::vector<std::string>{"input.bin", "store.rs", "sub"});
 }
 
+TEST_CASE("regionctl commit --set commits a batch; load returns it; bad batches change nothing",
+          "[regionctl][batch]") {
+  TempDir dir;
+  const std::string path = dir.File("batch.rs");
+  RequireSuccess(Regionctl({"create", path, "--size", "64K", "--checkpoint", "a:100",
+                            "--checkpoint", "b:5000", "--batch-log"}));
+  const std::string a_file = dir.File("a.bin"), b_file = dir.File("b.bin");
+  const std::vector<std::byte> a = PatternBytes(99, 1), b = PatternBytes(4097, 2);
+  WriteWholeFile(a_file, a);
+  WriteWholeFile(b_file, b);
+  ProcessResult result = Regionctl({"commit", path, "--set", "a=" + a_file, "--set",
+                                    "b=" + b_file, "--durability", "pwrite-fdatasync", "--json"});
+  RequireSuccess(result);
+  const nlohmann::json document = ParseJson(result);
+  CHECK(document == nlohmann::json{{"path", path},
+                                   {"regions",
+                                    {{{"name", "a"}, {"generation", 1}, {"length", 99}},
+                                     {{"name", "b"}, {"generation", 1}, {"length", 4097}}}},
+                                   {"durability", "pwrite-fdatasync"}});
+  CHECK(MustLoad(path, "a") == a);
+  CHECK(MustLoad(path, "b") == b);
+  // Refused, each with exit 2, and nothing changes: a region twice, an
+  // unknown one, one too long, NAME beside --set, a store without a log.
+  const std::string plain = dir.File("plain.rs");
+  RequireSuccess(Regionctl({"create", plain, "--size", "64K", "--checkpoint", "a:100"}));
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"commit", path, "--set", "a=" + a_file, "--set", "a=" + a_file},
+           {"commit", path, "--set", "a=" + a_file, "--set", "nope=" + a_file},
+           {"commit", path, "--set", "a=" + b_file},
+           {"commit", path, "a", "--set", "b=" + b_file},
+           {"commit", plain, "--set", "a=" + a_file}}) {
+    INFO(args[args.size() - 1]);
+    result = Regionctl(args);
+    CHECK(result.exit_code == 2);
+    CHECK_FALSE(result.stderr_bytes.empty());
+  }
+  CHECK(MustLoad(path, "a") == a);
+  CHECK(MustLoad(path, "b") == b);
+  // verify names the batch of each member.
+  result = Regionctl({"verify", path, "--json"});
+  RequireSuccess(result);
+  const std::string text = result.stdout_bytes;
+  CHECK(text.find("\"batch\": 1") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace regionstore::testing
 
