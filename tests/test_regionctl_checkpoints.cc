@@ -296,7 +296,7 @@ TEST_CASE("regionctl export and import failures: exit codes, one line, nothing c
   CHECK(Entries(dir) == std::vector<std::string>{"input.bin", "store.rs", "sub"});
 }
 
-TEST_CASE("regionctl commit --set commits a batch; load returns it; bad batches change nothing",
+TEST_CASE("regionctl commit --set commits a batch, load returns it, and bad batches change nothing",
           "[regionctl][batch]") {
   TempDir dir;
   const std::string path = dir.File("batch.rs");
