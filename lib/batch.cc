@@ -48,7 +48,8 @@ std::optional<Record> DecodeRecord(std::span<const std::byte> unit) {
   const uint32_t count = Load32(unit, rec::kMemberCount);
   Record record;
   record.id = Load64(unit, rec::kBatchId);
-  if (record.id == 0 || count == 0 || count > kMaxMembers || Load32(unit, rec::kReserved) != 0) {
+  if (record.id == 0 || record.id > kMaxBatchId || count == 0 || count > kMaxMembers ||
+      Load32(unit, rec::kReserved) != 0) {
     return std::nullopt;
   }
   const size_t used_end = rec::kMembers + size_t{count} * rec::kMemberSize;

@@ -14,6 +14,7 @@
 
 #include "format.h"
 #include "intent.h"
+#include "regionstore/checkpoint.h"
 #include "regionstore/store_info.h"
 
 namespace regionstore::batch {
@@ -43,8 +44,16 @@ struct Member {
   bool operator==(const Member&) const = default;
 };
 
+// The batch id a writer's open gives a member of a batch that did not
+// complete: no record ever has it and no watermark reaches it, so the slot
+// never counts again, while its header still holds its generation (the
+// region's next commit stays above it, as above any header on disk).
+inline constexpr uint64_t kWithdrawnId = kWithdrawnBatch;  // regionstore/checkpoint.h
+// Ids a batch may take: 1 up to below kWithdrawnId.
+inline constexpr uint64_t kMaxBatchId = kWithdrawnId - 1;
+
 struct Record {
-  uint64_t id = 0;  // 1 and up; record `id` lives in unit id % kUnits
+  uint64_t id = 0;  // 1 to kMaxBatchId; record `id` lives in unit id % kUnits
   std::vector<Member> members;
 };
 

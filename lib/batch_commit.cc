@@ -65,15 +65,19 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
     auto length = r.CheckPayload(*found, members[m].pieces, kOperation);
     if (!length.ok()) return length.status();
     if (r.regions[*found].max_generation >= slot::kMaxGeneration) {
-      return Status::Error(StatusCode::kCorruption, kOperation, r.path,
-                           "region '" + r.info.regions[*found].name +
-                               "': the generation counter is exhausted");
+      return Status::Error(
+          StatusCode::kCorruption, kOperation, r.path,
+          "region '" + r.info.regions[*found].name + "': the generation counter is exhausted");
     }
     plan[m].index = *found;
     plan[m].pieces = members[m].pieces;
     lengths[m] = *length;
   }
   const uint64_t id = r.next_batch_id;
+  if (id > batch::kMaxBatchId) {
+    return Status::Error(StatusCode::kCorruption, kOperation, r.path,
+                         "the batch id counter is exhausted");
+  }
   if (Status s = r.MakeLogUnitReusable(id, durability); !s.ok()) return s;
   batch::Record record;
   record.id = id;
@@ -128,8 +132,9 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
     }
     // Recorded before any header reaches the page cache: if the barrier
     // fails and the process dies before the headers are zeroed again, the
-    // next open in this boot zeroes them.
-    if (Status s = r.SetMark(intent::kBatchBarrierEntry, {Kind::kBatchBarrier, 0, 0, id, r.boot_id});
+    // next open in this boot withdraws them.
+    if (Status s =
+            r.SetMark(intent::kBatchBarrierEntry, {Kind::kBatchBarrier, 0, 0, id, r.boot_id});
         !s.ok()) {
       return failed_write(s, "commit batch: pwrite (intent mark)");
     }
@@ -174,8 +179,9 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
     // As in a single commit: no payload store before the cleared magics.
     std::atomic_thread_fence(std::memory_order_release);
     for (const PlannedMember& member : plan) {
-      CopyPiecesToShared(base + slot::PayloadFileOffset(r.info.regions[member.index], member.target),
-                         member.pieces);
+      CopyPiecesToShared(
+          base + slot::PayloadFileOffset(r.info.regions[member.index], member.target),
+          member.pieces);
     }
     // By pwrite, not through the mapping (a store through the mapping
     // dirties its whole page-cache folio; see Rep::SetMark).
@@ -229,9 +235,9 @@ Status Store::Rep::MakeLogUnitReusable(uint64_t id, Durability durability) {
     }
   }
   if (id > batch::kUnits && watermark_durable < id - batch::kUnits) {
-    return Status::Error(StatusCode::kCorruption, "commit batch", path,
-                         "the batch log's watermark does not advance (batch " +
-                             std::to_string(id) + ")");
+    return Status::Error(
+        StatusCode::kCorruption, "commit batch", path,
+        "the batch log's watermark does not advance (batch " + std::to_string(id) + ")");
   }
   return Status::Ok();
 }

@@ -33,8 +33,8 @@ Status Store::Rep::RecoverOnOpen() {
     return s.WithOperation("open: read the intent area", path);
   }
   // Batches first: their traces go before any region is settled below.
-  bool batch_zeroed = false;
-  if (Status s = ResolveBatchesOnOpen(area, batch_zeroed); !s.ok()) return s;
+  bool batch_withdrawn = false;
+  if (Status s = ResolveBatchesOnOpen(area, batch_withdrawn); !s.ok()) return s;
   std::vector<intent::Entry> marks;
   std::vector<uint32_t> mark_entries;
   bool unknown_boot = false;
@@ -61,9 +61,9 @@ Status Store::Rep::RecoverOnOpen() {
   // instead, which covers a failed barrier of any earlier handle.
   if (unknown_boot) return RecoverEveryRegion();
   bool file_barrier = false;
-  // Zeroed batch members, like a commit mark's zeroed header, must not come
+  // Withdrawn batch members, like a commit mark's zeroed header, must not come
   // back: if the fdatasync below fails, the next open rewrites everything.
-  bool must_mark = batch_zeroed;
+  bool must_mark = batch_withdrawn;
   const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
   for (const intent::Entry& mark : marks) {
     if (mark.kind == Kind::kFileBarrier) file_barrier = true;
@@ -86,9 +86,8 @@ Status Store::Rep::RecoverOnOpen() {
     slot::HeaderBytes bytes;
     const uint64_t unit = slot::HeaderFileOffset(region, mark.slot);
     if (Status s = read(unit, bytes); !s.ok()) return s;
-    const slot::DecodedHeader decoded =
-        slot::DecodeHeader(bytes, mark.region, mark.slot, region.capacity,
-                           batch_log_offset.has_value());
+    const slot::DecodedHeader decoded = slot::DecodeHeader(
+        bytes, mark.region, mark.slot, region.capacity, batch_log_offset.has_value());
     if (decoded.kind != slot::DecodedHeader::Kind::kValid ||
         decoded.header.generation != mark.generation) {
       continue;
@@ -126,7 +125,7 @@ Status Store::Rep::RecoverOnOpen() {
                   .always_mark = must_mark});
 }
 
-Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& zeroed) {
+Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& withdrew) {
   batch_log_offset = batch::LogOffset(info);
   if (!batch_log_offset) return Status::Ok();
   const batch::Watermark found = batch::ReadWatermark(area);
@@ -149,7 +148,7 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& z
   if (!found.clean || failed) {
     const ReadFn read = region_check::PreadReader(*file, path);
     const region_check::BatchContext context{&info, batch_log_offset, found.w};
-    std::vector<uint64_t> traces;
+    std::vector<std::pair<uint64_t, slot::Header>> traces;  // header unit, header
     for (uint32_t r = 0; r < info.regions.size(); ++r) {
       const RegionEntry& region = info.regions[r];
       for (uint32_t i = 0; i < region.slot_count; ++i) {
@@ -159,11 +158,11 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& z
         const slot::DecodedHeader decoded =
             slot::DecodeHeader(bytes, r, i, region.capacity, /*batch_ids=*/true);
         if (decoded.kind != slot::DecodedHeader::Kind::kValid ||
-            decoded.header.batch_id <= found.w) {
+            decoded.header.batch_id <= found.w || decoded.header.batch_id == batch::kWithdrawnId) {
           continue;
         }
         if (failed && decoded.header.batch_id == *failed) {
-          traces.push_back(unit);
+          traces.emplace_back(unit, decoded.header);
           continue;
         }
         // A member whose own payload is torn counts for nothing anyway, and
@@ -174,17 +173,21 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& z
         if (!*matches) continue;
         auto verdict = region_check::BatchVerdict(read, context, r, i, decoded.header);
         if (!verdict.ok()) return verdict.status();
-        if (!verdict->empty()) traces.push_back(unit);
+        if (!verdict->empty()) traces.emplace_back(unit, decoded.header);
       }
     }
-    // Decided on the file as it was, then zeroed: no verdict above saw a
-    // zeroing of this open.
-    const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
-    for (uint64_t unit : traces) {
-      if (Status s = file->WriteAt(unit, zero_unit); !s.ok()) {
-        return s.WithOperation("open: clear a member of a batch that did not complete", path);
+    // Decided on the file as it was, then withdrawn: no verdict above saw a
+    // change of this open. A withdrawn member keeps its generation, so no
+    // later commit to its region takes that generation again.
+    std::vector<std::byte> unit_bytes(slot::kHeaderUnitSize);
+    for (auto& [unit, header] : traces) {
+      header.batch_id = batch::kWithdrawnId;
+      const slot::HeaderBytes encoded = slot::EncodeHeader(header);
+      std::copy(encoded.begin(), encoded.end(), unit_bytes.begin());
+      if (Status s = file->WriteAt(unit, unit_bytes); !s.ok()) {
+        return s.WithOperation("open: withdraw a member of a batch that did not complete", path);
       }
-      zeroed = true;
+      withdrew = true;
     }
   }
   // Batches of the last writer had ids up to found.w + 32 at most (a batch
@@ -232,6 +235,15 @@ Status Store::Rep::RecoverEveryRegion() {
   return Status::Ok();
 }
 
+namespace {
+
+bool Withdrawn(const slot::DecodedHeader& decoded) {
+  return decoded.kind == slot::DecodedHeader::Kind::kValid &&
+         decoded.header.batch_id == batch::kWithdrawnId;
+}
+
+}  // namespace
+
 Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
   RegionState& state = regions[index];
   if (state.settled) return Status::Ok();
@@ -241,13 +253,14 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
   std::vector<slot::DecodedHeader> decoded(region.slot_count);
   for (uint32_t i = 0; i < region.slot_count; ++i) {
     if (Status s = read(slot::HeaderFileOffset(region, i), headers[i]); !s.ok()) return s;
-    decoded[i] = slot::DecodeHeader(headers[i], index, i, region.capacity,
-                                    batch_log_offset.has_value());
+    decoded[i] =
+        slot::DecodeHeader(headers[i], index, i, region.capacity, batch_log_offset.has_value());
     if (decoded[i].kind == slot::DecodedHeader::Kind::kValid) {
       state.max_generation = std::max(state.max_generation, decoded[i].header.generation);
       // Only to rank free targets (an older commit goes after empty slots,
       // oldest first); newest and durable come from checked payloads below.
-      state.known_generation[i] = decoded[i].header.generation;
+      // A withdrawn batch member is free like an empty slot.
+      state.known_generation[i] = Withdrawn(decoded[i]) ? 0 : decoded[i].header.generation;
     }
   }
   if (internal::Mutated(internal::Mutation::kTargetFromRawGeneration)) {
@@ -268,9 +281,9 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
   // and the durable slot, and every other slot is a free target.
   uint64_t recovered_generation = 0;
   uint64_t recovered_length = 0;
-  for (const region_check::ValidHeader& candidate :
-       region_check::ValidHeadersNewestFirst(headers, region, index,
-                                             batch_log_offset.has_value())) {
+  for (const region_check::ValidHeader& candidate : region_check::ValidHeadersNewestFirst(
+           headers, region, index, batch_log_offset.has_value())) {
+    if (candidate.header.batch_id == batch::kWithdrawnId) continue;
     Result<bool> matches = true;
     if (!internal::Mutated(internal::Mutation::kSettleTrustsHeader)) {
       matches = region_check::PayloadMatches(read, slot::PayloadFileOffset(region, candidate.slot),
@@ -291,10 +304,13 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
   // crash while its slot is written again could complete it from units of
   // the new writes (applications commit mostly the same bytes) and bring a
   // lost commit back. Zeroed and synced before anything is written here, no
-  // mix of later writes can recreate it.
+  // mix of later writes can recreate it. A withdrawn batch member never
+  // counts whatever its payload holds, and stays: its generation is the
+  // floor of the region's next commit at every open.
   const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
   for (uint32_t i = 0; i < region.slot_count; ++i) {
     if (state.newest == i || decoded[i].kind == slot::DecodedHeader::Kind::kEmpty) continue;
+    if (Withdrawn(decoded[i])) continue;
     if (decoded[i].kind == slot::DecodedHeader::Kind::kValid &&
         decoded[i].header.generation <= recovered_generation) {
       continue;

@@ -73,6 +73,9 @@ Result<std::string> Verdict(const ReadFn& read, const BatchContext& context, uin
                             int depth) {
   const uint64_t id = header.batch_id;
   if (id == 0 || id <= context.watermark || !context.log_offset) return std::string();
+  if (id == batch::kWithdrawnId) {
+    return std::string("withdrawn by a writer's open (its batch did not complete)");
+  }
   const std::string which = "batch " + std::to_string(id);
   if (depth > kMaxBatchDepth) return which + " depends on too long a chain of batches";
   batch::UnitBytes unit;
@@ -88,16 +91,15 @@ Result<std::string> Verdict(const ReadFn& read, const BatchContext& context, uin
   const std::vector<RegionEntry>& regions = context.info->regions;
   for (const batch::Member& partner : record->members) {
     if (partner == self) continue;
-    if (partner.region >= regions.size() ||
-        partner.slot >= regions[partner.region].slot_count) {
+    if (partner.region >= regions.size() || partner.slot >= regions[partner.region].slot_count) {
       return which + "'s record names a slot the store does not have";
     }
     const RegionEntry& other = regions[partner.region];
     auto headers = ReadHeaders(read, other);
     if (!headers.ok()) return headers.status();
     // The partner's member in place, whole.
-    const slot::DecodedHeader there = slot::DecodeHeader(
-        (*headers)[partner.slot], partner.region, partner.slot, other.capacity, true);
+    const slot::DecodedHeader there = slot::DecodeHeader((*headers)[partner.slot], partner.region,
+                                                         partner.slot, other.capacity, true);
     if (there.kind == slot::DecodedHeader::Kind::kValid &&
         there.header.generation == partner.generation && there.header.batch_id == id) {
       Result<bool> matches = true;
@@ -118,8 +120,8 @@ Result<std::string> Verdict(const ReadFn& read, const BatchContext& context, uin
       }
       if (!matches.ok()) return matches.status();
       if (!*matches) continue;
-      auto counts = Verdict(read, context, partner.region, newer.slot, newer.header,
-                            check_payloads, depth + 1);
+      auto counts = Verdict(read, context, partner.region, newer.slot, newer.header, check_payloads,
+                            depth + 1);
       if (!counts.ok()) return counts.status();
       if (counts->empty()) {
         moved_on = true;
@@ -191,8 +193,8 @@ Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region
         slot_report.state = *matches ? SlotState::kValid : SlotState::kIncomplete;
         if (!*matches) slot_report.reason = "payload checksum mismatch";
         if (*matches && batch_ids) {
-          auto verdict = BatchVerdict(read, *batch, region_index, i, decoded.header,
-                                      check_payloads);
+          auto verdict =
+              BatchVerdict(read, *batch, region_index, i, decoded.header, check_payloads);
           if (!verdict.ok()) return verdict.status();
           if (!verdict->empty()) {
             slot_report.state = SlotState::kIncomplete;

@@ -117,11 +117,13 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   Status RecoverEveryRegion();
   // Part of RecoverOnOpen for stores with a batch log, before anything else
   // is written: unless the watermark says the last writer left no batch
-  // open, reads every slot header and zeroes the members of batches that
+  // open, reads every slot header and withdraws the members of batches that
   // did not complete (and, from this boot's mark, of a batch whose barrier
-  // did not return); then marks the watermark open (not clean) for the
-  // open's fdatasync to make durable. `area` is the intent area as read.
-  Status ResolveBatchesOnOpen(std::span<const std::byte> area, bool& zeroed);
+  // did not return): their headers get batch::kWithdrawnId and keep their
+  // generations. Then marks the watermark open (not clean) for the open's
+  // fdatasync to make durable. `area` is the intent area as read;
+  // `withdrew` says whether any header was rewritten.
+  Status ResolveBatchesOnOpen(std::span<const std::byte> area, bool& withdrew);
   // After the open's fdatasync returned: every batch the log can hold is
   // complete or gone, and durable.
   Status AfterOpenBarrier();
@@ -182,8 +184,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   uint32_t CommitTarget(uint32_t index) const;
   // The length of `pieces` for region `index`. Errors: kInvalidArgument
   // (too many pieces, over the capacity), naming `operation`.
-  Result<uint64_t> CheckPayload(uint32_t index, PayloadPieces pieces,
-                                const char* operation) const;
+  Result<uint64_t> CheckPayload(uint32_t index, PayloadPieces pieces, const char* operation) const;
   // The header of the next commit of region `index` into `target`, payload
   // checksum and batch id still 0. Errors: kCorruption (generations
   // exhausted).
@@ -194,10 +195,10 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // The writes of a commit of `header` (its payload checksum filled in
   // here) into slot `target` of region `index`, and its barrier:
   // kNone/kAsync through the mapping, kSync/kPwriteFdatasync by pwrite.
-  Status MappedCommit(uint32_t index, uint32_t target, slot::Header& header,
-                      PayloadPieces pieces, Durability durability);
-  Status DurableCommit(uint32_t index, uint32_t target, slot::Header& header,
-                       PayloadPieces pieces, Durability durability);
+  Status MappedCommit(uint32_t index, uint32_t target, slot::Header & header, PayloadPieces pieces,
+                      Durability durability);
+  Status DurableCommit(uint32_t index, uint32_t target, slot::Header & header, PayloadPieces pieces,
+                       Durability durability);
   // After a commit returned: what the region state and the counters learn.
   void RecordCommit(uint32_t index, uint32_t target, uint64_t generation, Durability durability,
                     uint64_t bytes);
@@ -243,7 +244,6 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
     counters.bytes_written += bytes;
     return Status::Ok();
   }
-
 };
 
 }  // namespace regionstore

@@ -25,10 +25,8 @@ std::vector<std::byte> Bytes(size_t length, int seed) {
   return out;
 }
 
-const std::vector<CheckpointSpec> kSpecs = {{"model", 10'000},
-                                            {"optimizer", 5'000, SlotLayout::kAligned},
-                                            {"step", 8},
-                                            {"log", 70'001}};
+const std::vector<CheckpointSpec> kSpecs = {
+    {"model", 10'000}, {"optimizer", 5'000, SlotLayout::kAligned}, {"step", 8}, {"log", 70'001}};
 
 void CreateBatchStore(const std::string& path, bool batch_log = true, Io* io = nullptr) {
   CreateOptions options;
@@ -63,9 +61,8 @@ TEST_CASE("A batch commits every member and returns each generation", "[batch]")
     const auto model = Bytes(9'999, 1 + static_cast<int>(mode));
     const auto step = Bytes(8, 2);
     const auto log = Bytes(4'097, 3);
-    const uint64_t model_before = store.Report("model")->has_commit
-                                      ? store.Report("model")->generation
-                                      : 0;
+    const uint64_t model_before =
+        store.Report("model")->has_commit ? store.Report("model")->generation : 0;
     Batch batch({{"model", &model}, {"step", &step}, {"log", &log}});
     auto generations = store.CommitBatch(batch.members, mode);
     INFO(generations.status().ToString());
@@ -158,10 +155,14 @@ TEST_CASE("A bad batch is refused before anything is written", "[batch]") {
       const char* says;
     };
     for (const Case& c : std::vector<Case>{
-             {"twice", {{"model", &small}, {"model", &small}}, StatusCode::kInvalidArgument,
+             {"twice",
+              {{"model", &small}, {"model", &small}},
+              StatusCode::kInvalidArgument,
               "named twice"},
              {"unknown", {{"model", &small}, {"nope", &small}}, StatusCode::kNotFound, "nope"},
-             {"over", {{"step", &small}, {"model", &big}}, StatusCode::kInvalidArgument,
+             {"over",
+              {{"step", &small}, {"model", &big}},
+              StatusCode::kInvalidArgument,
               "exceeds the capacity"},
              {"empty", {}, StatusCode::kInvalidArgument, "at least one"}}) {
       INFO(c.what);
@@ -205,8 +206,8 @@ TEST_CASE("A store without a batch log refuses a batch and is laid out as before
   const StoreInfo logged = *ReadStoreInfo(with);
   CHECK((logged.incompat_flags & format::kIncompatBatchLog) != 0);
   CHECK(logged.data_offset == format::kDataOffset);
-  CHECK(batch::LogOffset(logged) == format::kDataOffset - format::kIntentAreaSize -
-                                        format::kBatchLogSize);
+  CHECK(batch::LogOffset(logged) ==
+        format::kDataOffset - format::kIntentAreaSize - format::kBatchLogSize);
   CHECK_FALSE(batch::LogOffset(plain).has_value());
 
   Store store = MustOpen(without, OpenMode::kReadWrite);
@@ -266,8 +267,7 @@ TEST_CASE("A durable batch makes exactly one barrier", "[batch]") {
 // The trace of a batch a kill interrupted, written by hand: one member's
 // header in place, its partner's missing. Readers skip it, verify names it,
 // and the next writer's open removes it.
-TEST_CASE("An interrupted batch is skipped, reported, then removed by the next open",
-          "[batch]") {
+TEST_CASE("An interrupted batch is skipped, reported, then removed by the next open", "[batch]") {
   TempDir dir;
   const std::string path = dir.File("i.rgn");
   CreateBatchStore(path);
@@ -295,8 +295,9 @@ TEST_CASE("An interrupted batch is skipped, reported, then removed by the next o
   const batch::Watermark wm = batch::ReadWatermark(std::span(file).subspan(intent));
   const batch::Watermark killed{1, wm.sequence + 1, false};
   const intent::EntryBytes entry = intent::EncodeEntry(batch::WatermarkEntry(killed));
-  std::memcpy(file.data() + intent + batch::WatermarkEntryIndex(killed.sequence) * intent::kEntrySize,
-              entry.data(), entry.size());
+  std::memcpy(
+      file.data() + intent + batch::WatermarkEntryIndex(killed.sequence) * intent::kEntrySize,
+      entry.data(), entry.size());
   WriteWholeFile(path, file);
 
   {
@@ -319,14 +320,23 @@ TEST_CASE("An interrupted batch is skipped, reported, then removed by the next o
     Store writer = MustOpen(path, OpenMode::kReadWrite);
     CheckpointMeta meta;
     CHECK(MustLoad(writer, "model", &meta) == old_model);
-    CHECK(meta.skipped_incomplete_batch == 0);
+    CHECK(meta.generation == 1);
+    // The open withdrew the trace: it never counts again, and keeps its
+    // generation.
     const RegionReport model = *writer.Report("model");
-    CHECK(model.slots[model_target].state == SlotState::kEmpty);
+    const SlotReport& withdrawn = model.slots[model_target];
+    CHECK(withdrawn.state == SlotState::kIncomplete);
+    CHECK(withdrawn.batch_incomplete);
+    CHECK(withdrawn.batch_id == batch::kWithdrawnId);
+    CHECK(withdrawn.generation == 2);
+    CHECK_THAT(withdrawn.reason, Catch::Contains("withdrawn by a writer's open"));
     // The next batch gets an id past every one the killed writer could have
-    // issued, and commits.
+    // issued, and generations above the withdrawn member's.
     Batch next({{"model", &new_model}, {"step", &new_step}});
     auto generations = writer.CommitBatch(next.members, Durability::kPwriteFdatasync);
     REQUIRE(generations.ok());
+    CHECK(generations.value()[0] == 3);
+    CHECK(generations.value()[1] == 2);
     CHECK(MustLoad(writer, "model") == new_model);
     const RegionReport after = *writer.Report("model");
     CHECK(after.slots[after.active_slot].batch_id == 1 + batch::kUnits + 1);

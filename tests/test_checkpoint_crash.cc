@@ -469,10 +469,10 @@ TEST_CASE("After kill -9 mid-commit, compact and aligned regions of 1 B to 64 Ki
   const SlotLayout compact = SlotLayout::kCompact;
   const SlotLayout aligned = SlotLayout::kAligned;
   const Case cases[] = {
-      {{1, SlotLayout::kAuto}, compact},         {{100, SlotLayout::kAuto}, compact},
-      {{4095, SlotLayout::kAuto}, compact},      {{4096, SlotLayout::kAuto}, compact},
-      {{4097, SlotLayout::kAuto}, compact},      {{64 * kKiB, compact}, compact},
-      {{64 * kKiB, aligned}, aligned},           {{4097, aligned}, aligned},
+      {{1, SlotLayout::kAuto}, compact},    {{100, SlotLayout::kAuto}, compact},
+      {{4095, SlotLayout::kAuto}, compact}, {{4096, SlotLayout::kAuto}, compact},
+      {{4097, SlotLayout::kAuto}, compact}, {{64 * kKiB, compact}, compact},
+      {{64 * kKiB, aligned}, aligned},      {{4097, aligned}, aligned},
   };
   const uint64_t kills_per_case = ScaledCount(20);
   const uint64_t seed = SeedOr(20240613);
@@ -498,10 +498,8 @@ TEST_CASE("After kill -9 mid-commit, compact and aligned regions of 1 B to 64 Ki
 
 // Every batch commits all of these, so after any kill every region must hold
 // the same batch: the last one reported, or the one in flight.
-const std::vector<CheckpointSpec> kBatchRegions = {{"wide", kCrashCapacity, SlotLayout::kAligned},
-                                                   {"mid", 5'000},
-                                                   {"one", 1},
-                                                   {"odd", 70'001}};
+const std::vector<CheckpointSpec> kBatchRegions = {
+    {"wide", kCrashCapacity, SlotLayout::kAligned}, {"mid", 5'000}, {"one", 1}, {"odd", 70'001}};
 
 // The payload of region `r` in batch `n` of child life `life`.
 CommitId BatchPayloadId(uint64_t n, uint64_t life, size_t r) { return {n, life * 8 + r}; }
@@ -512,11 +510,14 @@ CommitId BatchPayloadId(uint64_t n, uint64_t life, size_t r) { return {n, life *
   internal::SetCommitPhaseWord(phase_word);
   auto store = Store::Open(path, OpenMode::kReadWrite);
   if (!store.ok()) ::_exit(kChildOpenFailed);
+  // Generations rise per region; they are not batch numbers (a member the
+  // open withdrew keeps its generation, and the next commit goes above it).
+  std::vector<uint64_t> generations;
   std::vector<std::byte> loaded_bytes;
   for (const CheckpointSpec& spec : kBatchRegions) {
     auto loaded = store->Load(spec.name, loaded_bytes);
     if (!loaded.ok()) ::_exit(kChildLoadFailed);
-    if (loaded->generation != expected) ::_exit(kChildUnexpectedGeneration);
+    generations.push_back(loaded->generation);
   }
   std::vector<std::vector<std::byte>> payloads(kBatchRegions.size());
   for (uint64_t n = expected + 1;; ++n) {
@@ -531,23 +532,39 @@ CommitId BatchPayloadId(uint64_t n, uint64_t life, size_t r) { return {n, life *
     }
     auto committed = store->CommitBatch(members, CrashMode(CommitId{n, life}));
     if (!committed.ok()) ::_exit(kChildCommitFailed);
-    for (uint64_t generation : *committed) {
-      if (generation != n) ::_exit(kChildCommitGeneration);
+    for (size_t r = 0; r < kBatchRegions.size(); ++r) {
+      if ((*committed)[r] <= generations[r]) ::_exit(kChildCommitGeneration);
+      generations[r] = (*committed)[r];
     }
     if (!WriteAll(report_fd, &n, sizeof n)) ::_exit(kChildPipeFailed);
   }
 }
 
+// What a kill left: the batch every region holds and each region's
+// generation.
+struct BatchState {
+  uint64_t batch = 0, life = 0;
+  std::vector<uint64_t> generations;
+};
+
 // After a kill: every region holds batch `last_reported` or every one batch
-// `last_reported + 1`, byte-exact, through a writer's reopen and a read-only
-// one. Returns what is wrong, or "".
-std::string CheckBatchRecovered(const std::string& path, uint64_t last_reported, uint64_t base,
-                                uint64_t base_life, uint64_t life, uint64_t& recovered) {
+// `last_reported + 1` (told apart by their bytes), byte-exact, through a
+// writer's reopen and a read-only one, at a generation that is the base's
+// when the batch is the base and above it otherwise. Returns what is wrong,
+// or "".
+std::string CheckBatchRecovered(const std::string& path, uint64_t last_reported,
+                                const BatchState& base, uint64_t life, BatchState& recovered) {
   auto writer = Store::Open(path, OpenMode::kReadWrite);
   if (!writer.ok()) return "reopen (read-write) failed: " + writer.status().ToString();
   auto reader = Store::Open(path, OpenMode::kReadOnly);
   if (!reader.ok()) return "read-only open failed: " + reader.status().ToString();
-  recovered = 0;
+  const auto id_of = [&](uint64_t n, size_t r) {
+    return BatchPayloadId(n, n > base.batch ? life : base.life, r);
+  };
+  // Which of the two batches each copy can be (a 1-byte payload may be both).
+  bool can_be_last = true, can_be_next = true;
+  std::vector<std::vector<std::byte>> copies;
+  std::vector<uint64_t> generations(kBatchRegions.size(), 0);
   for (size_t r = 0; r < kBatchRegions.size(); ++r) {
     for (const Store* store : {&*writer, &*reader}) {
       std::vector<std::byte> bytes;
@@ -555,25 +572,38 @@ std::string CheckBatchRecovered(const std::string& path, uint64_t last_reported,
       const std::string where = "region '" + kBatchRegions[r].name + "' (" +
                                 (store == &*writer ? "writer" : "read-only") + "): ";
       if (!meta.ok()) return where + "Load failed: " + meta.status().ToString();
-      if (recovered == 0) recovered = meta->generation;
-      if (meta->generation != recovered) {
-        return where + "holds batch " + std::to_string(meta->generation) + " beside batch " +
-               std::to_string(recovered) + " in another region";
+      if (store != &*writer && meta->generation != generations[r]) {
+        return where + "loads generation " + std::to_string(meta->generation) +
+               ", the writer's handle " + std::to_string(generations[r]);
       }
-      if (recovered != last_reported && recovered != last_reported + 1) {
-        return where + "holds batch " + std::to_string(recovered) + ", expected " +
-               std::to_string(last_reported) + " or " + std::to_string(last_reported + 1);
+      generations[r] = meta->generation;
+      const auto is = [&](uint64_t n) {
+        const CommitId id = id_of(n, r);
+        return bytes.size() == CrashPayloadSize(id, kBatchRegions[r].capacity) &&
+               FirstMismatch(id, bytes) == bytes.size();
+      };
+      const bool last = is(last_reported), next = is(last_reported + 1);
+      if (!last && !next) {
+        return where + std::to_string(bytes.size()) + " bytes that are neither batch " +
+               std::to_string(last_reported) + " nor batch " + std::to_string(last_reported + 1);
       }
-      const CommitId id = BatchPayloadId(recovered, recovered > base ? life : base_life, r);
-      const uint64_t size = CrashPayloadSize(id, kBatchRegions[r].capacity);
-      if (bytes.size() != size) {
-        return where + "batch " + std::to_string(recovered) + " has " +
-               std::to_string(bytes.size()) + " bytes, expected " + std::to_string(size);
+      can_be_last = can_be_last && last;
+      can_be_next = can_be_next && next;
+      if (!can_be_last && !can_be_next) {
+        return where + "holds another batch than the regions before it";
       }
-      if (const uint64_t at = FirstMismatch(id, bytes); at != bytes.size()) {
-        return where + "batch " + std::to_string(recovered) + " differs at byte " +
-               std::to_string(at);
-      }
+    }
+  }
+  recovered.batch = can_be_next ? last_reported + 1 : last_reported;
+  recovered.life = recovered.batch > base.batch ? life : base.life;
+  recovered.generations = generations;
+  for (size_t r = 0; r < kBatchRegions.size(); ++r) {
+    const bool same = recovered.batch == base.batch;
+    if (same ? generations[r] != base.generations[r] : generations[r] <= base.generations[r]) {
+      return "region '" + kBatchRegions[r].name + "' holds batch " +
+             std::to_string(recovered.batch) + " at generation " + std::to_string(generations[r]) +
+             (same ? ", not the " : ", not above the ") + "generation " +
+             std::to_string(base.generations[r]) + " of batch " + std::to_string(base.batch);
     }
   }
   return "";
@@ -611,21 +641,21 @@ BatchCrashCounts RunBatchCrashLoop(uint64_t kills, uint64_t seed) {
   const CpuPlacement placement;
   std::mt19937_64 random(seed);
   BatchCrashCounts counts;
-  uint64_t base = 1, base_life = 0;
+  BatchState base{1, 0, std::vector<uint64_t>(kBatchRegions.size(), 1)};
   for (uint64_t life = 1; counts.kills < kills; ++life) {
     phase->store(internal::kIdle);
     const bool at_phase = random() % 2 == 0;
     const size_t wait_reports = random() % 4;
     const uint64_t target = random() % 3;  // 0: copy; 1: flush; 2: either
     const uint64_t linger = random() % 3 == 0 ? 0 : random() % 20000;
-    INFO("seed " << seed << ", life " << life << ", base batch " << base);
+    INFO("seed " << seed << ", life " << life << ", base batch " << base.batch);
     Pipe reports_pipe;
     ChildGuard child(::fork());
     Must(child.pid() >= 0, "fork");
     if (child.pid() == 0) {
       placement.PinChild();
       reports_pipe.CloseRead();
-      BatchUntilKilled(path, &*phase, base, life, reports_pipe.write_fd());
+      BatchUntilKilled(path, &*phase, base.batch, life, reports_pipe.write_fd());
     }
     reports_pipe.CloseWrite();
     ReportReader reader(reports_pipe.read_fd());
@@ -664,30 +694,29 @@ BatchCrashCounts RunBatchCrashLoop(uint64_t kills, uint64_t seed) {
     const uint32_t died_in = phase->load(std::memory_order_acquire);
     reader.DrainToEnd();
     if (reader.partial_bytes() != 0) FAIL("a torn 8-byte report in the pipe");
-    uint64_t last_reported = base;
+    uint64_t last_reported = base.batch;
     for (uint64_t n : reader.reports()) {
-      if (n != last_reported + 1) FAIL("the child reported batch " << n << " after " << last_reported);
+      if (n != last_reported + 1)
+        FAIL("the child reported batch " << n << " after " << last_reported);
       last_reported = n;
     }
     ++counts.kills;
     counts.batches_reported += reader.reports().size();
-    if (died_in == internal::kCopy) ++counts.in_copy;
-    else if (died_in == internal::kFlush) ++counts.in_flush;
-    else ++counts.in_idle;
-    uint64_t recovered = 0;
-    const std::string problem =
-        CheckBatchRecovered(path, last_reported, base, base_life, life, recovered);
+    if (died_in == internal::kCopy)
+      ++counts.in_copy;
+    else if (died_in == internal::kFlush)
+      ++counts.in_flush;
+    else
+      ++counts.in_idle;
+    BatchState recovered;
+    const std::string problem = CheckBatchRecovered(path, last_reported, base, life, recovered);
     if (!problem.empty()) {
-      FAIL("after a kill in phase " << died_in << " (batch in flight: " << last_reported + 1
-                                    << ", mode "
-                                    << DurabilityName(CrashMode(CommitId{last_reported + 1, life}))
-                                    << "): " << problem);
+      FAIL("after a kill in phase "
+           << died_in << " (batch in flight: " << last_reported + 1 << ", mode "
+           << DurabilityName(CrashMode(CommitId{last_reported + 1, life})) << "): " << problem);
     }
-    if (recovered == last_reported + 1) ++counts.in_flight_survived;
-    if (recovered != base) {
-      base = recovered;
-      base_life = life;
-    }
+    if (recovered.batch == last_reported + 1) ++counts.in_flight_survived;
+    base = recovered;
   }
   return counts;
 }
@@ -697,11 +726,11 @@ TEST_CASE("After kill -9 during batches, every region holds the same batch, byte
   const uint64_t seed = SeedOr(20261203);
   const uint64_t kills = ScaledCount(300);
   const BatchCrashCounts counts = RunBatchCrashLoop(kills, seed);
-  WARN("batch process crash, seed " << seed << ": kills " << counts.kills << ", in copy "
-                                    << counts.in_copy << ", in flush " << counts.in_flush
-                                    << ", idle " << counts.in_idle << "; batches returned "
-                                    << counts.batches_reported << ", in-flight batch recovered "
-                                    << counts.in_flight_survived << " times");
+  WARN("batch process crash, seed "
+       << seed << ": kills " << counts.kills << ", in copy " << counts.in_copy << ", in flush "
+       << counts.in_flush << ", idle " << counts.in_idle << "; batches returned "
+       << counts.batches_reported << ", in-flight batch recovered " << counts.in_flight_survived
+       << " times");
   REQUIRE(counts.kills == kills);
   CHECK(counts.in_copy + counts.in_flush >= kills / 10);
   CHECK(counts.in_copy >= 1);

@@ -95,12 +95,16 @@ struct SlotReport {
   // or torn payload would go unseen.
   bool payload_checked = true;
   // In a store with a batch log: the id of the batch this commit belongs to
-  // (0: a single commit), and whether that batch did not complete (a power
-  // loss or a kill interrupted it: the slot is kIncomplete, `reason` says
-  // which member is missing, and the next writer's open removes it).
+  // (0: a single commit; kWithdrawnBatch: a member of an interrupted batch
+  // that a writer's open withdrew), and whether that batch did not complete
+  // (a power loss or a kill interrupted it: the slot is kIncomplete,
+  // `reason` says which member is missing, and the next writer's open
+  // withdraws it: it never counts again, and keeps its generation until the
+  // slot is reused).
   uint64_t batch_id = 0;
   bool batch_incomplete = false;
 };
+inline constexpr uint64_t kWithdrawnBatch = UINT64_MAX;
 
 struct RegionReport {
   std::string name;
