@@ -320,7 +320,7 @@ EOF
 }
 
 is_control() {
-  case $1 in commits-barrier-header-only | export-no-dirsync) return 0 ;; esac
+  case $1 in commits-barrier-header-only | batches-record-late | export-no-dirsync) return 0 ;; esac
   return 1
 }
 
@@ -331,6 +331,8 @@ scale=1
 plan=(
   "commits ext4 $((60 * scale))"
   "commits xfs $((50 * scale))"
+  "batches ext4 $((50 * scale))"
+  "batches xfs $((40 * scale))"
   "raw ext4 $((40 * scale))"
   "export ext4 $((30 * scale))"
   "export xfs $((20 * scale))"
@@ -338,6 +340,7 @@ plan=(
   "eio ext4 $((30 * scale))"
   "eio xfs $((20 * scale))"
   "commits-barrier-header-only ext4 $((20 * scale))"
+  "batches-record-late ext4 $((20 * scale))"
   "export-no-dirsync ext4 $((20 * scale))"
 )
 for entry in "${plan[@]}"; do

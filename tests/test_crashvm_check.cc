@@ -148,6 +148,50 @@ TEST_CASE("crash-VM checker: a half-made store is a violation", "[crashvm]") {
   RequireViolation(run, "half-made");
 }
 
+TEST_CASE("crash-VM checker: a batch split across its regions is a violation", "[crashvm]") {
+  // A seed whose plan ends two regions with the same batch: break one of
+  // them and the other still holds the batch.
+  uint64_t seed = 0;
+  size_t batch = 0;
+  uint32_t broken = 0;
+  for (uint64_t s = 1; s < 50 && seed == 0; ++s) {
+    const crashvm::Plan plan = crashvm::MakePlan("batches", s);
+    std::vector<size_t> last(plan.regions.size(), SIZE_MAX);
+    for (size_t i = 0; i < plan.ops.size(); ++i) {
+      const crashvm::Op& op = plan.ops[i];
+      if (op.kind == crashvm::OpKind::kCommit) last[op.region] = i;
+      for (const crashvm::Member& m : op.members) last[m.region] = i;
+    }
+    for (size_t i = plan.ops.size(); i-- > 0 && seed == 0;) {
+      const crashvm::Op& op = plan.ops[i];
+      int newest = 0;
+      for (const crashvm::Member& m : op.members) newest += last[m.region] == i ? 1 : 0;
+      for (const crashvm::Member& m : op.members) {
+        if (newest >= 2 && last[m.region] == i && m.size > 8 && m.generation > 1) {
+          seed = s;
+          batch = i;
+          broken = m.region;
+          break;
+        }
+      }
+    }
+  }
+  REQUIRE(seed != 0);
+  HostRun run("batches", seed);
+  RequireClean(run);
+
+  // The writer closed cleanly, so its members count on their own; damage
+  // to one leaves that region at its commit before the batch.
+  const std::string store = run.data + "/store.rs";
+  Result<VerifyReport> report = VerifyRegions(store);
+  REQUIRE(report.ok());
+  const RegionReport& newest = report.value().regions[broken];
+  REQUIRE(newest.has_commit);
+  const RegionEntry& entry = report.value().info.regions[broken];
+  FlipByte(store, slot::PayloadFileOffset(entry, newest.active_slot) + newest.length - 1);
+  RequireViolation(run, "batch op " + std::to_string(batch) + " is split");
+}
+
 #endif
 
 TEST_CASE("crash-VM markers round-trip, and a damaged one reads as absent", "[crashvm]") {

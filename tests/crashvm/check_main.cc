@@ -77,7 +77,8 @@ class Checker {
   int Run() {
     if (!ReadMarkers()) return 2;
     const std::string& w = plan_.workload;
-    if (w == "commits" || w == "commits-barrier-header-only" || w == "eio") {
+    if (w == "commits" || w == "commits-barrier-header-only" || w == "eio" || w == "batches" ||
+        w == "batches-record-late") {
       CheckCommits();
     } else if (w == "raw") {
       CheckRaw();
@@ -212,6 +213,7 @@ class Checker {
     uint64_t generation = 0;  // exact when it returned; else 0
     uint64_t above = 0;       // otherwise, it must be above this
     std::string what;
+    size_t op = 0;  // the plan's op that committed it
   };
 
   void CheckCommits() {
@@ -229,7 +231,7 @@ class Checker {
     std::vector<std::vector<Candidate>> candidates(regions);
     if (plan_.prepared_on_host) {
       required[0] = newest[0] = 1;
-      candidates[0].push_back({PreparedPayload(plan_), 1, 0, "the prepared commit"});
+      candidates[0].push_back({PreparedPayload(plan_), 1, 0, "the prepared commit", SIZE_MAX});
     }
     std::vector<uint64_t> pending(regions, 0);  // newest returned non-durable
     for (size_t i = 0; i < plan_.ops.size() && Issued(i); ++i) {
@@ -239,32 +241,45 @@ class Checker {
         for (size_t r = 0; r < regions; ++r) required[r] = std::max(required[r], pending[r]);
       }
       if (op.kind == OpKind::kReopenLoad && Returned(i)) CheckReopenLoad(i);
-      if (op.kind != OpKind::kCommit) continue;
-      const uint32_t r = op.region;
-      Candidate c{CommitPayload(plan_, static_cast<uint32_t>(i)), 0, newest[r],
-                  "op " + std::to_string(i)};
-      if (ReturnedOk(i)) {
-        const uint64_t g = markers_[i]->value;
-        if (g <= newest[r]) {
-          Violation("op %zu: commit to %s returned generation %llu, not above %llu", i,
-                    plan_.regions[r].name.c_str(), static_cast<unsigned long long>(g),
-                    static_cast<unsigned long long>(newest[r]));
-        }
-        if (op.generation != 0 && g != op.generation) {
-          Violation("op %zu: commit returned generation %llu, the plan counts %llu", i,
-                    static_cast<unsigned long long>(g),
-                    static_cast<unsigned long long>(op.generation));
-        }
-        c.generation = g;
-        newest[r] = std::max(newest[r], g);
-        pending[r] = std::max(pending[r], g);
-        if (IsDurable(op.mode)) required[r] = std::max(required[r], g);
-      } else if (Returned(i) && op.expect_failure && !markers_[i]->poisoned) {
+      if (op.kind != OpKind::kCommit && op.kind != OpKind::kBatch) continue;
+      if (Returned(i) && !ReturnedOk(i) && !op.expect_failure) {
+        Violation("op %zu: %s failed: %s", i, std::string(OpKindName(op.kind)).c_str(),
+                  markers_[i]->message.c_str());
+      } else if (Returned(i) && !ReturnedOk(i) && !markers_[i]->poisoned) {
         Violation("op %zu: a failed commit left the handle unpoisoned", i);
-      } else if (Returned(i) && !op.expect_failure) {
-        Violation("op %zu: commit failed: %s", i, markers_[i]->message.c_str());
       }
-      candidates[r].push_back(std::move(c));
+      // A commit, or each member of a batch, as a commit to its region.
+      const auto member = [&](uint32_t r, std::vector<std::byte> payload, uint64_t planned,
+                              uint64_t returned) {
+        Candidate c{std::move(payload), 0, newest[r], "op " + std::to_string(i), i};
+        if (ReturnedOk(i)) {
+          const uint64_t g = returned;
+          if (g <= newest[r]) {
+            Violation("op %zu: commit to %s returned generation %llu, not above %llu", i,
+                      plan_.regions[r].name.c_str(), static_cast<unsigned long long>(g),
+                      static_cast<unsigned long long>(newest[r]));
+          }
+          if (planned != 0 && g != planned) {
+            Violation("op %zu: commit returned generation %llu, the plan counts %llu", i,
+                      static_cast<unsigned long long>(g), static_cast<unsigned long long>(planned));
+          }
+          c.generation = g;
+          newest[r] = std::max(newest[r], g);
+          pending[r] = std::max(pending[r], g);
+          if (IsDurable(op.mode)) required[r] = std::max(required[r], g);
+        }
+        candidates[r].push_back(std::move(c));
+      };
+      if (op.kind == OpKind::kCommit) {
+        member(op.region, CommitPayload(plan_, static_cast<uint32_t>(i)), op.generation,
+               Returned(i) ? markers_[i]->value : 0);
+      } else {
+        // The guest fails a batch whose generations are not the plan's.
+        for (size_t m = 0; m < op.members.size(); ++m) {
+          member(op.members[m].region, MemberPayload(plan_, static_cast<uint32_t>(i), m),
+                 op.members[m].generation, op.members[m].generation);
+        }
+      }
     }
     if (plan_.workload == "eio" && Returned(1) && markers_[1]->status == 0) {
       Error("the injected EIO never reached the commit of op 1 (it returned OK)");
@@ -278,6 +293,9 @@ class Checker {
     }
     const std::optional<VerifyReport> report = Verify(path);
     std::vector<uint64_t> loaded(regions, 0);
+    // The op whose commit each region loaded; SIZE_MAX: none, or not the
+    // plan's (the prepared commit).
+    std::vector<size_t> loaded_op(regions, SIZE_MAX);
     for (size_t r = 0; r < regions; ++r) {
       const std::string& name = plan_.regions[r].name;
       std::vector<std::byte> got;
@@ -312,6 +330,7 @@ class Checker {
         if (c.payload != got) continue;
         if (c.generation != 0 ? c.generation == g : g > c.above) {
           matched = true;
+          loaded_op[r] = c.op;
           break;
         }
       }
@@ -326,7 +345,32 @@ class Checker {
       }
     }
     reader = Closed();
+    CheckBatches(loaded_op);
     CheckRecovery(path, loaded, report);
+  }
+
+  // All or nothing: a region that loaded batch op i needs every other member
+  // of it to hold op i or a later commit to that region, never one from
+  // before the batch (or nothing).
+  void CheckBatches(const std::vector<size_t>& loaded_op) {
+    for (size_t i = 0; i < plan_.ops.size() && Issued(i); ++i) {
+      const Op& op = plan_.ops[i];
+      if (op.kind != OpKind::kBatch) continue;
+      const Member* holder = nullptr;
+      for (const Member& m : op.members) {
+        if (loaded_op[m.region] == i) holder = &m;
+      }
+      if (holder == nullptr) continue;
+      for (const Member& m : op.members) {
+        const size_t got = loaded_op[m.region];
+        if (got != SIZE_MAX && got >= i) continue;
+        Violation(
+            "batch op %zu is split: region %s holds it, region %s holds %s from before it "
+            "(all or nothing)",
+            i, plan_.regions[holder->region].name.c_str(), plan_.regions[m.region].name.c_str(),
+            got == SIZE_MAX ? "no commit" : ("op " + std::to_string(got)).c_str());
+      }
+    }
   }
 
   // The eio workload's reopen in the guest, after the failed commit.

@@ -144,6 +144,41 @@ uint64_t WhichPayload(const Plan& plan, uint32_t failed_op, const std::vector<st
   return got.empty() ? 0 : 3;
 }
 
+// Commits kBatch op `index`, each member's payload cut into pieces
+// (PieceCuts); a generation other than the plan's is a failure.
+Status CommitBatch(const Plan& plan, uint32_t index, Store& store) {
+  const Op& op = plan.ops[index];
+  std::vector<std::vector<std::byte>> payloads;
+  std::vector<std::vector<std::span<const std::byte>>> pieces;
+  std::vector<BatchMember> members;
+  for (size_t m = 0; m < op.members.size(); ++m) {
+    payloads.push_back(MemberPayload(plan, index, m));
+    const std::span<const std::byte> whole(payloads.back());
+    std::vector<std::span<const std::byte>> cut;
+    uint64_t at = 0;
+    for (uint64_t c : PieceCuts(plan, index, m)) {
+      cut.push_back(whole.subspan(at, c - at));
+      at = c;
+    }
+    cut.push_back(whole.subspan(at));
+    pieces.push_back(std::move(cut));
+  }
+  for (size_t m = 0; m < op.members.size(); ++m) {
+    members.push_back({plan.regions[op.members[m].region].name, pieces[m]});
+  }
+  Result<std::vector<uint64_t>> generations = store.CommitBatch(members, op.mode);
+  if (!generations.ok()) return generations.status();
+  for (size_t m = 0; m < op.members.size(); ++m) {
+    if (generations.value()[m] != op.members[m].generation) {
+      return Status::Error(StatusCode::kInvalidArgument, "crashvm", "batch",
+                           "member " + std::to_string(m) + " got generation " +
+                               std::to_string(generations.value()[m]) + ", the plan counts " +
+                               std::to_string(op.members[m].generation));
+    }
+  }
+  return Status();
+}
+
 int Run(const Args& args) {
   const Plan plan = MakePlan(args.workload, args.seed);
   if (plan.ops.empty()) {
@@ -154,6 +189,9 @@ int Run(const Args& args) {
   if (!markers.Open(args.marker_device, args.marker_sector)) return 1;
   if (plan.breakage == Breakage::kBarrierHeaderOnly) {
     internal::SetMutation(internal::Mutation::kBarrierHeaderOnly);
+  }
+  if (plan.breakage == Breakage::kBatchRecordLate) {
+    internal::SetMutation(internal::Mutation::kBatchRecordAfterBarrier);
   }
   NoDirectorySyncIo no_dirsync;
   Io* export_io = plan.breakage == Breakage::kNoDirectorySync ? &no_dirsync : nullptr;
@@ -169,6 +207,7 @@ int Run(const Args& args) {
       case OpKind::kCreateStore: {
         CreateOptions options;
         options.checkpoints = plan.regions;
+        options.batch_log = plan.batch_log;
         status = Store::Create(store_path, plan.data_size, options);
         if (status.ok()) status = OpenWriter(store_path, store);
         marker = MarkerFor(i, status, store);
@@ -186,6 +225,16 @@ int Run(const Args& args) {
         if (!status.ok()) last_failed_commit = i;
         marker = MarkerFor(i, status, store);
         if (generation.ok()) marker.value = generation.value();
+        break;
+      }
+      case OpKind::kBatch: {
+        if (!store) {
+          status = Status::Error(StatusCode::kInvalidArgument, "crashvm", store_path, "no writer");
+          marker = MarkerFor(i, status, store);
+          break;
+        }
+        status = CommitBatch(plan, i, *store);
+        marker = MarkerFor(i, status, store);
         break;
       }
       case OpKind::kReopen:
@@ -244,6 +293,12 @@ int Run(const Args& args) {
     std::string said = marker.message.empty() ? "ok" : marker.message;
     if (op.kind == OpKind::kCommit && status.ok()) {
       said += ", generation " + std::to_string(marker.value);
+    }
+    if (op.kind == OpKind::kBatch && status.ok()) {
+      said += ", generations";
+      for (const Member& m : op.members) {
+        said += ' ' + plan.regions[m.region].name + '=' + std::to_string(m.generation);
+      }
     }
     if (op.kind == OpKind::kReopenLoad && marker.status == 0) {
       static const char* const kWhich[] = {"nothing", "the previous commit", "the failed commit",

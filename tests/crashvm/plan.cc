@@ -79,6 +79,50 @@ Plan CommitsPlan(Plan plan) {
   return plan;
 }
 
+// Batches of 2 to 6 regions and single commits interleaved, in every mode,
+// into six regions (large and compact slots, capacities that are and are not
+// whole pages) of a store with a batch log, with one close and reopen of the
+// writer in the middle. `breakage` kBatchRecordLate makes every op a durable
+// batch, so that each depends on its record being under the barrier.
+Plan BatchesPlan(Plan plan) {
+  plan.data_size = 64 * 1024;
+  plan.batch_log = true;
+  plan.regions = {{"big", 1024 * 1024, SlotLayout::kAuto}, {"mid", 200000, SlotLayout::kAuto},
+                  {"small", 4096, SlotLayout::kAuto},      {"odd", 70001, SlotLayout::kAligned},
+                  {"tiny", 100, SlotLayout::kCompact},     {"pair", 9000, SlotLayout::kAuto}};
+  std::mt19937_64 rng(plan.seed);
+  std::vector<uint64_t> generation(plan.regions.size(), 0);
+  plan.ops.push_back(KindOp(OpKind::kCreateStore));
+  const bool control = plan.breakage == Breakage::kBatchRecordLate;
+  const int ops = control ? 16 : 36;
+  for (int i = 0; i < ops; ++i) {
+    if (i == ops / 2) plan.ops.push_back(KindOp(OpKind::kReopen));
+    const uint64_t m = rng() % 4;
+    const Durability mode = control
+                                ? (m % 2 == 0 ? Durability::kSync : Durability::kPwriteFdatasync)
+                                : static_cast<Durability>(m);
+    if (!control && rng() % 10 < 4) {
+      const auto region = static_cast<uint32_t>(rng() % plan.regions.size());
+      const uint64_t size = CommitSize(rng, plan.regions[region].capacity);
+      plan.ops.push_back(CommitOp(region, size, mode, ++generation[region]));
+      continue;
+    }
+    std::vector<uint32_t> order(plan.regions.size());
+    for (uint32_t r = 0; r < order.size(); ++r) order[r] = r;
+    std::shuffle(order.begin(), order.end(), rng);
+    order.resize(Between(rng, 2, plan.regions.size()));
+    Op op = KindOp(OpKind::kBatch);
+    op.mode = mode;
+    for (uint32_t region : order) {
+      const uint64_t size = CommitSize(rng, plan.regions[region].capacity);
+      op.members.push_back({region, size, ++generation[region]});
+      op.size += size;
+    }
+    plan.ops.push_back(std::move(op));
+  }
+  return plan;
+}
+
 // Raw data-area writes in every mode, and Flush of ranges written before.
 Plan RawPlan(Plan plan) {
   plan.data_size = 1024 * 1024;
@@ -200,14 +244,21 @@ void FillBytes(uint64_t key, uint64_t offset, std::span<std::byte> out) {
 }  // namespace
 
 const std::vector<std::string>& WorkloadNames() {
-  static const std::vector<std::string> names = {
-      "commits",          "raw", "export", "create", "eio", "commits-barrier-header-only",
-      "export-no-dirsync"};
+  static const std::vector<std::string> names = {"commits",
+                                                 "batches",
+                                                 "raw",
+                                                 "export",
+                                                 "create",
+                                                 "eio",
+                                                 "commits-barrier-header-only",
+                                                 "batches-record-late",
+                                                 "export-no-dirsync"};
   return names;
 }
 
 bool IsNegativeControl(std::string_view workload) {
-  return workload == "commits-barrier-header-only" || workload == "export-no-dirsync";
+  return workload == "commits-barrier-header-only" || workload == "batches-record-late" ||
+         workload == "export-no-dirsync";
 }
 
 Plan MakePlan(std::string_view workload, uint64_t seed) {
@@ -218,6 +269,11 @@ Plan MakePlan(std::string_view workload, uint64_t seed) {
   if (workload == "commits-barrier-header-only") {
     plan.breakage = Breakage::kBarrierHeaderOnly;
     return CommitsPlan(std::move(plan));
+  }
+  if (workload == "batches") return BatchesPlan(std::move(plan));
+  if (workload == "batches-record-late") {
+    plan.breakage = Breakage::kBatchRecordLate;
+    return BatchesPlan(std::move(plan));
   }
   if (workload == "raw") return RawPlan(std::move(plan));
   if (workload == "export") return ExportPlan(std::move(plan));
@@ -230,12 +286,14 @@ Plan MakePlan(std::string_view workload, uint64_t seed) {
   return plan;
 }
 
-std::vector<std::byte> CommitPayload(const Plan& plan, uint32_t index) {
-  const Op& op = plan.ops[index];
-  const uint64_t capacity = plan.regions[op.region].capacity;
-  std::vector<std::byte> out(capacity);
-  FillBytes(Mix(plan.seed ^ (op.region + 1) * 0x100000001b3ULL), 0, out);
-  out.resize(op.size);
+namespace {
+
+// The region's body for this seed, cut to `size`, with a few bytes changed
+// by `index` and the index in the first eight bytes.
+std::vector<std::byte> PayloadOf(const Plan& plan, uint32_t index, uint32_t region, uint64_t size) {
+  std::vector<std::byte> out(plan.regions[region].capacity);
+  FillBytes(Mix(plan.seed ^ (region + 1) * 0x100000001b3ULL), 0, out);
+  out.resize(size);
   for (int i = 0; i < 8 && !out.empty(); ++i) {
     const uint64_t r = Mix(plan.seed ^ Mix(index * 8 + i));
     out[r % out.size()] = static_cast<std::byte>(r >> 56);
@@ -243,6 +301,28 @@ std::vector<std::byte> CommitPayload(const Plan& plan, uint32_t index) {
   const uint64_t tag = index;
   std::memcpy(out.data(), &tag, std::min<size_t>(8, out.size()));
   return out;
+}
+
+}  // namespace
+
+std::vector<std::byte> CommitPayload(const Plan& plan, uint32_t index) {
+  const Op& op = plan.ops[index];
+  return PayloadOf(plan, index, op.region, op.size);
+}
+
+std::vector<std::byte> MemberPayload(const Plan& plan, uint32_t index, size_t member) {
+  const Member& m = plan.ops[index].members[member];
+  return PayloadOf(plan, index, m.region, m.size);
+}
+
+std::vector<uint64_t> PieceCuts(const Plan& plan, uint32_t index, size_t member) {
+  // One to three pieces; a cut may fall at 0 or at the end (an empty piece).
+  const uint64_t size = plan.ops[index].members[member].size;
+  const uint64_t r = Mix(plan.seed ^ Mix(index * 64 + member + 0xc07));
+  std::vector<uint64_t> cuts;
+  for (uint64_t i = 0; i < r % 3; ++i) cuts.push_back(Mix(r + i) % (size + 1));
+  std::sort(cuts.begin(), cuts.end());
+  return cuts;
 }
 
 std::vector<std::byte> PreparedPayload(const Plan& plan) {
@@ -285,6 +365,8 @@ std::string_view OpKindName(OpKind kind) {
       return "create-store";
     case OpKind::kCommit:
       return "commit";
+    case OpKind::kBatch:
+      return "batch";
     case OpKind::kReopen:
       return "reopen";
     case OpKind::kReopenLoad:

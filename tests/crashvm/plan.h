@@ -19,6 +19,7 @@ namespace regionstore::crashvm {
 enum class OpKind : uint8_t {
   kCreateStore,    // Store::Create(plan.store), then open it as the writer
   kCommit,         // Commit(regions[region], CommitPayload(op), mode)
+  kBatch,          // CommitBatch of Op::members, each MemberPayload(op, m) in pieces
   kReopen,         // close the writer, open it again (recovery in the guest)
   kReopenLoad,     // kReopen, then Load(regions[region]): what a failed commit left
   kWrite,          // Write(offset, RawBytes(op), mode)
@@ -34,6 +35,14 @@ enum class Breakage : uint8_t {
   kNone,
   kBarrierHeaderOnly,  // durable commits flush only the header's page
   kNoDirectorySync,    // exports skip every directory fsync
+  kBatchRecordLate,    // durable batches write their record after the barrier
+};
+
+// One region of a kBatch op.
+struct Member {
+  uint32_t region = 0;  // index into Plan::regions
+  uint64_t size = 0;
+  uint64_t generation = 0;  // what the batch must return for it
 };
 
 struct Op {
@@ -47,6 +56,7 @@ struct Op {
   uint64_t generation = 0;
   std::string path;             // kExport, kCreate, kCreateReplace: relative to the directory
   bool expect_failure = false;  // kCommit: a write the disk fails (the eio workload)
+  std::vector<Member> members;  // kBatch: distinct regions, in the order committed
 };
 
 struct Plan {
@@ -55,6 +65,7 @@ struct Plan {
   Breakage breakage = Breakage::kNone;
   std::string store = "store.rs";  // relative to the directory the guest mounts
   uint64_t data_size = 0;
+  bool batch_log = false;  // CreateOptions::batch_log of the store
   std::vector<CheckpointSpec> regions;
   // The eio workload's store is made on the host before the guest boots
   // (its slot is located with FIEMAP there): Create and one durable commit
@@ -76,6 +87,12 @@ Plan MakePlan(std::string_view workload, uint64_t seed);
 // commits of one region share most bytes, as real checkpoints do, but no
 // two payloads of eight bytes or more are equal).
 std::vector<std::byte> CommitPayload(const Plan& plan, uint32_t index);
+// What kBatch op `index` commits to its member `member` (a position in
+// Op::members), made as CommitPayload makes a commit's.
+std::vector<std::byte> MemberPayload(const Plan& plan, uint32_t index, size_t member);
+// Where the guest cuts a member's payload into the pieces of its gather
+// write: offsets into the payload, rising, each at most its size.
+std::vector<uint64_t> PieceCuts(const Plan& plan, uint32_t index, size_t member);
 // What the host commits to region 0 before an eio run.
 std::vector<std::byte> PreparedPayload(const Plan& plan);
 // What the host commits after recovering a crash state, to check that the
