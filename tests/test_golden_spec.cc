@@ -12,13 +12,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "golden/golden_writer.h"
 #include "golden/golden_expected.h"
+#include "golden/golden_writer.h"
 #include "golden/spec_decoder.h"
 #include "regionstore/store.h"
 #include "regionstore/store_info.h"
@@ -105,7 +106,7 @@ TEST_CASE("A decoder written from FORMAT.md alone reads the checkpoint golden fi
   REQUIRE(file.size() == kCheckpointGoldenSize);
   CHECK(LoadLE(file, 4088, 8) == kCheckpointGoldenSuperblockChecksum);
   CHECK(FileChecksum(file) == kCheckpointGoldenFileChecksum);
-  CHECK(LoadLE(file, 56, 8) == 0);  // data_size
+  CHECK(LoadLE(file, 56, 8) == 0);    // data_size
   REQUIRE(LoadLE(file, 72, 4) == 2);  // region_count
   CHECK(LoadLE(file, 80, 8) == XXH3_64bits(file.data() + 4096, 2 * 128));
 
@@ -258,6 +259,8 @@ void CheckRegionGolden(const ExpectedRegionGolden& golden) {
         continue;
       }
       REQUIRE(slot.kind == SpecSlot::Kind::kValid);
+      CHECK(slot.counts);
+      CHECK(slot.batch_id == want.batch_ids[s]);
       CHECK(slot.generation == generation);
       CHECK(slot.length == want.slots[s][1]);
       CHECK(LoadLE(file, slot.header_offset + 32, 8) == kCreatedUnixNs);
@@ -269,6 +272,12 @@ void CheckRegionGolden(const ExpectedRegionGolden& golden) {
       }
     }
   }
+  CHECK(spec.batch_log == ((golden.incompat_flags & 0x4) != 0));
+  CHECK(spec.watermark == golden.watermark);
+  CHECK(spec.watermark_clean == golden.watermark_clean);
+  std::vector<uint64_t> record_ids;
+  for (const SpecBatchRecord& record : spec.records) record_ids.push_back(record.id);
+  CHECK(record_ids == golden.record_ids);
   const std::optional<uint64_t> stray = NonZeroOutsideMeaning(file, spec);
   INFO("a byte FORMAT.md gives no meaning is not zero at file offset " << stray.value_or(0));
   CHECK_FALSE(stray.has_value());
@@ -285,6 +294,68 @@ TEST_CASE("A decoder written from FORMAT.md alone reads the compact-slot golden 
 TEST_CASE("A decoder written from FORMAT.md alone reads the large-table golden file",
           "[golden][checkpoint]") {
   CheckRegionGolden(ExpectedRegionGoldens()[2]);
+}
+
+TEST_CASE("A decoder written from FORMAT.md alone reads the batch-log golden file",
+          "[golden][checkpoint][batch]") {
+  const ExpectedRegionGolden golden = ExpectedRegionGoldens()[3];
+  REQUIRE(golden.file_name == "v1-batches.rgn");
+  CheckRegionGolden(golden);
+}
+
+// The batch rules have teeth: changes to the batch-log golden file that a
+// power loss could leave make members stop counting, and the library agrees
+// with the decoder on each.
+TEST_CASE("A decoder written from FORMAT.md alone and the library agree on broken batches",
+          "[golden][checkpoint][batch]") {
+  const ExpectedRegionGolden golden = ExpectedRegionGoldens()[3];
+  const std::vector<std::byte> original = ReadWholeFile(PathOf(golden));
+  const SpecStore clean = DecodeBySpec(original);
+  REQUIRE(clean.refusal.empty());
+  const uint64_t log = clean.batch_log_offset;
+  TempDir dir;
+  const uint64_t intent = clean.data_offset - 4096;
+  const auto zero = [](std::vector<std::byte>& f, uint64_t at, uint64_t n) {
+    std::fill_n(f.begin() + static_cast<ptrdiff_t>(at), n, std::byte{0});
+  };
+  struct Break {
+    std::string what;
+    std::function<void(std::vector<std::byte>&)> apply;
+    std::array<int, 3> content;  // the slot each region (model, step, log) then holds
+  };
+  // Batch 3 (log slot 1, model slot 2) is above the watermark of 2: it
+  // counts only through record 3 and both members. Without the watermark,
+  // every batch needs its record.
+  const std::vector<Break> breaks = {
+      {"nothing", [](auto&) {}, {2, 1, 1}},
+      {"record 3 lost", [&](auto& f) { zero(f, log + 3 * 4096, 4096); }, {1, 1, 0}},
+      {"log's member of batch 3 lost",
+       [&](auto& f) { zero(f, 1179648 + 131072 + 61440, 64); },
+       {1, 1, 0}},
+      {"the watermark lost", [&](auto& f) { zero(f, intent + 62 * 64, 128); }, {2, 1, 1}},
+      {"the watermark and record 2 lost",
+       [&](auto& f) {
+         zero(f, intent + 62 * 64, 128);
+         zero(f, log + 2 * 4096, 4096);
+       },
+       {2, 0, 1}},
+  };
+  for (const Break& b : breaks) {
+    INFO(b.what);
+    std::vector<std::byte> file = original;
+    b.apply(file);
+    const std::string path = dir.File("broken.rgn");
+    WriteWholeFile(path, file);
+    const SpecStore spec = DecodeBySpec(file);
+    REQUIRE(spec.refusal.empty());
+    REQUIRE(spec.regions.size() == 3);
+    CHECK(spec.regions[0].content == b.content[0]);
+    CHECK(spec.regions[1].content == b.content[1]);
+    CHECK(spec.regions[2].content == b.content[2]);
+    const std::vector<std::string> disagreements = LibraryDisagreements(path, file, spec);
+    INFO(Join(disagreements));
+    CHECK(disagreements.empty());
+  }
 }
 
 // The acceptance rule of the releases before 0.5, as FORMAT.md gave it then
@@ -329,13 +400,30 @@ TEST_CASE("The new-flag golden store refused by the old rule", "[golden][compat]
     // A store with a 0.5 flag is an unsupported version to the old rule,
     // not damage.
     CHECK(OldRule(file) == OldVerdict::kUnsupportedVersion);
+    if ((spec.incompat_flags & 0x4) != 0) {
+      // Readers from 0.5 to 0.7 knew bits 0 and 1 only: bit 2 is an
+      // unsupported version to them. Had they ignored it, every batch
+      // member's header would fail their check of bytes 48..55 (reserved,
+      // zero), so they would call committed slots damaged.
+      CHECK((spec.incompat_flags & ~uint32_t{0x3}) != 0);
+      int members = 0;
+      for (const SpecRegion& region : spec.regions) {
+        for (const SpecSlot& slot : region.slots) {
+          if (slot.kind == SpecSlot::Kind::kValid && slot.batch_id != 0) {
+            CHECK(LoadLE(file, slot.header_offset + 48, 8) != 0);
+            ++members;
+          }
+        }
+      }
+      CHECK(members == 6);
+    }
     // And FORMAT.md's reason it must be: a reader that skipped the flag
     // check would take compact entries and the long table as corruption.
     CHECK(OldRule(file, /*check_flags=*/false) == OldVerdict::kCorruption);
     ++refused;
   }
   CHECK(v1_accepted == 4);
-  CHECK(refused == 2);
+  CHECK(refused == 3);
 }
 
 }  // namespace

@@ -128,6 +128,33 @@ std::vector<ExpectedRegionGolden> ExpectedRegionGoldens() {
   large.regions[8160].slots[0] = {1, 1, 4};
   large.regions[8160].slots[1] = {2, 1, 5};
   goldens.push_back(std::move(large));
+  // A batch log: 131,072 bytes before the intent area, so the table, the
+  // log and the intent area still end by 1 MiB. Batch 1: model 2, step 1;
+  // batch 2: step 2, log 1; batch 3 (kNone, above the watermark of 2): log
+  // 2, model 3.
+  goldens.push_back(
+      {"v1-batches.rgn",
+       false,
+       1572864,
+       1048576,
+       4099,
+       5,
+       "60616263-6465-4667-a869-6a6b6c6d6e6f",
+       0xfe135bb390673597ULL,
+       0x58c832aa8c1231aeULL,
+       {{0, 100}},
+       {{"model",
+         5000,
+         4096,
+         1114112,
+         12288,
+         {{{1, 5000, 1}, {2, 3000, 2}, {3, 37, 7}}},
+         {0, 1, 3}},
+        {"step", 8, 4096, 1150976, 8192, {{{1, 8, 3}, {2, 8, 4}, kEmptySlot}}, {1, 2, 0}},
+        {"log", 100, 0, 1179648, 131072, {{{1, 100, 5}, {2, 1, 6}, kEmptySlot}}, {2, 3, 0}}},
+       2,
+       false,
+       {1, 2, 3}});
   return goldens;
 }
 

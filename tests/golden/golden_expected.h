@@ -68,6 +68,8 @@ struct ExpectedRegion {
   uint64_t slot_stride = 0;
   // Per slot: generation (0 = empty), payload length, payload salt.
   std::array<std::array<uint64_t, 3>, 3> slots{};
+  // Per slot: the header's batch id (0 for a single commit).
+  std::array<uint64_t, 3> batch_ids{};
 };
 
 // A golden file with checkpoint regions.
@@ -83,6 +85,11 @@ struct ExpectedRegionGolden {
   uint64_t file_checksum = 0;
   std::vector<Range> pattern;  // data-area ranges holding the data pattern
   std::vector<ExpectedRegion> regions;
+  // With a batch log (incompat_flags bit 2): the batch watermark the
+  // writer left in the intent area, and the ids of the records in its log.
+  uint64_t watermark = 0;
+  bool watermark_clean = true;
+  std::vector<uint64_t> record_ids = {};
 };
 
 // Where the golden file of `golden` is read from (extracted if archived).

@@ -50,11 +50,14 @@ struct ByteRange {
 };
 
 // A checkpoint commit; payload byte i is (i * 131 + 7 + salt) & 0xff.
+// Consecutive commits with the same non-zero `batch` are one CommitBatch, in
+// the first one's durability.
 struct GoldenCommit {
   std::string region;
   uint64_t length = 0;
   uint8_t salt = 0;
   Durability durability = Durability::kSync;
+  uint32_t batch = 0;
 };
 
 inline std::byte CommitByte(uint64_t i, uint8_t salt) {
@@ -73,6 +76,7 @@ struct GoldenStore {
   // Checked in as `file_name` + ".tar.gz" (too large raw; the build extracts
   // it, see tests/CMakeLists.txt), not as the file itself.
   bool archived = false;
+  bool batch_log = false;  // CreateOptions::batch_log
 };
 
 // The checked-in name of `store`.
@@ -155,6 +159,26 @@ inline std::vector<GoldenStore> GoldenStores() {
         {"r08160", 1, 4, Durability::kNone},
         {"r08160", 1, 5, Durability::kSync}},
        /*archived=*/true},
+      // A batch log (0.8, incompat_flags bit 2, and bit 0 for the compact
+      // slots): a single commit, then three batches: durable ones (ids 1
+      // and 2, at or below the watermark the writer left), and a kNone one
+      // last (id 3, above it: its members count through its record).
+      {"v1-batches.rgn",
+       4096 + 3,
+       0x60,
+       {{0, 100}},
+       {{"model", 5000, SlotLayout::kCompact},
+        {"step", 8, SlotLayout::kCompact},
+        {"log", 100, SlotLayout::kAligned}},
+       {{"model", 5000, 1, Durability::kSync},
+        {"model", 3000, 2, Durability::kPwriteFdatasync, 1},
+        {"step", 8, 3, Durability::kPwriteFdatasync, 1},
+        {"step", 8, 4, Durability::kSync, 2},
+        {"log", 100, 5, Durability::kSync, 2},
+        {"log", 1, 6, Durability::kNone, 3},
+        {"model", 37, 7, Durability::kNone, 3}},
+       /*archived=*/false,
+       /*batch_log=*/true},
   };
 }
 
@@ -191,6 +215,7 @@ inline Status WriteGoldenStore(const std::string& directory, const GoldenStore& 
   create_options.io = &io;
   create_options.replace_existing = true;
   create_options.checkpoints = store.checkpoints;
+  create_options.batch_log = store.batch_log;
   if (Status s = Store::Create(path, store.data_size, create_options); !s.ok()) return s;
   if (store.pattern_ranges.empty() && store.commits.empty()) return Status::Ok();
 
@@ -210,24 +235,49 @@ inline Status WriteGoldenStore(const std::string& directory, const GoldenStore& 
         return s;
       }
     }
-    for (const GoldenCommit& commit : store.commits) {
+    const auto payload_of = [](const GoldenCommit& commit) {
       std::vector<std::byte> payload(commit.length);
       for (uint64_t i = 0; i < commit.length; ++i) payload[i] = CommitByte(i, commit.salt);
-      if (auto committed = opened->Commit(commit.region, payload, commit.durability);
-          !committed.ok()) {
+      return payload;
+    };
+    for (size_t c = 0; c < store.commits.size();) {
+      const GoldenCommit& commit = store.commits[c];
+      if (commit.batch == 0) {
+        if (auto committed = opened->Commit(commit.region, payload_of(commit), commit.durability);
+            !committed.ok()) {
+          return committed.status();
+        }
+        ++c;
+        continue;
+      }
+      size_t end = c;
+      while (end < store.commits.size() && store.commits[end].batch == commit.batch) ++end;
+      std::vector<std::vector<std::byte>> payloads;
+      std::vector<std::span<const std::byte>> pieces;
+      for (size_t m = c; m < end; ++m) payloads.push_back(payload_of(store.commits[m]));
+      for (const auto& payload : payloads) pieces.emplace_back(payload);
+      std::vector<BatchMember> members;
+      for (size_t m = c; m < end; ++m) {
+        members.push_back({store.commits[m].region, PayloadPieces(&pieces[m - c], 1)});
+      }
+      if (auto committed = opened->CommitBatch(members, commit.durability); !committed.ok()) {
         return committed.status();
       }
+      c = end;
     }
     area = intent::AreaOffset(opened->info());
   }
   // The intent area holds what a running writer was doing, tagged with this
   // boot's id (a kNone commit last leaves a "commits without a barrier"
   // mark): runtime state, not content. A store at rest has it zero, and so
-  // does every golden file (docs/FORMAT.md, "Intent area").
+  // does every golden file (docs/FORMAT.md, "Intent area"), except for the
+  // batch watermark entries (the last two), which describe the disk and
+  // hold no boot id.
   if (!area) return Status::Ok();
   auto file = Io::Default()->Open(path, OpenMode::kReadWrite, SymlinkPolicy::kRefuse);
   if (!file.ok()) return file.status();
-  const std::vector<std::byte> zeros(intent::kAreaSize);
+  const std::vector<std::byte> zeros(
+      store.batch_log ? intent::kWatermarkEntries[0] * intent::kEntrySize : intent::kAreaSize);
   if (Status s = (*file)->WriteAt(*area, zeros); !s.ok()) return s;
   return (*file)->DataSync();
 }

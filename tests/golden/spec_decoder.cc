@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "golden/golden_expected.h"
 #include "golden/golden_writer.h"
 #include "regionstore/store.h"
 #include "regionstore/store_info.h"
 #include "support/files.h"
 #include "support/temp_dir.h"
-#include "golden/golden_expected.h"
 
 namespace regionstore::testing {
 
@@ -37,8 +37,9 @@ uint64_t RoundUp(uint64_t value, uint64_t unit) { return (value + unit - 1) / un
 bool PowerOfTwo(uint64_t value) { return value != 0 && (value & (value - 1)) == 0; }
 
 // FORMAT.md, "Checkpoint slots": the header of slot `s` of region `r`.
+// With a batch log, header bytes 48..55 are the batch id, else reserved.
 SpecSlot DecodeSpecSlot(const std::vector<std::byte>& file, const SpecRegion& region, uint32_t r,
-                        uint32_t s) {
+                        uint32_t s, bool batch_log) {
   SpecSlot slot;
   const uint64_t start = region.slots_offset + uint64_t{s} * region.slot_stride;
   // 64 KiB-aligned: 61440 zero bytes, the header unit, the payload at 64 KiB.
@@ -63,7 +64,7 @@ SpecSlot DecodeSpecSlot(const std::vector<std::byte>& file, const SpecRegion& re
     slot.why = "generation";
   } else if (length > region.capacity) {
     slot.why = "length";
-  } else if (LoadLE(file, h + 48, 8) != 0) {
+  } else if (!batch_log && LoadLE(file, h + 48, 8) != 0) {
     slot.why = "reserved";
   } else if (LoadLE(file, h + 40, 8) != XXH3_64bits(file.data() + slot.payload_offset, length)) {
     slot.why = "payload_checksum";
@@ -71,8 +72,113 @@ SpecSlot DecodeSpecSlot(const std::vector<std::byte>& file, const SpecRegion& re
     slot.kind = SpecSlot::Kind::kValid;
     slot.generation = generation;
     slot.length = length;
+    slot.batch_id = batch_log ? LoadLE(file, h + 48, 8) : 0;
+    slot.counts = true;  // until the batch rules say otherwise
   }
   return slot;
+}
+
+// FORMAT.md, "Intent area": the batch watermark, from entries 62 and 63.
+void DecodeWatermark(const std::vector<std::byte>& file, SpecStore& store) {
+  const uint64_t area = store.data_offset - 4096;
+  uint64_t best_sequence = 0;
+  bool found = false;
+  for (uint32_t e : {62u, 63u}) {
+    const uint64_t at = area + uint64_t{e} * 64;
+    if (LoadLE(file, at, 4) != 4 || LoadLE(file, at + 56, 8) != XXH3_64bits(file.data() + at, 56) ||
+        !AllZeroIn(file, at + 12, at + 16) || !AllZeroIn(file, at + 32, at + 40) ||
+        !AllZeroIn(file, at + 40, at + 56)) {
+      continue;
+    }
+    store.watermark_entries.push_back(e);
+    const uint64_t sequence = LoadLE(file, at + 24, 8);
+    if (!found || sequence > best_sequence) {
+      found = true;
+      best_sequence = sequence;
+      store.watermark = LoadLE(file, at + 16, 8);
+      store.watermark_clean = LoadLE(file, at + 4, 4) == 1;
+    }
+  }
+}
+
+// FORMAT.md, "Batch log": the units that hold a record.
+void DecodeRecords(const std::vector<std::byte>& file, SpecStore& store) {
+  for (uint32_t u = 0; u < 32; ++u) {
+    const uint64_t at = store.batch_log_offset + uint64_t{u} * 4096;
+    if (std::memcmp(file.data() + at, "RGNBATC1", 8) != 0 ||
+        LoadLE(file, at + 4088, 8) != XXH3_64bits(file.data() + at, 4088)) {
+      continue;
+    }
+    SpecBatchRecord record;
+    record.unit = u;
+    record.id = LoadLE(file, at + 8, 8);
+    const uint64_t count = LoadLE(file, at + 16, 4);
+    if (record.id == 0 || record.id == UINT64_MAX || count == 0 || count > 254 ||
+        !AllZeroIn(file, at + 20, at + 24) || !AllZeroIn(file, at + 24 + count * 16, at + 4088)) {
+      continue;
+    }
+    for (uint64_t m = 0; m < count; ++m) {
+      const uint64_t e = at + 24 + m * 16;
+      record.members.push_back({static_cast<uint32_t>(LoadLE(file, e, 4)),
+                                static_cast<uint32_t>(LoadLE(file, e + 4, 4)),
+                                LoadLE(file, e + 8, 8)});
+    }
+    store.records.push_back(std::move(record));
+  }
+}
+
+// FORMAT.md, "Batch log": whether slot `s` of region `r` (valid) counts; why
+// not, in `why`. A chain of more than 64 batches counts as not (only a
+// crafted file has one).
+bool SlotCounts(const SpecStore& store, uint32_t r, uint32_t s, int depth, std::string& why) {
+  const SpecSlot& slot = store.regions[r].slots[s];
+  const uint64_t x = slot.batch_id;
+  if (x == 0 || x <= store.watermark) return true;
+  if (depth > 64) {
+    why = "too long a chain of batches";
+    return false;
+  }
+  const SpecBatchRecord* record = nullptr;
+  for (const SpecBatchRecord& candidate : store.records) {
+    if (candidate.unit == x % 32 && candidate.id == x) record = &candidate;
+  }
+  if (record == nullptr) {
+    why = "no record";
+    return false;
+  }
+  bool named = false;
+  for (const SpecBatchMember& m : record->members) {
+    named = named || (m.region == r && m.slot == s && m.generation == slot.generation);
+  }
+  if (!named) {
+    why = "the record does not name it";
+    return false;
+  }
+  for (const SpecBatchMember& m : record->members) {
+    if (m.region == r && m.slot == s) continue;
+    if (m.region >= store.regions.size() || m.slot >= store.regions[m.region].slots.size()) {
+      why = "the record names a slot the store lacks";
+      return false;
+    }
+    const SpecRegion& other = store.regions[m.region];
+    const SpecSlot& there = other.slots[m.slot];
+    if (there.kind == SpecSlot::Kind::kValid && there.generation == m.generation &&
+        there.batch_id == x) {
+      continue;
+    }
+    bool moved_on = false;
+    for (uint32_t t = 0; t < other.slots.size() && !moved_on; ++t) {
+      std::string ignored;
+      moved_on = other.slots[t].kind == SpecSlot::Kind::kValid &&
+                 other.slots[t].generation > m.generation &&
+                 SlotCounts(store, m.region, t, depth + 1, ignored);
+    }
+    if (!moved_on) {
+      why = "a member is missing";
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -93,9 +199,11 @@ SpecStore DecodeBySpec(const std::vector<std::byte>& file) {
   if (LoadLE(file, 12, 4) != 4096) return refuse("superblock_size");
   // Bit 0 compact slots, bit 1 large region table; any other is unknown.
   store.incompat_flags = static_cast<uint32_t>(LoadLE(file, 16, 4));
-  if ((store.incompat_flags & ~uint32_t{0x3}) != 0) return refuse("unknown incompat_flags");
+  // Bit 2 a batch log.
+  if ((store.incompat_flags & ~uint32_t{0x7}) != 0) return refuse("unknown incompat_flags");
   const bool compact_flag = (store.incompat_flags & 0x1) != 0;
   const bool large_table = (store.incompat_flags & 0x2) != 0;
+  store.batch_log = (store.incompat_flags & 0x4) != 0;
   const uint64_t compat_flags = LoadLE(file, 20, 4);
   for (size_t i = 0; i < store.uuid.size(); ++i) {
     store.uuid[i] = std::to_integer<uint8_t>(file[24 + i]);
@@ -121,6 +229,9 @@ SpecStore DecodeBySpec(const std::vector<std::byte>& file) {
   if (large_table ? (store.region_count > 1048576 || table_end > store.data_offset - 4096)
                   : (store.region_count > 8160 || table_end > store.data_offset)) {
     return refuse("region_count");
+  }
+  if (store.batch_log && table_end + 4096 + 131072 > store.data_offset) {
+    return refuse("region_count (the batch log)");
   }
   if (store.data_size > (uint64_t{1} << 62)) return refuse("data_size");
   const uint64_t data_end = store.data_offset + RoundUp(store.data_size, 65536);
@@ -179,19 +290,48 @@ SpecStore DecodeBySpec(const std::vector<std::byte>& file) {
     }
     previous_end = region.slots_offset + uint64_t{region.slot_count} * region.slot_stride;
     for (uint32_t s = 0; s < region.slot_count; ++s) {
-      region.slots.push_back(DecodeSpecSlot(file, region, r, s));
-      const SpecSlot& slot = region.slots.back();
-      if (slot.kind == SpecSlot::Kind::kValid &&
+      region.slots.push_back(DecodeSpecSlot(file, region, r, s, store.batch_log));
+    }
+    store.regions.push_back(std::move(region));
+  }
+  if (store.batch_log) {
+    store.batch_log_offset = store.data_offset - 4096 - 131072;
+    DecodeWatermark(file, store);
+    DecodeRecords(file, store);
+    // Decided on the slots as decoded, then recorded.
+    std::vector<std::vector<std::pair<bool, std::string>>> verdicts;
+    for (uint32_t r = 0; r < store.regions.size(); ++r) {
+      verdicts.emplace_back();
+      for (uint32_t s = 0; s < store.regions[r].slots.size(); ++s) {
+        std::string why;
+        const bool valid = store.regions[r].slots[s].kind == SpecSlot::Kind::kValid;
+        verdicts.back().emplace_back(valid && SlotCounts(store, r, s, 0, why), why);
+      }
+    }
+    for (uint32_t r = 0; r < store.regions.size(); ++r) {
+      for (uint32_t s = 0; s < store.regions[r].slots.size(); ++s) {
+        SpecSlot& slot = store.regions[r].slots[s];
+        if (slot.kind != SpecSlot::Kind::kValid) continue;
+        slot.counts = verdicts[r][s].first;
+        if (!slot.counts) slot.why = verdicts[r][s].second;
+      }
+    }
+  }
+  for (SpecRegion& region : store.regions) {
+    for (uint32_t s = 0; s < region.slots.size(); ++s) {
+      const SpecSlot& slot = region.slots[s];
+      if (slot.kind == SpecSlot::Kind::kValid && slot.counts &&
           (region.content < 0 || slot.generation > region.slots[region.content].generation)) {
         region.content = static_cast<int>(s);
       }
     }
-    store.regions.push_back(std::move(region));
   }
 
   // What this writer puts in the superblock.
   const uint64_t mib = 1048576;
-  if (store.data_offset != RoundUp(4096 + uint64_t{store.region_count} * 128 + 4096, mib)) {
+  const uint64_t log_size = store.batch_log ? 131072 : 0;
+  if (store.data_offset !=
+      RoundUp(4096 + uint64_t{store.region_count} * 128 + log_size + 4096, mib)) {
     store.writer_rules_broken.push_back(
         "data_offset is not the first 1 MiB boundary after the "
         "table and the intent area");
@@ -214,6 +354,14 @@ std::optional<uint64_t> NonZeroOutsideMeaning(const std::vector<std::byte>& file
       {0, 4096},
       {store.region_table_offset, store.region_table_offset + uint64_t{store.region_count} * 128},
       {store.data_offset, store.data_offset + store.data_size}};
+  for (uint32_t e : store.watermark_entries) {
+    const uint64_t at = store.data_offset - 4096 + uint64_t{e} * 64;
+    meaning.emplace_back(at, at + 64);
+  }
+  for (const SpecBatchRecord& record : store.records) {
+    const uint64_t at = store.batch_log_offset + uint64_t{record.unit} * 4096;
+    meaning.emplace_back(at, at + 4096);
+  }
   for (const SpecRegion& region : store.regions) {
     for (const SpecSlot& slot : region.slots) {
       if (slot.kind == SpecSlot::Kind::kEmpty) continue;
@@ -303,13 +451,19 @@ std::vector<std::string> LibraryDisagreements(const std::string& path,
       for (size_t s = 0; s < want.slots.size(); ++s) {
         const SpecSlot& slot = want.slots[s];
         const SlotState state =
-            slot.kind == SpecSlot::Kind::kValid ? SlotState::kValid
+            slot.kind == SpecSlot::Kind::kValid
+                ? (slot.counts ? SlotState::kValid : SlotState::kIncomplete)
             : slot.kind == SpecSlot::Kind::kEmpty || slot.kind == SpecSlot::Kind::kUnfinished
                 ? SlotState::kEmpty
                 : SlotState::kIncomplete;
         expect(got.slots[s].state == state, where + "slot " + std::to_string(s) + " state");
         expect(got.slots[s].generation == slot.generation,
                where + "slot " + std::to_string(s) + " generation");
+        expect(got.slots[s].batch_id == slot.batch_id,
+               where + "slot " + std::to_string(s) + " batch id");
+        expect(
+            got.slots[s].batch_incomplete == (slot.kind == SpecSlot::Kind::kValid && !slot.counts),
+            where + "slot " + std::to_string(s) + " batch_incomplete");
       }
     }
   }

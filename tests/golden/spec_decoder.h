@@ -25,7 +25,22 @@ struct SpecSlot {
   uint64_t payload_offset = 0;
   uint64_t generation = 0;  // when kValid
   uint64_t length = 0;
-  std::string why;  // when kInvalid
+  uint64_t batch_id = 0;  // when kValid: 0 for a single commit
+  // When kValid: whether it holds a commit by the batch log's rules (always,
+  // for a single commit or a store without a batch log).
+  bool counts = false;
+  std::string why;  // when kInvalid, or kValid but not counting
+};
+
+// A batch record of the batch log (FORMAT.md, "Batch log").
+struct SpecBatchMember {
+  uint32_t region = 0, slot = 0;
+  uint64_t generation = 0;
+};
+struct SpecBatchRecord {
+  uint32_t unit = 0;
+  uint64_t id = 0;
+  std::vector<SpecBatchMember> members;
 };
 
 struct SpecRegion {
@@ -37,7 +52,7 @@ struct SpecRegion {
   uint32_t slot_alignment = 0;  // the field: 0 = 64 KiB-aligned slots
   std::vector<SpecSlot> slots;
   // The region's content: its valid slot of highest generation (lowest
-  // index among equals); -1 when it has none.
+  // index among equals) that counts; -1 when it has none.
   int content = -1;
 };
 
@@ -53,6 +68,15 @@ struct SpecStore {
   uint32_t created_page_size = 0;
   uint64_t superblock_checksum = 0;
   std::vector<SpecRegion> regions;
+  // With incompat_flags bit 2: where the batch log starts, its valid
+  // records, and the batch watermark of the intent area (W, clean, and
+  // which of the two entries holds it; -1 for none).
+  bool batch_log = false;
+  uint64_t batch_log_offset = 0;
+  std::vector<SpecBatchRecord> records;
+  uint64_t watermark = 0;
+  bool watermark_clean = true;
+  std::vector<uint32_t> watermark_entries;  // entries that decode as one
   // The first rule of "Validating a store" the file breaks; empty if none.
   std::string refusal;
   // Rules on what "this writer" makes (data_offset, flags, layout) that the
