@@ -172,10 +172,10 @@ TEST_CASE("regionctl load works while another process holds the writer lock, com
     const std::vector<std::byte> before = ReadWholeFile(path);
     const std::string input = dir.File("input.bin");
     WriteWholeFile(input, PatternBytes(100, 44));
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {"commit", path, "state"},
-             {"commit", path, "other", "--input", input},
-             {"import", path, "other", "--input", input}}) {
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{"commit", path, "state"},
+                                               {"commit", path, "other", "--input", input},
+                                               {"import", path, "other", "--input", input}}) {
       INFO(Describe(args));
       const ProcessResult result = Regionctl(args, PatternBytes(100, 45));
       RequireFailure(result, kExitBusy);
@@ -215,8 +215,7 @@ TEST_CASE("regionctl export writes the newest commit atomically: import commits 
   WriteWholeFile(input, first);
   result = Regionctl({"import", path, "state", "--input", input});
   RequireSuccess(result);
-  CHECK(result.stdout_bytes ==
-        "committed generation 1 (39.1 KiB) to 'state', durability sync\n");
+  CHECK(result.stdout_bytes == "committed generation 1 (39.1 KiB) to 'state', durability sync\n");
   result = Regionctl({"export", path, "state", "--output", output});
   RequireSuccess(result);
   CHECK(result.stdout_bytes == "exported generation 1 (39.1 KiB) of 'state' to '" + output +
@@ -229,12 +228,15 @@ TEST_CASE("regionctl export writes the newest commit atomically: import commits 
   // JSON of both, --durability, --no-fsync.
   const std::vector<std::byte> second = PatternBytes(123, 3);
   WriteWholeFile(input, second);
-  result = Regionctl({"import", path, "state", "--input", input, "--durability",
-                      "pwrite-fdatasync", "--json"});
+  result = Regionctl(
+      {"import", path, "state", "--input", input, "--durability", "pwrite-fdatasync", "--json"});
   RequireSuccess(result);
   nlohmann::json document = ParseJson(result);
-  CHECK(document == nlohmann::json{{"path", path}, {"region", "state"}, {"generation", 2},
-                                   {"length", 123}, {"durability", "pwrite-fdatasync"}});
+  CHECK(document == nlohmann::json{{"path", path},
+                                   {"region", "state"},
+                                   {"generation", 2},
+                                   {"length", 123},
+                                   {"durability", "pwrite-fdatasync"}});
   result = Regionctl({"export", path, "state", "--output", output, "--no-fsync", "--json"});
   RequireSuccess(result);
   document = ParseJson(result);
@@ -271,20 +273,24 @@ TEST_CASE("regionctl export and import failures: exit codes, one line, nothing c
     const char* says;
   };
   for (const Case& c : std::vector<Case>{
-           {{"export", path, "state", "--output", dir.File("missing/out.bin")}, kExitFailure,
+           {{"export", path, "state", "--output", dir.File("missing/out.bin")},
+            kExitFailure,
             "missing/out.bin"},
            {{"export", path, "state", "--output", dir.File("sub")}, kExitFailure, "directory"},
-           {{"export", dir.File("nope.rs"), "state", "--output", dir.File("o.bin")}, kExitFailure,
+           {{"export", dir.File("nope.rs"), "state", "--output", dir.File("o.bin")},
+            kExitFailure,
             "nope.rs"},
            {{"export", path, "nosuch", "--output", dir.File("o.bin")}, kExitUsage, "nosuch"},
            {{"export", path, "state"}, kExitUsage, "--output"},
-           {{"export", path, "state", "--output", dir.File("o.bin"), "--bogus"}, kExitUsage,
+           {{"export", path, "state", "--output", dir.File("o.bin"), "--bogus"},
+            kExitUsage,
             "--bogus"},
            {{"export", path, "state", "--output", path}, kExitUsage, "the store itself"},
            {{"import", path, "state"}, kExitUsage, "--input"},
            {{"import", path, "other", "--input", input}, kExitUsage, "capacity"},
            {{"import", path, "state", "--input", dir.File("none.bin")}, kExitFailure, "none.bin"},
-           {{"import", path, "state", "--input", input, "--durability", "fast"}, kExitUsage,
+           {{"import", path, "state", "--input", input, "--durability", "fast"},
+            kExitUsage,
             "fast"},
        }) {
     INFO(Describe(c.args));
@@ -306,8 +312,8 @@ TEST_CASE("regionctl commit --set commits a batch, load returns it, and bad batc
   const std::vector<std::byte> a = PatternBytes(99, 1), b = PatternBytes(4097, 2);
   WriteWholeFile(a_file, a);
   WriteWholeFile(b_file, b);
-  ProcessResult result = Regionctl({"commit", path, "--set", "a=" + a_file, "--set",
-                                    "b=" + b_file, "--durability", "pwrite-fdatasync", "--json"});
+  ProcessResult result = Regionctl({"commit", path, "--set", "a=" + a_file, "--set", "b=" + b_file,
+                                    "--durability", "pwrite-fdatasync", "--json"});
   RequireSuccess(result);
   const nlohmann::json document = ParseJson(result);
   CHECK(document == nlohmann::json{{"path", path},
@@ -339,6 +345,20 @@ TEST_CASE("regionctl commit --set commits a batch, load returns it, and bad batc
   RequireSuccess(result);
   const std::string text = result.stdout_bytes;
   CHECK(text.find("\"batch\": 1") != std::string::npos);
+  CHECK(text.find("\"batch_withdrawn\": false") != std::string::npos);
+  result = Regionctl({"inspect", path, "--json"});
+  RequireSuccess(result);
+  CHECK(ParseJson(result)["incompat_features"] ==
+        nlohmann::json::array({"compact_slots", "batch_log"}));
+  // And so do the text forms of verify and inspect.
+  for (const char* command : {"verify", "inspect"}) {
+    result = Regionctl({command, path});
+    RequireSuccess(result);
+    INFO(result.stdout_bytes);
+    CHECK(result.stdout_bytes.find("generation 1, length 99 (99 B), committed") !=
+          std::string::npos);
+    CHECK(result.stdout_bytes.find(", batch 1\n") != std::string::npos);
+  }
 }
 
 }  // namespace

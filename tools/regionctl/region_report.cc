@@ -32,8 +32,7 @@ Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptio
   StoreRegions regions;
   regions.regions.reserve(verified->regions.size());
   for (size_t index = 0; index < verified->regions.size(); ++index) {
-    regions.regions.push_back(
-        {verified->info.regions[index], std::move(verified->regions[index])});
+    regions.regions.push_back({verified->info.regions[index], std::move(verified->regions[index])});
   }
   regions.info = std::move(verified->info);
   return regions;
@@ -114,13 +113,16 @@ void AppendRegionJson(std::string& out, const RegionView& region, size_t depth) 
       }
       slot_json.Bool("payload_checked", slot.payload_checked);
       // Stores with a batch log: the batch the commit belongs to (null for
-      // a single commit), and whether that batch did not complete.
-      if (HeaderTrusted(slot) && slot.batch_id != 0) {
+      // a single commit and for a withdrawn member), whether that batch did
+      // not complete, and whether a writer's open withdrew the member.
+      const bool withdrawn = HeaderTrusted(slot) && slot.batch_id == kWithdrawnBatch;
+      if (HeaderTrusted(slot) && slot.batch_id != 0 && !withdrawn) {
         slot_json.Number("batch", slot.batch_id);
       } else {
         slot_json.Null("batch");
       }
       slot_json.Bool("batch_incomplete", slot.batch_incomplete);
+      slot_json.Bool("batch_withdrawn", withdrawn);
       slot_json.End();
     }
     json.out() += '\n';
@@ -212,6 +214,7 @@ std::string SlotSummary(const SlotReport& slot) {
       text += BytesAndHuman(slot.length);
       text += ", committed ";
       text += UnixNanosWithUtc(slot.commit_unix_ns);
+      if (slot.batch_id != 0) text += ", batch " + std::to_string(slot.batch_id);
       break;
     case SlotState::kTorn:
     case SlotState::kIncomplete:
@@ -223,6 +226,11 @@ std::string SlotSummary(const SlotReport& slot) {
         text += std::to_string(slot.generation);
         text += ", length ";
         text += std::to_string(slot.length);
+        if (slot.batch_id == kWithdrawnBatch) {
+          text += ", withdrawn from its batch";
+        } else if (slot.batch_id != 0) {
+          text += ", batch " + std::to_string(slot.batch_id);
+        }
         text += ")";
       }
       break;
