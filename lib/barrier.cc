@@ -2,6 +2,7 @@
 // issues, and the marks that let the next open undo what a failed one may
 // have left (docs/CHECKPOINTS.md, "Recovery").
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 #include "store_rep.h"
@@ -23,6 +24,40 @@ Status Store::Rep::ClearMark(uint32_t entry) {
   if (!intent_offset) return Status::Ok();
   static constexpr intent::EntryBytes kFree{};
   return file->WriteAt(*intent_offset + uint64_t{entry} * intent::kEntrySize, kFree);
+}
+
+Status Store::Rep::WritePublication(uint64_t p, const char* operation) {
+  if (!intent_offset) return Status::Ok();
+  // Every store through the mapping before this write is visible before it,
+  // and it before every store after it (a fence orders the kernel's copy
+  // with this thread's own stores).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const intent::PublicationBytes bytes = intent::EncodePublication(p);
+  if (Status s = file->WriteAt(
+          *intent_offset + uint64_t{intent::kPublicationEntry} * intent::kEntrySize, bytes);
+      !s.ok()) {
+    ++stats.failed_writes;
+    return Poison(s, operation);
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  publication = p;
+  return Status::Ok();
+}
+
+Status Store::Rep::Published(const char* operation) {
+  // Inside a Begin/End pair the End covers it.
+  if ((publication & 1) != 0) return Status::Ok();
+  return WritePublication(publication + 2, operation);
+}
+
+Status Store::Rep::BeginPublishing(const char* operation) {
+  if ((publication & 1) != 0) return Status::Ok();  // already inside one
+  return WritePublication(publication + 1, operation);
+}
+
+Status Store::Rep::EndPublishing(const char* operation) {
+  if ((publication & 1) == 0) return Status::Ok();
+  return WritePublication(publication + 1, operation);
 }
 
 Status Store::Rep::NoteVolatileCommit() {

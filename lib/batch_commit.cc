@@ -102,10 +102,15 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
     return slot::HeaderFileOffset(r.info.regions[member.index], member.target);
   };
   // After a failed write or barrier: no member may be read as a commit.
+  // Readers of several regions may have seen some of the headers: their
+  // removal is one change of what is visible (best effort: the handle is
+  // poisoned next).
   const auto forget_members = [&] {
+    (void)r.BeginPublishing("commit batch: pwrite (publication word)");
     for (const PlannedMember& member : plan) {
       shared_copy::StoreHeaderWords(base + unit_of(member), slot::HeaderBytes{});
     }
+    (void)r.EndPublishing("commit batch: pwrite (publication word)");
   };
   const auto failed_write = [&](const Status& s, const char* operation) {
     ++r.stats.failed_writes;
@@ -138,6 +143,13 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
         !s.ok()) {
       return failed_write(s, "commit batch: pwrite (intent mark)");
     }
+    // The headers become visible one after another: readers of several
+    // regions wait while the publication word is odd.
+    if (Status s = r.BeginPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
+      forget_members();
+      MarkCommitPhase(internal::kIdle);
+      return s;
+    }
     std::array<std::byte, slot::kHeaderUnitSize> unit{};
     for (const PlannedMember& member : plan) {
       const slot::HeaderBytes header_bytes = slot::EncodeHeader(member.header);
@@ -145,6 +157,9 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
       if (Status s = r.file->WriteAt(unit_of(member), unit); !s.ok()) {
         return failed_write(s, "commit batch: pwrite (slot header)");
       }
+    }
+    if (Status s = r.EndPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
+      return s;
     }
     r.last_batch_id = id;
     MarkCommitPhase(internal::kFlush);
@@ -188,8 +203,16 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
     if (Status s = r.file->WriteAt(record_offset, record_bytes); !s.ok()) {
       return failed_write(s, "commit batch: pwrite (batch record)");
     }
+    if (Status s = r.BeginPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
+      MarkCommitPhase(internal::kIdle);
+      return s;
+    }
     for (const PlannedMember& member : plan) {
       shared_copy::StoreHeaderWords(base + unit_of(member), slot::EncodeHeader(member.header));
+    }
+    if (Status s = r.EndPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
+      MarkCommitPhase(internal::kIdle);
+      return s;
     }
     r.last_batch_id = id;
     if (durability == Durability::kAsync) {

@@ -76,9 +76,9 @@ Result<slot::Header> Store::Rep::NextHeader(uint32_t index, uint32_t target, uin
                                             const char* operation) const {
   const RegionState& state = regions[index];
   if (state.max_generation >= slot::kMaxGeneration) {
-    return Status::Error(StatusCode::kCorruption, operation, path,
-                         "region '" + info.regions[index].name +
-                             "': the generation counter is exhausted");
+    return Status::Error(
+        StatusCode::kCorruption, operation, path,
+        "region '" + info.regions[index].name + "': the generation counter is exhausted");
   }
   slot::Header header;
   header.region = index;
@@ -136,6 +136,7 @@ Status Store::Rep::MappedCommit(uint32_t index, uint32_t target, slot::Header& h
   std::atomic_thread_fence(std::memory_order_release);
   CopyPiecesToShared(base + slot::PayloadFileOffset(region, target), pieces);
   shared_copy::StoreHeaderWords(base + unit_offset, slot::EncodeHeader(header));
+  if (Status s = Published("commit: pwrite (publication word)"); !s.ok()) return s;
   if (durability != Durability::kAsync) return Status::Ok();
   MarkCommitPhase(internal::kFlush);
   return Barrier({.kind = BarrierKind::kMsyncAsync,
@@ -157,8 +158,12 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
   // never reach the disk (or a header over a payload that is not there), and
   // no later reader or open may take them for a commit. Through the mapping,
   // which cannot fail.
+  // Readers of several regions may have seen the header: its removal is a
+  // change of what is visible (best effort: the handle is poisoned next).
   const auto forget_slot = [&] {
+    (void)BeginPublishing("commit: pwrite (publication word)");
     shared_copy::StoreHeaderWords(mapping->data() + unit_offset, slot::HeaderBytes{});
+    (void)EndPublishing("commit: pwrite (publication word)");
   };
   MarkCommitPhase(internal::kCopy);
   // A zero header unit, then the payload, in one call (the unit comes first
@@ -186,6 +191,7 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
     forget_slot();
     return failed_write(s, "commit: pwrite (slot header)");
   }
+  if (Status s = Published("commit: pwrite (publication word)"); !s.ok()) return s;
   MarkCommitPhase(internal::kFlush);
   // One barrier for header unit and payload, which are adjacent: msync of
   // that range (kSync: writeback and device flush of this range only), or

@@ -48,4 +48,19 @@ std::optional<Entry> DecodeEntry(std::span<const std::byte> bytes) {
   return entry;
 }
 
+PublicationBytes EncodePublication(uint64_t p) {
+  PublicationBytes bytes{};
+  std::span<std::byte> out(bytes);
+  format::Store64(out, 0, p);
+  format::Store64(out, 8, format::Checksum(out.first(8)));
+  return bytes;
+}
+
+std::optional<uint64_t> DecodePublication(std::span<const std::byte> bytes) {
+  bytes = bytes.first(kPublicationSize);
+  if (internal::AllZero(bytes)) return 0;
+  if (format::Load64(bytes, 8) != format::Checksum(bytes.first(8))) return std::nullopt;
+  return format::Load64(bytes, 0);
+}
+
 }  // namespace regionstore::intent

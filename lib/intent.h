@@ -70,6 +70,21 @@ inline constexpr uint32_t kFirstCommitEntry = 2;
 inline constexpr uint32_t kBatchBarrierEntry = 3;
 // The two watermark entries, written alternately (by sequence parity).
 inline constexpr uint32_t kWatermarkEntries[2] = {kEntryCount - 2, kEntryCount - 1};
+// The publication word (0.9): not a mark. Bytes 0-7 a counter P, 8-15 the
+// XXH3-64 of bytes 0-7; 16 zero bytes read as P = 0. The writer adds 2 after
+// it makes a single commit visible, and 1 before and 1 after it changes
+// several regions' visible commits (a batch), so an odd P means "a batch is
+// being published". Readers of several regions (Store::LoadSet) take P
+// before and after their snapshot of the headers; the same bytes twice, P
+// even, mean no visible commit changed in between (docs/CHECKPOINTS.md,
+// "Consistent loads"). Its checksum fails DecodeEntry, so it is no mark.
+inline constexpr uint32_t kPublicationEntry = kEntryCount - 4;
+inline constexpr size_t kPublicationSize = 16;
+using PublicationBytes = std::array<std::byte, kPublicationSize>;
+PublicationBytes EncodePublication(uint64_t p);
+// P, or nullopt for bytes that are neither 16 zeros nor P and its checksum
+// (a write of the word in progress, or one a power loss tore).
+std::optional<uint64_t> DecodePublication(std::span<const std::byte> bytes);
 
 using BootId = std::array<std::byte, 16>;
 using EntryBytes = std::array<std::byte, kEntrySize>;

@@ -32,6 +32,22 @@ Status Store::Rep::RecoverOnOpen() {
   if (Status s = read(*intent_offset, area); !s.ok()) {
     return s.WithOperation("open: read the intent area", path);
   }
+  // The publication word: an odd one is a dead writer's batch publication,
+  // which this open resolves, and a torn one (a power loss) counts on from
+  // its value half, far enough that no reader takes a later value for it.
+  // Either way it is even once the open is done (Store::Open), and the
+  // changes of what is visible this open makes (undoing a commit or a batch
+  // whose barrier failed in this boot) happen while it is odd.
+  const std::span<const std::byte> word =
+      std::span<const std::byte>(area).subspan(intent::kPublicationEntry * intent::kEntrySize);
+  if (const std::optional<uint64_t> p = intent::DecodePublication(word)) {
+    publication = *p;
+  } else {
+    const uint64_t start = format::Load64(word, 0) + (uint64_t{1} << 32);
+    publication = start + (start & 1);
+    if (Status s = BeginPublishing("open: pwrite (publication word)"); !s.ok()) return s;
+  }
+  open_publishing = true;
   // Batches first: their traces go before any region is settled below.
   bool batch_withdrawn = false;
   if (Status s = ResolveBatchesOnOpen(area, batch_withdrawn); !s.ok()) return s;
@@ -92,6 +108,7 @@ Status Store::Rep::RecoverOnOpen() {
         decoded.header.generation != mark.generation) {
       continue;
     }
+    if (Status s = BeginPublishing("open: pwrite (publication word)"); !s.ok()) return s;
     if (Status s = file->WriteAt(unit, zero_unit); !s.ok()) {
       return s.WithOperation("open: clear the header of a commit whose barrier did not return",
                              path);
@@ -180,6 +197,10 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& w
     // change of this open. A withdrawn member keeps its generation, so no
     // later commit to its region takes that generation again.
     std::vector<std::byte> unit_bytes(slot::kHeaderUnitSize);
+    // The members of a batch whose barrier failed were visible.
+    if (failed && !traces.empty()) {
+      if (Status s = BeginPublishing("open: pwrite (publication word)"); !s.ok()) return s;
+    }
     for (auto& [unit, header] : traces) {
       header.batch_id = batch::kWithdrawnId;
       const slot::HeaderBytes encoded = slot::EncodeHeader(header);
@@ -223,13 +244,18 @@ Status Store::Rep::RecoverEveryRegion() {
   if (Status s = file->DataSync(); !s.ok()) {
     return s.WithOperation("open: fdatasync (recovering checkpoint regions)", path);
   }
-  // Every mark is moot now; the batch watermark entries (the last two)
-  // describe the disk and stay.
+  // Every mark is moot now; the publication word and the batch watermark
+  // entries describe the store and stay.
   if (intent_offset) {
-    const std::vector<std::byte> zero_area(intent::kWatermarkEntries[0] * intent::kEntrySize);
-    if (Status s = file->WriteAt(*intent_offset, zero_area); !s.ok()) {
-      return s.WithOperation("open: clear the intent area", path);
+    static_assert(intent::kPublicationEntry + 2 == intent::kWatermarkEntries[0]);
+    const std::vector<std::byte> zero_area(intent::kPublicationEntry * intent::kEntrySize);
+    const std::vector<std::byte> zero_entry(intent::kEntrySize);
+    Status s = file->WriteAt(*intent_offset, zero_area);
+    if (s.ok()) {
+      s = file->WriteAt(*intent_offset + (intent::kPublicationEntry + 1) * intent::kEntrySize,
+                        zero_entry);
     }
+    if (!s.ok()) return s.WithOperation("open: clear the intent area", path);
   }
   volatile_pending = false;
   return Status::Ok();

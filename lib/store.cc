@@ -237,6 +237,9 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   if (rep->writable) {
     if (Status s = rep->RecoverOnOpen(); !s.ok()) return s;
     if (Status s = rep->AfterOpenBarrier(); !s.ok()) return s;
+    if (rep->open_publishing) {
+      if (Status s = rep->EndPublishing("open: pwrite (publication word)"); !s.ok()) return s;
+    }
   }
   return Store(std::move(rep));
 }

@@ -84,6 +84,10 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   std::optional<uint64_t> intent_offset;
   intent::BootId boot_id{};
   bool volatile_pending = false;
+  // The publication word as this writer last wrote it (even when idle), and
+  // whether the open made it odd (Store::Open makes it even when done).
+  uint64_t publication = 0;
+  bool open_publishing = false;
   // Writers of stores with a batch log only (batch.h, batch_commit.cc): the
   // log's offset; the id the next batch gets; the newest batch whose writes
   // are all done; every batch up to `batches_durable` has been made durable
@@ -138,6 +142,17 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // area). A torn entry fails its checksum and records nothing.
   Status SetMark(uint32_t entry, const intent::Entry& mark);
   Status ClearMark(uint32_t entry);
+  // The publication word (intent.h): `Published` after a single commit's
+  // header became visible (P += 2); `BeginPublishing`/`EndPublishing`
+  // around changes to several regions' visible commits (P += 1 each; nested
+  // calls inside an open pair do nothing). By
+  // pwrite, with fences that order them against header stores through the
+  // mapping. A failure poisons the handle (readers of several regions would
+  // wait on an odd P until the next writer's open).
+  Status Published(const char* operation);
+  Status BeginPublishing(const char* operation);
+  Status EndPublishing(const char* operation);
+  Status WritePublication(uint64_t p, const char* operation);
   // The barriers a handle issues.
   enum class BarrierKind : uint8_t {
     kMsyncAsync,  // msync(MS_ASYNC) of the pages covering the range: starts nothing

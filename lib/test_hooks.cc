@@ -10,6 +10,8 @@ inline namespace with_test_hooks {
 namespace {
 std::atomic<std::atomic<uint32_t>*> g_phase_word{nullptr};
 std::atomic<Mutation> g_mutation{Mutation::kCorrect};
+std::atomic<LoadSetPause> g_pause{nullptr};
+std::atomic<void*> g_pause_context{nullptr};
 }  // namespace
 
 void SetCommitPhaseWord(std::atomic<uint32_t>* word) { g_phase_word.store(word); }
@@ -22,6 +24,17 @@ void MarkCommitPhase(CommitPhase phase) {
 
 void SetMutation(Mutation mutation) { g_mutation.store(mutation); }
 Mutation CurrentMutation() { return g_mutation.load(std::memory_order_relaxed); }
+
+void SetLoadSetPause(LoadSetPause pause, void* context) {
+  g_pause_context.store(context);
+  g_pause.store(pause);
+}
+
+void PauseLoadSet(size_t position) {
+  if (LoadSetPause pause = g_pause.load(std::memory_order_relaxed)) {
+    pause(g_pause_context.load(), position);
+  }
+}
 
 }  // namespace with_test_hooks
 }  // namespace regionstore::internal

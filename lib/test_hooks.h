@@ -49,6 +49,9 @@ enum class Mutation : uint32_t {
   kBatchMemberAlone,
   // A durable batch writes its record after its barrier instead of before.
   kBatchRecordAfterBarrier,
+  // LoadSet ignores the publication word: it reads each region's headers
+  // once, as loading the regions one after another would.
+  kLoadSetIgnoresPublication,
 };
 
 #if defined(REGIONSTORE_TESTING)
@@ -60,10 +63,16 @@ void MarkCommitPhase(CommitPhase phase);
 void SetMutation(Mutation mutation);
 Mutation CurrentMutation();
 inline bool Mutated(Mutation mutation) { return CurrentMutation() == mutation; }
+// Called by LoadSet after it read the headers of the set's region number
+// `position` in a snapshot: lets a test change the store at that moment.
+using LoadSetPause = void (*)(void* context, size_t position);
+void SetLoadSetPause(LoadSetPause pause, void* context);
+void PauseLoadSet(size_t position);
 }  // namespace with_test_hooks
 #else
 inline namespace without_test_hooks {
 inline void MarkCommitPhase(CommitPhase) {}
+inline void PauseLoadSet(size_t) {}
 constexpr bool Mutated(Mutation) { return false; }
 }  // namespace without_test_hooks
 #endif

@@ -11,8 +11,8 @@
 //
 // Replay: every violation names its trial seed; REGIONSTORE_SIM_SEED=<n>
 // makes trial seeds start at n.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -27,6 +27,7 @@
 #include "store_rep.h"
 #include "support/crash_sim.h"
 #include "support/files.h"
+#include "support/mutation_scope.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 
@@ -35,10 +36,14 @@ namespace {
 
 using internal::Mutation;
 
-const std::vector<CheckpointSpec> kRegions = {
-    {"a", 100},           {"b", 4095},   {"c", 13'001}, {"d", 4097, SlotLayout::kAligned},
-    {"e", 1},             {"f", 64 * kKiB, SlotLayout::kCompact},
-    {"g", 20'000, SlotLayout::kAligned}, {"h", 5'000}};
+const std::vector<CheckpointSpec> kRegions = {{"a", 100},
+                                              {"b", 4095},
+                                              {"c", 13'001},
+                                              {"d", 4097, SlotLayout::kAligned},
+                                              {"e", 1},
+                                              {"f", 64 * kKiB, SlotLayout::kCompact},
+                                              {"g", 20'000, SlotLayout::kAligned},
+                                              {"h", 5'000}};
 
 const std::vector<std::byte>& CleanImage() {
   static const std::vector<std::byte> image = [] {
@@ -72,10 +77,18 @@ std::vector<std::byte> NextPayload(std::mt19937_64& rng, uint64_t capacity,
                                    std::vector<std::byte>& body) {
   uint64_t length = 0;
   switch (rng() % 6) {
-    case 0: length = 0; break;
-    case 1: length = capacity; break;
-    case 2: length = std::min<uint64_t>(capacity, 4097); break;
-    default: length = rng() % (capacity + 1); break;
+    case 0:
+      length = 0;
+      break;
+    case 1:
+      length = capacity;
+      break;
+    case 2:
+      length = std::min<uint64_t>(capacity, 4097);
+      break;
+    default:
+      length = rng() % (capacity + 1);
+      break;
   }
   if (rng() % 8 == 0 || body.empty()) {
     body.resize(capacity);
@@ -88,10 +101,17 @@ std::vector<std::byte> NextPayload(std::mt19937_64& rng, uint64_t capacity,
 
 Durability RandomMode(std::mt19937_64& rng) {
   switch (rng() % 8) {
-    case 0: case 1: case 2: return Durability::kNone;
-    case 3: return Durability::kAsync;
-    case 4: case 5: return Durability::kSync;
-    default: return Durability::kPwriteFdatasync;
+    case 0:
+    case 1:
+    case 2:
+      return Durability::kNone;
+    case 3:
+      return Durability::kAsync;
+    case 4:
+    case 5:
+      return Durability::kSync;
+    default:
+      return Durability::kPwriteFdatasync;
   }
 }
 
@@ -139,11 +159,11 @@ void CheckLoaded(const Loaded& loaded, const Model& model, const std::string& wh
     if (present == batch.end()) continue;
     for (const auto& [r, g] : batch) {
       if (loaded.generation[r] >= g) continue;
-      violations.push_back(where + ": batch torn apart: region '" +
-                           kRegions[present->first].name + "' holds its member (generation " +
-                           std::to_string(present->second) + ") but region '" + kRegions[r].name +
-                           "' holds generation " + std::to_string(loaded.generation[r]) +
-                           ", older than its member " + std::to_string(g));
+      violations.push_back(where + ": batch torn apart: region '" + kRegions[present->first].name +
+                           "' holds its member (generation " + std::to_string(present->second) +
+                           ") but region '" + kRegions[r].name + "' holds generation " +
+                           std::to_string(loaded.generation[r]) + ", older than its member " +
+                           std::to_string(g));
     }
   }
 }
@@ -156,8 +176,9 @@ void RecoveryPoint(const Loaded& loaded, Model& model) {
     m.durable = loaded.generation[r];
   }
   std::erase_if(model.batches, [&](const BatchModel& batch) {
-    return std::any_of(batch.begin(), batch.end(),
-                       [&](const auto& member) { return loaded.generation[member.first] < member.second; });
+    return std::any_of(batch.begin(), batch.end(), [&](const auto& member) {
+      return loaded.generation[member.first] < member.second;
+    });
   });
 }
 
@@ -257,7 +278,8 @@ void RunTrial(uint64_t seed, Totals& totals) {
       const bool is_batch = rng() % 3 != 0;
       members.resize(is_batch ? 2 + rng() % 7 : 1);
       std::vector<std::vector<std::byte>> payloads;
-      for (size_t r : members) payloads.push_back(NextPayload(rng, kRegions[r].capacity, bodies[r]));
+      for (size_t r : members)
+        payloads.push_back(NextPayload(rng, kRegions[r].capacity, bodies[r]));
       const Durability mode = RandomMode(rng);
       const bool durable = mode == Durability::kSync || mode == Durability::kPwriteFdatasync;
       const bool in_flight = op == ops - 1 && rng() % 3 == 0;
@@ -367,13 +389,6 @@ uint64_t BaseSeed() {
   return std::random_device{}();
 }
 
-struct MutationScope {
-  explicit MutationScope(Mutation m) { internal::SetMutation(m); }
-  ~MutationScope() { internal::SetMutation(Mutation::kCorrect); }
-  MutationScope(const MutationScope&) = delete;
-  MutationScope& operator=(const MutationScope&) = delete;
-};
-
 TEST_CASE("Power loss among batches and single commits keeps every batch whole",
           "[batch][powerloss]") {
   // 280 trials x 3 epochs x 12 images = 10,080 images in the Release pass
@@ -387,13 +402,11 @@ TEST_CASE("Power loss among batches and single commits keeps every batch whole",
   INFO("base seed " << base << " (replay with REGIONSTORE_SIM_SEED=" << base << ")");
   Totals totals;
   for (uint64_t t = 0; t < trials; ++t) RunTrial(base + t, totals);
-  WARN("batch power-loss simulator: " << totals.images << " images after " << totals.batches
-                                      << " batches and " << totals.commits
-                                      << " single commits (" << totals.in_flight
-                                      << " in flight), " << totals.failed
-                                      << " failed barriers, " << totals.reopens << " reopens, "
-                                      << totals.violations.size() << " violations; base seed "
-                                      << base);
+  WARN("batch power-loss simulator: "
+       << totals.images << " images after " << totals.batches << " batches and " << totals.commits
+       << " single commits (" << totals.in_flight << " in flight), " << totals.failed
+       << " failed barriers, " << totals.reopens << " reopens, " << totals.violations.size()
+       << " violations; base seed " << base);
   for (size_t i = 0; i < std::min<size_t>(totals.violations.size(), 10); ++i) {
     UNSCOPED_INFO(totals.violations[i]);
   }

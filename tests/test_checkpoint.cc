@@ -253,8 +253,12 @@ TEST_CASE("Each mode makes the calls it documents: one barrier per durable commi
         CHECK(io.Msyncs().empty());
         CHECK(barrier_datasyncs == 0);
         // Only the intent mark saying commits without a barrier are pending
-        // (the first since the last fdatasync); the commit is all mapping.
-        CHECK(pwrites == 1);
+        // (the first since the last fdatasync) and the publication word
+        // after the header; the commit itself is all mapping.
+        CHECK(pwrites == 2);
+        CHECK(io.Writes().back().offset ==
+              store.info().data_offset - 4096 + intent::kPublicationEntry * intent::kEntrySize);
+        CHECK(io.Writes().back().length == intent::kPublicationSize);
         break;
       case Durability::kAsync:
         REQUIRE(io.Msyncs().size() == 1);
@@ -279,10 +283,11 @@ TEST_CASE("Each mode makes the calls it documents: one barrier per durable commi
             ++intent_writes;
           }
         }
-        // The commit's mark, set and cleared; the kNone commit before makes
-        // each barrier set and clear the whole-file mark too, and the
-        // fdatasync then clears the pending-commits mark.
-        CHECK(intent_writes == (mode == Durability::kSync ? 4 : 5));
+        // The commit's mark, set and cleared, and the publication word; the
+        // kNone commit before makes each barrier set and clear the
+        // whole-file mark too, and the fdatasync then clears the
+        // pending-commits mark.
+        CHECK(intent_writes == (mode == Durability::kSync ? 5 : 6));
         REQUIRE(calls.size() == 3);
         CHECK(calls[0].offset == slot::HeaderFileOffset(region, target));
         CHECK(calls[0].length == slot::kHeaderUnitSize);

@@ -372,6 +372,23 @@ class REGIONSTORE_EXPORT Store {
   // replacing the slot being copied; retry later).
   Result<CheckpointMeta> Load(std::string_view name, std::vector<std::byte>& out) const;
 
+  // Loads several distinct regions as one consistent set: every region as
+  // of one instant of the commit history, never one region from before a
+  // commit or batch and another from after it (Load of each in turn can
+  // give that, racing a writer). Fills outs[i] (resized to names.size())
+  // and returns the CheckpointMeta of names[i] at index i. On a read-only
+  // handle it runs beside a writer in another process without blocking it:
+  // it reads the regions' headers between two reads of the store's
+  // publication word, which the writer changes around every change of a
+  // visible commit, copies, checks, and retries a bounded number of times
+  // (docs/CHECKPOINTS.md, "Consistent loads"). The promise needs a writer
+  // of 0.9 or later (older ones do not keep the word). Errors: as Load for
+  // any region (the set fails whole), kInvalidArgument (no names, a name
+  // twice, a store without an intent area), kBusy (the writer kept
+  // changing the set; retry later).
+  Result<std::vector<CheckpointMeta>> LoadSet(std::span<const std::string_view> names,
+                                              std::vector<std::vector<std::byte>>& outs) const;
+
   // Every region, every slot: states, generations and why a slot is invalid.
   // Reads every header and payload through the mapping (a read-only handle
   // racing a writer may see the slot being written as incomplete).

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common.h"
@@ -14,9 +15,61 @@ namespace {
 struct LoadArgs : StoreArgs {
   std::string name;
   std::string output_path;  // empty: standard output
+  std::vector<std::string> gets;  // NAME=FILE, one consistent set
 };
 
+Status Usage(const LoadArgs& args, std::string message) {
+  return Status::Error(StatusCode::kInvalidArgument, "load", args.path, std::move(message));
+}
+
+// load PATH --get NAME=FILE ...: every region found and every output
+// checked, then one LoadSet, then each output written.
+Status RunLoadSet(const LoadArgs& args) {
+  if (!args.name.empty() || !args.output_path.empty()) {
+    return Usage(args, "--get loads a set: give no NAME or --output beside it");
+  }
+  std::vector<std::string> names, files;
+  for (const std::string& text : args.gets) {
+    // The name ends at the first '=', as for commit --set.
+    const size_t equals = text.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
+      return Usage(args, "--get " + QuoteName(text) + ": expected NAME=FILE");
+    }
+    names.push_back(text.substr(0, equals));
+    files.push_back(text.substr(equals + 1));
+  }
+  size_t to_stdout = 0;
+  for (const std::string& file : files) to_stdout += file == "-" ? 1 : 0;
+  if (to_stdout > 1) return Usage(args, "--get: standard output ('-') can be written only once");
+  Result<Store> store =
+      Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
+  if (!store.ok()) return store.status();
+  for (size_t i = 0; i < names.size(); ++i) {
+    for (size_t earlier = 0; earlier < i; ++earlier) {
+      if (names[earlier] == names[i]) {
+        return Usage(args, "region " + QuoteName(names[i]) + " is named twice");
+      }
+    }
+    Result<RegionEntry> region = FindRegionEntry(store->info(), names[i], args.path, "load");
+    if (!region.ok()) return region.status();
+  }
+  std::vector<std::string_view> views(names.begin(), names.end());
+  std::vector<std::vector<std::byte>> payloads;
+  // Load before opening any output: a failed load leaves no file.
+  Result<std::vector<CheckpointMeta>> loaded = store->LoadSet(views, payloads);
+  if (!loaded.ok()) return loaded.status();
+  for (size_t i = 0; i < names.size(); ++i) WarnAboutLoaded(names[i], (*loaded)[i]);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (Status s = WriteOutput(files[i] == "-" ? "" : files[i], payloads[i], args.path); !s.ok()) {
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
 Status RunLoad(const LoadArgs& args) {
+  if (!args.gets.empty()) return RunLoadSet(args);
+  if (args.name.empty()) return Usage(args, "name a region (load PATH NAME), or give --get NAME=FILE");
   // Read-only: no lock, so this works while a writer holds the store.
   Result<Store> store =
       Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
@@ -49,8 +102,19 @@ void SetupLoad(CLI::App& app, Status& outcome) {
       "warning on stderr names the torn generation.\n"
       "--output FILE is truncated, then written (not atomic: a failure part-way leaves\n"
       "it part-written); use export to replace a file atomically. An --output, or a\n"
-      "standard output, that is the store itself is refused (exit 2).");
-  AddStoreRegionArguments(command, *args, args->name);
+      "standard output, that is the store itself is refused (exit 2).\n"
+      "Several regions as one consistent set (all as of one moment, never one region\n"
+      "from before a batch or commit and another from after it):\n"
+      "  regionctl load state.rs --get model=model.bin --get step=step.bin\n"
+      "Each FILE is written only once the whole set loaded; exit codes as above.");
+  AddStoreArguments(command, *args);
+  command->add_option("NAME", args->name, "Name of the checkpoint region (not with --get)")
+      ->type_name("");
+  command
+      ->add_option("--get", args->gets,
+                   "Load region NAME into FILE, as one consistent set with the other --get "
+                   "regions ('-': standard output)")
+      ->type_name("NAME=FILE");
   command
       ->add_option("--output", args->output_path,
                    "Write the payload to FILE (created or truncated, mode 0644)")

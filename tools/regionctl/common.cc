@@ -627,28 +627,32 @@ Result<RegionEntry> FindRegionEntry(const StoreInfo& info, std::string_view name
   return Status::Error(StatusCode::kInvalidArgument, operation, path, std::move(message));
 }
 
-Result<CheckpointMeta> LoadRegionWarningIfTorn(const Store& store, const std::string& name,
-                                               std::vector<std::byte>& payload) {
-  Result<CheckpointMeta> loaded = store.Load(name, payload);
-  if (loaded.ok() && loaded->skipped_torn_generation != 0) {
+void WarnAboutLoaded(const std::string& name, const CheckpointMeta& loaded) {
+  if (loaded.skipped_torn_generation != 0) {
     // A warning, not a failure: the older commit is intact and is what an
     // application reopening the store gets too.
     std::cerr << "regionctl: warning: region " << QuoteName(name) << ": its newest commit "
-              << "(generation " << loaded->skipped_torn_generation
+              << "(generation " << loaded.skipped_torn_generation
               << ") has an intact header but its payload does not match (a power loss "
                  "interrupted it, or it was damaged after it returned); returned the older "
                  "generation "
-              << loaded->generation << " instead\n";
+              << loaded.generation << " instead\n";
     std::cerr.flush();
-  } else if (loaded.ok() && loaded->invalid_header_slots != 0) {
+  } else if (loaded.invalid_header_slots != 0) {
     std::cerr << "regionctl: warning: region " << QuoteName(name) << ": "
-              << loaded->invalid_header_slots << " slot header"
-              << (loaded->invalid_header_slots == 1 ? " fails" : "s fail")
+              << loaded.invalid_header_slots << " slot header"
+              << (loaded.invalid_header_slots == 1 ? " fails" : "s fail")
               << " its checks (damage, or a power loss while it was written; it may have held a "
                  "newer commit than generation "
-              << loaded->generation << ", returned): run `regionctl verify`\n";
+              << loaded.generation << ", returned): run `regionctl verify`\n";
     std::cerr.flush();
   }
+}
+
+Result<CheckpointMeta> LoadRegionWarningIfTorn(const Store& store, const std::string& name,
+                                               std::vector<std::byte>& payload) {
+  Result<CheckpointMeta> loaded = store.Load(name, payload);
+  if (loaded.ok()) WarnAboutLoaded(name, *loaded);
   return loaded;
 }
 

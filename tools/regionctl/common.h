@@ -181,6 +181,9 @@ Result<RegionEntry> FindRegionEntry(const StoreInfo& info, std::string_view name
 // header passes its checks; kTornCommit: the only intact header is torn).
 Result<CheckpointMeta> LoadRegionWarningIfTorn(const Store& store, const std::string& name,
                                                std::vector<std::byte>& payload);
+// The warnings LoadRegionWarningIfTorn prints, for a region loaded otherwise
+// (load --get, through Store::LoadSet).
+void WarnAboutLoaded(const std::string& name, const CheckpointMeta& loaded);
 
 // Called by a command once it has changed the store or its destination, so
 // that a failure to write its report afterwards exits with

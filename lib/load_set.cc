@@ -1,0 +1,240 @@
+// LoadSet: several regions as one consistent set, from the writer's handle
+// or a read-only one in another process (docs/CHECKPOINTS.md, "Consistent
+// loads").
+//
+// A read-only handle takes a snapshot of every header the decision needs
+// (the regions' slot headers, the batch records and partners their members
+// name, the watermark) between two reads of the publication word
+// (intent.h). The writer changes that word around every change of a visible
+// commit: when both reads give the same bytes and an even P, no visible
+// commit changed in between, so the snapshot names the commits every region
+// held at one instant. Then each chosen slot is copied and its header read
+// again: unchanged, the copy is that commit (a slot is rewritten only after
+// its header is cleared, as for Load).
+#include <algorithm>
+#include <atomic>
+#include <new>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bytes.h"
+#include "intent.h"
+#include "region_check.h"
+#include "shared_copy.h"
+#include "store_rep.h"
+#include "test_hooks.h"
+
+namespace regionstore {
+namespace {
+
+// Attempts before kBusy, as Load.
+constexpr int kLoadSetAttempts = 64;
+
+intent::PublicationBytes ReadPublication(const std::byte* word) {
+  intent::PublicationBytes bytes;
+  for (size_t i = 0; i < bytes.size(); i += 8) {
+    const uint64_t value =
+        __atomic_load_n(reinterpret_cast<const uint64_t*>(word + i), __ATOMIC_ACQUIRE);
+    std::memcpy(bytes.data() + i, &value, 8);
+  }
+  return bytes;
+}
+
+// What the snapshot says of one region: the slot to copy, or why none.
+struct Choice {
+  std::optional<region_check::ValidHeader> slot;
+  Status failure;
+  uint64_t skipped_incomplete_batch = 0;
+  uint64_t skipped_torn_generation = 0;
+  uint32_t invalid_header_slots = 0;
+};
+
+}  // namespace
+
+Result<std::vector<CheckpointMeta>> Store::LoadSet(
+    std::span<const std::string_view> names, std::vector<std::vector<std::byte>>& outs) const {
+  const Rep& r = *rep_;
+  if (names.empty()) {
+    return Status::Error(StatusCode::kInvalidArgument, "load set", r.path, "no region named");
+  }
+  std::vector<uint32_t> indices;
+  for (std::string_view name : names) {
+    auto found = r.FindRegion(name, "load set");
+    if (!found.ok()) return found.status();
+    if (std::find(indices.begin(), indices.end(), *found) != indices.end()) {
+      return Status::Error(StatusCode::kInvalidArgument, "load set", r.path,
+                           "region '" + std::string(name) + "' is named twice");
+    }
+    indices.push_back(*found);
+  }
+  outs.resize(names.size());
+  std::vector<CheckpointMeta> metas(names.size());
+  // The writer's own handle: nothing changes the store while this runs.
+  if (r.writable) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto meta = Load(names[i], outs[i]);
+      if (!meta.ok()) return meta.status();
+      metas[i] = *meta;
+    }
+    return metas;
+  }
+  const std::optional<uint64_t> area = intent::AreaOffset(r.info);
+  if (!area) {
+    return Status::Error(StatusCode::kInvalidArgument, "load set", r.path,
+                         "the store has no intent area (made before 0.4 with 8,129 to 8,160 "
+                         "regions): it has no publication word to load a consistent set by");
+  }
+  const std::byte* base = r.mapping->data();
+  const std::byte* word = base + *area + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
+  const region_check::ReadFn mapped = region_check::MappingReader(*r.mapping);
+  const auto read_headers = [&](uint32_t index) {
+    const RegionEntry& region = r.info.regions[index];
+    std::vector<slot::HeaderBytes> headers(region.slot_count);
+    for (uint32_t i = 0; i < region.slot_count; ++i) {
+      headers[i] = shared_copy::LoadHeaderWords(base + slot::HeaderFileOffset(region, i));
+    }
+    return headers;
+  };
+  // Slots whose payload failed its checksum twice while nothing changed:
+  // torn or damaged, skipped as Load skips them.
+  std::vector<std::vector<bool>> excluded(names.size());
+  std::vector<std::vector<std::optional<uint64_t>>> failed_copy(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    excluded[i].assign(r.info.regions[indices[i]].slot_count, false);
+    failed_copy[i].assign(r.info.regions[indices[i]].slot_count, std::nullopt);
+  }
+  const bool ignore_word = internal::Mutated(internal::Mutation::kLoadSetIgnoresPublication);
+  for (int attempt = 0; attempt < kLoadSetAttempts; ++attempt) {
+    if (attempt > 0) std::this_thread::yield();
+    const intent::PublicationBytes before = ReadPublication(word);
+    const std::optional<uint64_t> p = intent::DecodePublication(before);
+    if (p && (*p & 1) != 0 && !ignore_word) continue;  // a batch is being published
+    // The snapshot: every read the decision makes lies between the two
+    // reads of the word.
+    const region_check::BatchContext batch = *region_check::ReadBatchContext(mapped, r.info);
+    std::vector<Choice> choices(names.size());
+    std::vector<std::vector<slot::HeaderBytes>> headers(names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      const uint32_t index = indices[i];
+      const RegionEntry& region = r.info.regions[index];
+      headers[i] = read_headers(index);
+      internal::PauseLoadSet(i);
+      Choice& choice = choices[i];
+      const std::vector<region_check::ValidHeader> all =
+          region_check::ValidHeadersNewestFirst(headers[i], region, index, batch.batch_ids());
+      for (uint32_t s = 0; s < region.slot_count; ++s) {
+        const auto kind =
+            slot::DecodeHeader(headers[i][s], index, s, region.capacity, batch.batch_ids()).kind;
+        choice.invalid_header_slots += kind == slot::DecodedHeader::Kind::kInvalid ? 1 : 0;
+      }
+      for (const region_check::ValidHeader& candidate : all) {
+        if (excluded[i][candidate.slot]) {
+          if (choice.skipped_torn_generation == 0) {
+            choice.skipped_torn_generation = candidate.header.generation;
+          }
+          continue;
+        }
+        if (batch.batch_ids() && candidate.header.batch_id > batch.watermark) {
+          auto verdict =
+              region_check::BatchVerdict(mapped, batch, index, candidate.slot, candidate.header);
+          if (!verdict->empty()) {
+            if (choice.skipped_incomplete_batch == 0) {
+              choice.skipped_incomplete_batch = candidate.header.batch_id;
+            }
+            continue;
+          }
+        }
+        choice.slot = candidate;
+        break;
+      }
+      if (!choice.slot) {
+        if (all.empty()) {
+          const bool none = std::all_of(headers[i].begin(), headers[i].end(), [](const auto& h) {
+            return internal::AllZero(std::span(h).first(sizeof slot::kMagic));
+          });
+          choice.failure = Status::Error(
+              none ? StatusCode::kNotFound : StatusCode::kCorruption, "load set", r.path,
+              "region '" + region.name +
+                  (none ? "': no commit yet"
+                        : "': its slots hold data but none is valid (no slot header passes its "
+                          "checks); run `regionctl verify` for details"));
+        } else if (choice.skipped_incomplete_batch != 0 && choice.skipped_torn_generation == 0) {
+          choice.failure = Status::Error(
+              StatusCode::kNotFound, "load set", r.path,
+              "region '" + region.name + "': no complete commit: its only ones belong to batch " +
+                  std::to_string(choice.skipped_incomplete_batch) + ", which did not complete");
+        } else {
+          choice.failure = Status::Error(
+              StatusCode::kTornCommit, "load set", r.path,
+              "region '" + region.name + "': its newest commit (generation " +
+                  std::to_string(all.front().header.generation) +
+                  ") has an intact header but its payload does not match, and no older commit "
+                  "is intact");
+        }
+      }
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (ReadPublication(word) != before && !ignore_word) continue;
+    // A consistent snapshot. A region with no commit to give fails the set.
+    for (const Choice& choice : choices) {
+      if (!choice.slot) return choice.failure;
+    }
+    // Copy, then check each copy: its checksum, and its header unchanged.
+    std::vector<uint64_t> checksums(names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      const RegionEntry& region = r.info.regions[indices[i]];
+      const region_check::ValidHeader& chosen = *choices[i].slot;
+      try {
+        outs[i].resize(chosen.header.length);
+      } catch (const std::bad_alloc&) {
+        return Status::Error(StatusCode::kIOError, "load set", r.path,
+                             "region '" + region.name + "': cannot allocate " +
+                                 std::to_string(chosen.header.length) + " bytes for the copy");
+      }
+      shared_copy::CopyFromShared(
+          outs[i].data(), base + slot::PayloadFileOffset(region, chosen.slot), outs[i].size());
+      checksums[i] = format::Checksum(outs[i]);
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    bool changed = false, torn = false;
+    for (size_t i = 0; i < names.size() && !changed; ++i) {
+      const RegionEntry& region = r.info.regions[indices[i]];
+      const region_check::ValidHeader& chosen = *choices[i].slot;
+      const slot::HeaderBytes now =
+          shared_copy::LoadHeaderWords(base + slot::HeaderFileOffset(region, chosen.slot));
+      if (now != headers[i][chosen.slot]) {
+        changed = true;
+      } else if (checksums[i] != chosen.header.payload_checksum) {
+        // Torn or damaged if two copies agree while its header holds still;
+        // else a copy that raced something: try again.
+        torn = true;
+        if (failed_copy[i][chosen.slot] == checksums[i]) {
+          excluded[i][chosen.slot] = true;
+        } else {
+          failed_copy[i][chosen.slot] = checksums[i];
+        }
+      }
+    }
+    if (changed || torn) continue;
+    for (size_t i = 0; i < names.size(); ++i) {
+      const region_check::ValidHeader& chosen = *choices[i].slot;
+      CheckpointMeta& meta = metas[i];
+      meta.generation = chosen.header.generation;
+      meta.length = chosen.header.length;
+      meta.commit_unix_ns = chosen.header.commit_unix_ns;
+      meta.slot = chosen.slot;
+      meta.skipped_torn_generation = choices[i].skipped_torn_generation;
+      meta.skipped_incomplete_batch = choices[i].skipped_incomplete_batch;
+      meta.invalid_header_slots = choices[i].invalid_header_slots;
+    }
+    return metas;
+  }
+  return Status::Error(StatusCode::kBusy, "load set", r.path,
+                       "the writer kept changing the regions during " +
+                           std::to_string(kLoadSetAttempts) +
+                           " attempts to copy them; retry later");
+}
+
+}  // namespace regionstore
