@@ -357,5 +357,54 @@ TEST_CASE("A batch landing between two regions of a snapshot is never mixed in",
   }
 }
 
+// Two single commits landing while LoadSet is between two regions: one to
+// a region already read, then one to a region not read yet. Region 0 old
+// beside region 1 new is no moment of the history (the commit to region 0
+// came first), so a consistent load must not return it.
+struct CommitsDuringSnapshot {
+  Store* writer = nullptr;
+  int commits = 0;
+  static void Pause(void* context, size_t position) {
+    auto* self = static_cast<CommitsDuringSnapshot*>(context);
+    if (position != 0 || self->commits > 0) return;
+    ++self->commits;
+    for (size_t r : {size_t{0}, size_t{1}}) {
+      std::vector<std::byte> payload;
+      FillPayload(SetPayloadId(2, r), SetPayloadSize(2, r), payload);
+      REQUIRE(self->writer->Commit(kSetRegions[r].name, payload, Durability::kNone).ok());
+    }
+  }
+};
+
+TEST_CASE("Single commits landing between two regions of a snapshot keep their order",
+          "[loadset]") {
+  TempDir dir;
+  const std::string path = dir.File("singles.rgn");
+  CreateSetStore(path);
+  Store writer = MustOpen(path, OpenMode::kReadWrite);
+  Store reader = MustOpen(path, OpenMode::kReadOnly);
+  REQUIRE(CommitSetBatch(writer, 1).ok());
+  const std::string_view two[] = {"model", "step"};
+  std::vector<std::vector<std::byte>> outs;
+  CommitsDuringSnapshot during{&writer, 0};
+  internal::SetLoadSetPause(&CommitsDuringSnapshot::Pause, &during);
+  SECTION("with the publication word: both new") {
+    auto metas = reader.LoadSet(two, outs);
+    internal::SetLoadSetPause(nullptr, nullptr);
+    REQUIRE(metas.ok());
+    CHECK(during.commits == 1);
+    CHECK(FirstMismatch(SetPayloadId(2, 0), outs[0]) == outs[0].size());
+    CHECK(FirstMismatch(SetPayloadId(2, 1), outs[1]) == outs[1].size());
+  }
+  SECTION("without it: region 0 before its commit, region 1 after the later one") {
+    MutationScope scope(internal::Mutation::kLoadSetIgnoresPublication);
+    auto metas = reader.LoadSet(two, outs);
+    internal::SetLoadSetPause(nullptr, nullptr);
+    REQUIRE(metas.ok());
+    CHECK(FirstMismatch(SetPayloadId(1, 0), outs[0]) == outs[0].size());
+    CHECK(FirstMismatch(SetPayloadId(2, 1), outs[1]) == outs[1].size());
+  }
+}
+
 }  // namespace
 }  // namespace regionstore::testing
