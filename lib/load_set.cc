@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "batch.h"
 #include "bytes.h"
 #include "intent.h"
 #include "region_check.h"
@@ -29,8 +30,10 @@
 namespace regionstore {
 namespace {
 
-// Attempts before kBusy, as Load.
-constexpr int kLoadSetAttempts = 64;
+// Attempts before kBusy. More than Load's 64: every publication of any
+// region of the store (a batch loop changes the word twice per batch) starts
+// the snapshot over, where Load restarts only for its own region's slot.
+constexpr int kLoadSetAttempts = 256;
 
 intent::PublicationBytes ReadPublication(const std::byte* word) {
   intent::PublicationBytes bytes;
@@ -40,6 +43,18 @@ intent::PublicationBytes ReadPublication(const std::byte* word) {
     std::memcpy(bytes.data() + i, &value, 8);
   }
   return bytes;
+}
+
+// Whether the record of batch `id` is valid and names `member`.
+bool RecordNames(const region_check::ReadFn& read, const region_check::BatchContext& batch,
+                 uint64_t id, const batch::Member& member) {
+  if (!batch.log_offset) return false;
+  batch::UnitBytes unit;
+  if (!read(batch::UnitOffset(*batch.log_offset, id), unit).ok()) return false;
+  const std::optional<batch::Record> record = batch::DecodeRecord(unit);
+  return record && record->id == id &&
+         std::find(record->members.begin(), record->members.end(), member) !=
+             record->members.end();
 }
 
 // What the snapshot says of one region: the slot to copy, or why none.
@@ -116,6 +131,10 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
     const region_check::BatchContext batch = *region_check::ReadBatchContext(mapped, r.info);
     std::vector<Choice> choices(names.size());
     std::vector<std::vector<slot::HeaderBytes>> headers(names.size());
+    // Batches found whole in this snapshot: a member's verdict reads every
+    // partner (payloads too), so the other members of a batch that counts
+    // are not checked again (each one's own payload is checked when copied).
+    std::vector<uint64_t> whole_batches;
     for (size_t i = 0; i < names.size(); ++i) {
       const uint32_t index = indices[i];
       const RegionEntry& region = r.info.regions[index];
@@ -136,15 +155,18 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
           }
           continue;
         }
-        if (batch.batch_ids() && candidate.header.batch_id > batch.watermark) {
+        const uint64_t id = candidate.header.batch_id;
+        const bool known_whole =
+            std::find(whole_batches.begin(), whole_batches.end(), id) != whole_batches.end() &&
+            RecordNames(mapped, batch, id, {index, candidate.slot, candidate.header.generation});
+        if (batch.batch_ids() && id > batch.watermark && !known_whole) {
           auto verdict =
               region_check::BatchVerdict(mapped, batch, index, candidate.slot, candidate.header);
           if (!verdict->empty()) {
-            if (choice.skipped_incomplete_batch == 0) {
-              choice.skipped_incomplete_batch = candidate.header.batch_id;
-            }
+            if (choice.skipped_incomplete_batch == 0) choice.skipped_incomplete_batch = id;
             continue;
           }
+          whole_batches.push_back(id);
         }
         choice.slot = candidate;
         break;
