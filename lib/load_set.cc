@@ -36,13 +36,7 @@ namespace {
 constexpr int kLoadSetAttempts = 256;
 
 intent::PublicationBytes ReadPublication(const std::byte* word) {
-  intent::PublicationBytes bytes;
-  for (size_t i = 0; i < bytes.size(); i += 8) {
-    const uint64_t value =
-        __atomic_load_n(reinterpret_cast<const uint64_t*>(word + i), __ATOMIC_ACQUIRE);
-    std::memcpy(bytes.data() + i, &value, 8);
-  }
-  return bytes;
+  return shared_copy::LoadSharedWords<intent::kPublicationSize>(word);
 }
 
 // Whether the record of batch `id` is valid and names `member`.

@@ -17,6 +17,7 @@
 #ifndef REGIONSTORE_LIB_SHARED_COPY_H_
 #define REGIONSTORE_LIB_SHARED_COPY_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -77,14 +78,22 @@ inline void CopyToShared(std::byte* shared, const std::byte* in, size_t size) {
 // The header words are read and written as aligned 8-byte atomics, so a
 // reader racing the writer sees each word old or new, and the generation
 // it compares before and after a copy is read atomically.
-inline slot::HeaderBytes LoadHeaderWords(const std::byte* unit) {
-  slot::HeaderBytes bytes;
-  for (size_t i = 0; i < bytes.size(); i += 8) {
+// N bytes at `shared` (8-byte aligned, N a multiple of 8) as 8-byte
+// acquire loads: each word old or new, never a mix within a word.
+template <size_t N>
+inline std::array<std::byte, N> LoadSharedWords(const std::byte* shared) {
+  static_assert(N % 8 == 0);
+  std::array<std::byte, N> bytes;
+  for (size_t i = 0; i < N; i += 8) {
     const uint64_t word =
-        __atomic_load_n(reinterpret_cast<const uint64_t*>(unit + i), __ATOMIC_ACQUIRE);
+        __atomic_load_n(reinterpret_cast<const uint64_t*>(shared + i), __ATOMIC_ACQUIRE);
     std::memcpy(bytes.data() + i, &word, 8);
   }
   return bytes;
+}
+
+inline slot::HeaderBytes LoadHeaderWords(const std::byte* unit) {
+  return LoadSharedWords<slot::kHeaderSize>(unit);
 }
 
 // Writers store a header magic last: ClearHeaderMagic first, then the

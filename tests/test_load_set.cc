@@ -277,15 +277,11 @@ std::vector<std::array<uint64_t, 3>> RaceThreads(uint64_t loads) {
   CreateSetStore(path);
   Store writer = MustOpen(path, OpenMode::kReadWrite);
   REQUIRE(CommitSetBatch(writer, 1).ok());
-  auto view = writer.View(0, 1);
-  REQUIRE(view.ok());
-  auto* base = const_cast<std::byte*>(view->data()) - writer.info().data_offset;
-  BorrowingIo io(base, writer.info().file_size);
-  OpenOptions options;
-  options.io = &io;
-  auto reader = Store::Open(path, OpenMode::kReadOnly, options);
+  std::unique_ptr<BorrowingIo> io;
+  auto reader = OpenOnWritersMapping(writer, path, io);
   INFO(reader.status().ToString());
   REQUIRE(reader.ok());
+  REQUIRE(reader->View(0, 1)->data() == writer.View(0, 1)->data());
   SetShared shared;
   std::vector<std::thread> threads;
   for (int i = 0; i < 2; ++i) {

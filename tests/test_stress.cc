@@ -353,17 +353,11 @@ TEST_CASE("Four reader threads on the writer's own mapping race its commits with
   TempDir dir;
   const std::string path = dir.File("stress.rgn");
   Store writer = CreateStressStore(path);
-  auto view = writer.View(0, 1);
-  REQUIRE(view.ok());
-  // The mapping starts data_offset bytes before the data area.
-  auto* base = const_cast<std::byte*>(view->data()) - writer.info().data_offset;
-  BorrowingIo io(base, writer.info().file_size);
-  OpenOptions options;
-  options.io = &io;
-  auto reader = Store::Open(path, OpenMode::kReadOnly, options);
+  std::unique_ptr<BorrowingIo> io;
+  auto reader = OpenOnWritersMapping(writer, path, io);
   INFO(reader.status().ToString());
   REQUIRE(reader.ok());
-  REQUIRE(reader->View(0, 1)->data() == view->data());
+  REQUIRE(reader->View(0, 1)->data() == writer.View(0, 1)->data());
   SharedMemory<Shared> page;
   Shared& shared = *page;
   std::vector<std::thread> threads;

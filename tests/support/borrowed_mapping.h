@@ -9,6 +9,7 @@
 #include <string>
 
 #include "regionstore/io.h"
+#include "regionstore/store.h"
 #include "support/forwarding_io.h"
 
 namespace regionstore::testing {
@@ -63,6 +64,21 @@ class BorrowingIo final : public testing::ForwardingIo {
   std::byte* data_;
   uint64_t size_;
 };
+
+// A read-only handle on the store at `path` that `writer` holds, whose
+// mapping is the writer's own; `io` receives the Io it reads through, which
+// must outlive the handle. The writer's store needs a data area.
+inline Result<Store> OpenOnWritersMapping(Store& writer, const std::string& path,
+                                          std::unique_ptr<BorrowingIo>& io) {
+  auto view = writer.View(0, 1);
+  if (!view.ok()) return view.status();
+  // The mapping starts data_offset bytes before the data area.
+  auto* base = const_cast<std::byte*>(view->data()) - writer.info().data_offset;
+  io = std::make_unique<BorrowingIo>(base, writer.info().file_size);
+  OpenOptions options;
+  options.io = io.get();
+  return Store::Open(path, OpenMode::kReadOnly, options);
+}
 
 }  // namespace regionstore::testing
 
