@@ -47,8 +47,7 @@ bool RecordNames(const region_check::ReadFn& read, const region_check::BatchCont
   if (!read(batch::UnitOffset(*batch.log_offset, id), unit).ok()) return false;
   const std::optional<batch::Record> record = batch::DecodeRecord(unit);
   return record && record->id == id &&
-         std::find(record->members.begin(), record->members.end(), member) !=
-             record->members.end();
+         std::find(record->members.begin(), record->members.end(), member) != record->members.end();
 }
 
 // What the snapshot says of one region: the slot to copy, or why none.
