@@ -34,6 +34,11 @@
 //     of the same capacity, 4 KiB to 1 MiB, side by side, in kNone, kSync and
 //     kPwriteFdatasync; (b) a 100-byte kSync commit into one of 10,000
 //     compact regions beside a raw 4 KiB pwrite + fdatasync in the same file.
+//  6. batches (batches_bench.cc): CommitBatch of 16 x 4 KiB and 4 x 64 KiB in
+//     both durable modes, beside LMDB and SQLite doing the same in one
+//     transaction (when built), the device floor (the pieces pwritten to a
+//     plain file, one fdatasync) and N single durable commits; bytes per
+//     batch counted through the io seam.
 // The folio census reads /proc/kpageflags, so it needs root; without it the
 // tables say "unknown".
 //
@@ -42,15 +47,15 @@
 // measures no device and gets a loud warning.
 //
 // Usage: regionstore_commit_bench [--quick] [--realtime] [--rounds=N]
-//                                 [--only=ratio|peers|folios|open|compact|many]
+//                                 [--only=ratio|peers|folios|open|compact|many|batches]
 //                                 [--json=FILE] [--open-mib=N] [--open-rounds=N]
 //                                 [--open-kills=N] [--many-regions=N]
-// --json writes sections 1, 2, 4 and 5's medians and ratios to FILE, for
-// bench/report.py (which reads sections 1, 2 and 4).
+// --json writes sections 1, 2, 4, 5 and 6's medians and ratios to FILE, for
+// bench/report.py (which reads sections 1, 2, 4 and 6).
 //
 // Files: this one parses the options and runs the sections; each section is
 // a file of its own (ratios_bench.cc, peers_bench.cc, folios_bench.cc,
-// open_bench.cc, layouts_bench.cc), on the stores and arms of
+// open_bench.cc, layouts_bench.cc, batches_bench.cc), on the stores and arms of
 // commit_stores.cc (commit_bench.h) and the machinery of bench/common/.
 #include "commit_bench.h"
 
@@ -92,8 +97,10 @@ Options ParseOptions(int argc, char** argv) {
     } else if (arg.starts_with("--only=")) {
       options.only = std::string(arg.substr(7));
       if (options.only != "ratio" && options.only != "peers" && options.only != "folios" &&
-          options.only != "open" && options.only != "compact" && options.only != "many") {
-        Die("--only takes ratio, peers, folios, open, compact or many (section 5b alone)");
+          options.only != "open" && options.only != "compact" && options.only != "many" &&
+          options.only != "batches") {
+        Die("--only takes ratio, peers, folios, open, compact, many (section 5b alone) or "
+            "batches");
       }
     } else if (arg.starts_with("--many-regions=")) {
       const long long regions = std::atoll(argv[i] + 15);
@@ -115,7 +122,7 @@ Options ParseOptions(int argc, char** argv) {
     } else if (arg == "--help" || arg == "-h") {
       std::printf(
           "usage: regionstore_commit_bench [--quick] [--realtime] [--rounds=N]\n"
-          "                                [--only=ratio|peers|folios|open|compact|many]\n"
+          "                                [--only=ratio|peers|folios|open|compact|many|batches]\n"
           "                                [--json=FILE] [--open-mib=N] [--open-rounds=N]\n"
           "                                [--open-kills=N] [--many-regions=N]\n"
           "  files go to $REGIONSTORE_BENCH_DIR (default %s)\n"
@@ -123,7 +130,7 @@ Options ParseOptions(int argc, char** argv) {
           "  --realtime: run the durable arms under SCHED_FIFO (root), so that on busy CPUs\n"
           "    each wait for I/O does not also wait for a scheduler tick\n"
           "  --rounds=N: interleaved rounds per measurement (default 31, --quick 5)\n"
-          "  --json=FILE: also write the commit, peer and open medians and ratios to FILE\n"
+          "  --json=FILE: also write the commit, peer, open and batch medians and ratios to FILE\n"
           "    (bench/report.py reads it)\n"
           "  --open-mib=N: section 4's big regions hold N MiB commits (default 1024; the two\n"
           "    stores need ~12 N MiB free while it runs)\n"
@@ -209,7 +216,8 @@ int main(int argc, char** argv) {
                         {"peers", nullptr},
                         {"open", nullptr},
                         {"layouts", nullptr},
-                        {"many_regions", nullptr}};
+                        {"many_regions", nullptr},
+                        {"batches", nullptr}};
   if (options.only.empty() || options.only == "ratio") {
     std::fprintf(stderr, "section 1: commit vs raw\n");
     doc["commits"] = RunRatiosSection(options);
@@ -248,6 +256,11 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
     doc["many_regions"] = RunManyRegionsSection(options);
+    std::fflush(stdout);
+  }
+  if (options.only.empty() || options.only == "batches") {
+    std::fprintf(stderr, "section 6: batches\n");
+    doc["batches"] = RunBatchesSection(options);
     std::fflush(stdout);
   }
   std::printf("Run time: %.0f s.\n", Seconds(Clock::now() - started));

@@ -27,7 +27,7 @@ struct Options {
   bool quick = false;
   bool realtime = false;  // durable arms under SCHED_FIFO
   int rounds = 0;         // 0: the default for the run length
-  std::string only;       // "", "ratio", "peers", "folios", "open" or "compact"
+  std::string only;       // "", "ratio", "peers", "folios", "open", "compact", "many", "batches"
   std::string dir;
   std::string json_path;  // --json=FILE, or ""
   // Target time of one batch: section 1's mapped and durable modes, and
@@ -86,8 +86,11 @@ struct RegionSpec {
   SlotLayout layout = SlotLayout::kAligned;
 };
 
-void CreateStore(const std::string& path, const std::vector<RegionSpec>& regions);
-Store OpenStore(const std::string& path);
+// A store of `regions` and no data area; with a batch log if `batch_log`.
+void CreateStore(const std::string& path, const std::vector<RegionSpec>& regions,
+                 bool batch_log = false);
+// Opened for writing through `io` (nullptr: the default seam).
+Store OpenStore(const std::string& path, Io* io = nullptr);
 const RegionEntry& RegionOf(const StoreInfo& info, const std::string& name);
 uint64_t SlotPayloadOffset(const RegionEntry& region, uint32_t slot);
 uint64_t SlotHeaderUnitOffset(const RegionEntry& region, uint32_t slot);
@@ -136,6 +139,10 @@ inline constexpr std::array<ModeInfo, 4> kModes{{
 // {"median", "low", "high"} of a ratio, for --json.
 nlohmann::json RatioJson(const PairedRatio& ratio);
 
+// A markdown row "| label | **median** | low-high | by state | target |";
+// the target cell says ">= T: met" or "missed", and is empty for T = 0.
+void PrintRatioRow(const std::string& label, const PairedRatio& ratio, double target);
+
 // The sections: each runs, prints its markdown to stdout and returns what
 // --json records of it (folios: nothing).
 nlohmann::json RunRatiosSection(const Options& options);  // 1. ratios_bench.cc
@@ -145,6 +152,7 @@ nlohmann::json RunPeersSection(const Options& options);  // 2. peers_bench.cc
 void RunFoliosSection(const Options& options);                 // 3. folios_bench.cc
 nlohmann::json RunLayoutsSection(const Options& options);      // 5a. layouts_bench.cc
 nlohmann::json RunManyRegionsSection(const Options& options);  // 5b. layouts_bench.cc
+nlohmann::json RunBatchesSection(const Options& options);      // 6. batches_bench.cc
 
 }  // namespace regionstore::bench
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -29,17 +30,20 @@ std::vector<std::byte> Payloads::Filled(uint64_t size, uint64_t seed) {
   return bytes;
 }
 
-void CreateStore(const std::string& path, const std::vector<RegionSpec>& regions) {
+void CreateStore(const std::string& path, const std::vector<RegionSpec>& regions, bool batch_log) {
   CreateOptions options;
   options.replace_existing = true;
+  options.batch_log = batch_log;
   for (const RegionSpec& region : regions) {
     options.checkpoints.push_back({region.name, region.capacity, region.layout});
   }
   if (auto s = Store::Create(path, 0, options); !s.ok()) Die(s.ToString());
 }
 
-Store OpenStore(const std::string& path) {
-  auto store = Store::Open(path, OpenMode::kReadWrite);
+Store OpenStore(const std::string& path, Io* io) {
+  OpenOptions options;
+  options.io = io;
+  auto store = Store::Open(path, OpenMode::kReadWrite, options);
   if (!store.ok()) Die(store.status().ToString());
   return std::move(*store);
 }
@@ -113,6 +117,16 @@ Arm CommitArm(std::string name, Store& store, std::string region, uint64_t size,
 
 nlohmann::json RatioJson(const PairedRatio& ratio) {
   return {{"median", ratio.median}, {"low", ratio.low}, {"high", ratio.high}};
+}
+
+void PrintRatioRow(const std::string& label, const PairedRatio& ratio, double target) {
+  std::string verdict;
+  if (target > 0) {
+    verdict = ">= " + Fixed(target, 1) + (ratio.median >= target ? ": met" : ": **missed**");
+  }
+  std::printf("| %s | **%s** | %s-%s | %s | %s |\n", label.c_str(), Fixed(ratio.median, 2).c_str(),
+              Fixed(ratio.low, 2).c_str(), Fixed(ratio.high, 2).c_str(),
+              FormatByState(ratio).c_str(), verdict.c_str());
 }
 
 }  // namespace regionstore::bench

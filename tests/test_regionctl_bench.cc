@@ -73,17 +73,21 @@ TEST_CASE("regionctl bench --json prints one object with the documented keys and
                                                  "commit_none",
                                                  "commit_async",
                                                  "commit_sync",
-                                                 "commit_pwrite_fdatasync"};
+                                                 "commit_pwrite_fdatasync",
+                                                 "commit_batch_sync",
+                                                 "commit_batch_pwrite_fdatasync"};
   const nlohmann::json& results = document["results"];
   REQUIRE(results.is_array());
-  // arm/variant/size triples seen, to check that the lab and the commits ran.
+  // arm/variant/size triples seen, to check that the lab and the commits ran;
+  // batches as arm/variant/regions x size.
   std::vector<std::string> seen;
   for (const nlohmann::json& entry : results) {
     INFO(entry.dump());
     REQUIRE(entry.is_object());
-    CHECK(entry.size() == 5);
+    CHECK(entry.size() == 6);
     REQUIRE(entry["arm"].is_string());
     REQUIRE(entry["variant"].is_string());
+    REQUIRE(entry["regions"].is_number_unsigned());
     REQUIRE(entry["size"].is_number_unsigned());
     REQUIRE(entry["mib_per_s"].is_number());
     REQUIRE(entry["ops_per_s"].is_number());
@@ -94,7 +98,19 @@ TEST_CASE("regionctl bench --json prints one object with the documented keys and
     CHECK(entry["size"].get<uint64_t>() > 0);
     CHECK(entry["mib_per_s"].get<double>() > 0);
     CHECK(entry["ops_per_s"].get<double>() > 0);
-    seen.push_back(arm + "/" + variant + "/" + std::to_string(entry["size"].get<uint64_t>()));
+    const uint64_t regions = entry["regions"];
+    const uint64_t size = entry["size"];
+    // ops_per_s counts updates (a batch is one); mib_per_s every member's bytes.
+    CHECK(entry["ops_per_s"].get<double>() ==
+          Approx(entry["mib_per_s"].get<double>() * static_cast<double>(kMiB) /
+                 static_cast<double>(regions * size)));
+    if (arm.starts_with("commit_batch_")) {
+      seen.push_back(arm + "/" + variant + "/" + std::to_string(regions) + "x" +
+                     std::to_string(size));
+    } else {
+      CHECK(regions == 1);
+      seen.push_back(arm + "/" + variant + "/" + std::to_string(size));
+    }
   }
   const std::string mib = std::to_string(kMiB);
   for (const std::string arm :
@@ -113,6 +129,14 @@ TEST_CASE("regionctl bench --json prints one object with the documented keys and
       CHECK(std::count(seen.begin(), seen.end(), key) == 1);
     }
   }
+  for (const std::string arm : {"commit_batch_sync", "commit_batch_pwrite_fdatasync"}) {
+    for (const std::string shape : {"16x4096", "4x65536"}) {
+      const std::string key = arm + "/longlived/" + shape;
+      INFO(key);
+      CHECK(std::count(seen.begin(), seen.end(), key) == 1);
+    }
+  }
+  CHECK(seen.size() == 27);
   CHECK(dir.List().empty());
 }
 
@@ -123,7 +147,8 @@ TEST_CASE("regionctl bench prints a table and ends with its recommendations", "[
   const std::string& out = result.stdout_bytes;
   CHECK_THAT(out, Catch::Contains("arm ") && Catch::Contains("MiB/s") &&
                       Catch::Contains("msync_sync") && Catch::Contains("oneshot") &&
-                      Catch::Contains("commit_pwrite_fdatasync"));
+                      Catch::Contains("commit_pwrite_fdatasync") &&
+                      Catch::Contains("commit_batch_sync"));
   REQUIRE_FALSE(out.empty());
   REQUIRE(out.back() == '\n');
   // The last three lines: durable small, durable large, undurable.

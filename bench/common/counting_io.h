@@ -40,6 +40,14 @@ struct IoCounts {
   uint64_t write_bytes = 0;
   uint64_t barriers = 0;  // DataSync, Sync, WriteGatherAt with data_sync, msync(MS_SYNC)
 
+  IoCounts& operator+=(const IoCounts& more) {
+    read_calls += more.read_calls;
+    read_bytes += more.read_bytes;
+    write_calls += more.write_calls;
+    write_bytes += more.write_bytes;
+    barriers += more.barriers;
+    return *this;
+  }
   IoCounts operator-(const IoCounts& earlier) const {
     return {read_calls - earlier.read_calls, read_bytes - earlier.read_bytes,
             write_calls - earlier.write_calls, write_bytes - earlier.write_bytes,

@@ -43,6 +43,11 @@ constexpr uint64_t kLabOffset = bench::kLabSliceOffset;
 // The commit arms use a store of their own with one region this large.
 constexpr uint64_t kCommitCapacity = 1 * kMiB;
 constexpr const char* kRegionName = "bench";
+// The batch arms use a third store, with a batch log and this many regions
+// of this capacity (compact slots, as kAuto lays them out): batches of 16 x
+// 4 KiB and 4 x 64 KiB commit to its first regions.
+constexpr uint32_t kBatchRegions = 16;
+constexpr uint64_t kBatchCapacity = 64 * kKiB;
 // Each arm's time is split into this many batches, interleaved with the
 // other arms' batches so that a noisy moment hits every arm alike; the
 // figure reported is the median batch.
@@ -62,13 +67,15 @@ enum class ArmKind {
   kRawPwrite,  // pwrite through a plain descriptor, no flush, no library mode
   kWrite,      // Store::Write at the lab offset
   kCommit,     // Store::Commit to the checkpoint region
+  kBatch,      // Store::CommitBatch of `regions` regions of the batch store
 };
 
 struct Arm {
   ArmKind kind = ArmKind::kWrite;
   Durability durability = Durability::kNone;  // unused by kRawPwrite
   bool oneshot = false;  // open, update, close per update; else one open handle per batch
-  uint64_t size = 0;
+  uint64_t size = 0;     // bytes per region (kBatch) or per update
+  uint32_t regions = 1;  // regions per update: kBatch commits that many at once
   std::vector<double> batch_mib_per_s;
   double mib_per_s = 0;  // the median batch
 };
@@ -76,8 +83,8 @@ struct Arm {
 // The names of the README's durability table.
 std::string ArmName(const Arm& arm) {
   if (arm.kind == ArmKind::kRawPwrite) return "pwrite";
-  if (arm.kind == ArmKind::kCommit) {
-    std::string name = "commit_";
+  if (arm.kind == ArmKind::kCommit || arm.kind == ArmKind::kBatch) {
+    std::string name = arm.kind == ArmKind::kBatch ? "commit_batch_" : "commit_";
     for (const char letter : DurabilityName(arm.durability)) name += letter == '-' ? '_' : letter;
     return name;
   }
@@ -102,8 +109,12 @@ bool IsDurable(const Arm& arm) {
          (arm.durability == Durability::kSync || arm.durability == Durability::kPwriteFdatasync);
 }
 
+// Bytes one update writes (a batch: every member's).
+uint64_t UpdateBytes(const Arm& arm) { return arm.size * arm.regions; }
+
+// Updates per second: a batch is one.
 double OpsPerSecond(const Arm& arm) {
-  return arm.mib_per_s * static_cast<double>(kMiB) / static_cast<double>(arm.size);
+  return arm.mib_per_s * static_cast<double>(kMiB) / static_cast<double>(UpdateBytes(arm));
 }
 
 std::vector<Arm> MakeArms() {
@@ -112,23 +123,30 @@ std::vector<Arm> MakeArms() {
   std::vector<Arm> arms;
   // The lab: every arm at 1 MiB, long-lived and one-shot.
   for (const bool oneshot : {false, true}) {
-    arms.push_back({ArmKind::kRawPwrite, Durability::kNone, oneshot, kUpdateSize, {}, 0});
+    arms.push_back({ArmKind::kRawPwrite, Durability::kNone, oneshot, kUpdateSize, 1, {}, 0});
   }
   for (const Durability durability : kWriteModes) {
     for (const bool oneshot : {false, true}) {
-      arms.push_back({ArmKind::kWrite, durability, oneshot, kUpdateSize, {}, 0});
+      arms.push_back({ArmKind::kWrite, durability, oneshot, kUpdateSize, 1, {}, 0});
     }
   }
   // Small raw writes at the same offset, long-lived.
-  arms.push_back({ArmKind::kRawPwrite, Durability::kNone, false, kSmallSize, {}, 0});
+  arms.push_back({ArmKind::kRawPwrite, Durability::kNone, false, kSmallSize, 1, {}, 0});
   for (const Durability durability : kWriteModes) {
-    arms.push_back({ArmKind::kWrite, durability, false, kSmallSize, {}, 0});
+    arms.push_back({ArmKind::kWrite, durability, false, kSmallSize, 1, {}, 0});
   }
   // Commits, long-lived only: a writer's open recovers the region and calls
   // fdatasync, so a one-shot commit would mostly measure the open.
   for (const uint64_t size : {kSmallSize, kUpdateSize}) {
     for (const Durability durability : kWriteModes) {
-      arms.push_back({ArmKind::kCommit, durability, false, size, {}, 0});
+      arms.push_back({ArmKind::kCommit, durability, false, size, 1, {}, 0});
+    }
+  }
+  // Batches, durable modes only: one barrier for every member is the point.
+  for (const auto& [regions, size] : {std::pair<uint32_t, uint64_t>{kBatchRegions, kSmallSize},
+                                      std::pair<uint32_t, uint64_t>{4, kBatchCapacity}}) {
+    for (const Durability durability : {Durability::kPwriteFdatasync, Durability::kSync}) {
+      arms.push_back({ArmKind::kBatch, durability, false, size, regions, {}, 0});
     }
   }
   return arms;
@@ -182,13 +200,20 @@ Result<Batch> TimeBatch(double budget_seconds, uint64_t max_updates, Update&& up
   return batch;
 }
 
+std::string BatchRegionName(uint32_t index) {
+  std::string name = "bench-";
+  name += std::to_string(index);
+  return name;
+}
+
 class LabRunner {
  public:
   LabRunner(std::string lab_path, uint64_t lab_file_offset, std::string commit_path,
-            Payload& payload)
+            std::string batch_path, Payload& payload)
       : lab_path_(std::move(lab_path)),
         lab_file_offset_(lab_file_offset),
         commit_path_(std::move(commit_path)),
+        batch_path_(std::move(batch_path)),
         payload_(payload) {}
 
   // One batch of `arm`. Opening the long-lived handle is outside the timing;
@@ -201,6 +226,8 @@ class LabRunner {
         return RunWrite(arm, budget_seconds, max_updates);
       case ArmKind::kCommit:
         return RunCommit(arm, budget_seconds, max_updates);
+      case ArmKind::kBatch:
+        return RunBatch(arm, budget_seconds, max_updates);
     }
     return Status::Error(StatusCode::kInvalidArgument, "bench", lab_path_, "unknown arm");
   }
@@ -250,9 +277,28 @@ class LabRunner {
     });
   }
 
+  // Every member gets the update's bytes (new ones per batch).
+  Result<Batch> RunBatch(const Arm& arm, double budget_seconds, uint64_t max_updates) {
+    Result<Store> store = Store::Open(batch_path_, OpenMode::kReadWrite);
+    if (!store.ok()) return store.status();
+    std::vector<std::string> names;
+    for (uint32_t i = 0; i < arm.regions; ++i) names.push_back(BatchRegionName(i));
+    std::vector<std::span<const std::byte>> pieces(arm.regions);
+    std::vector<BatchMember> members(arm.regions);
+    return TimeBatch(budget_seconds, max_updates, [&]() -> Status {
+      const std::span<const std::byte> bytes = payload_.Next(arm.size);
+      for (uint32_t i = 0; i < arm.regions; ++i) {
+        pieces[i] = bytes;
+        members[i] = {names[i], PayloadPieces(&pieces[i], 1)};
+      }
+      return store->CommitBatch(members, arm.durability).status();
+    });
+  }
+
   std::string lab_path_;
   uint64_t lab_file_offset_;
   std::string commit_path_;
+  std::string batch_path_;
   Payload& payload_;
 };
 
@@ -332,7 +378,7 @@ std::string DescribeArm(const Arm& arm) {
 const Arm* Fastest(const std::vector<Arm>& arms, uint64_t size, bool durable) {
   const Arm* best = nullptr;
   for (const Arm& arm : arms) {
-    if (arm.kind == ArmKind::kRawPwrite) continue;
+    if (arm.kind == ArmKind::kRawPwrite || arm.kind == ArmKind::kBatch) continue;
     if (arm.size != size || IsDurable(arm) != durable) continue;
     if (best == nullptr || arm.mib_per_s > best->mib_per_s) best = &arm;
   }
@@ -340,21 +386,23 @@ const Arm* Fastest(const std::vector<Arm>& arms, uint64_t size, bool durable) {
 }
 
 void PrintTable(const std::vector<Arm>& arms) {
-  std::printf("%-24s %-10s %8s %10s %11s  %s\n", "arm", "variant", "size", "MiB/s", "ops/s",
-              "survives power loss");
+  std::printf("%-30s %-10s %7s %8s %10s %11s  %s\n", "arm", "variant", "regions", "size", "MiB/s",
+              "ops/s", "survives power loss");
   for (const Arm& arm : arms) {
-    std::printf("%-24s %-10s %8s %10.1f %11.0f  %s\n", ArmName(arm).c_str(), VariantName(arm),
-                HumanBytes(arm.size).c_str(), arm.mib_per_s, OpsPerSecond(arm),
+    std::printf("%-30s %-10s %7u %8s %10.1f %11.0f  %s\n", ArmName(arm).c_str(), VariantName(arm),
+                arm.regions, HumanBytes(arm.size).c_str(), arm.mib_per_s, OpsPerSecond(arm),
                 IsDurable(arm) ? "yes" : "no");
   }
   std::printf(
       "\nMedian of %d interleaved batches per arm. longlived: one open handle per batch;\n"
       "oneshot: open, write, close per update (the lab's way). Durable arms survive power\n"
       "loss once the call returns, if the device honours flushes; all survive kill -9.\n"
-      "commit_* arms are all-or-nothing; raw writes can be torn by a crash. The lab store's\n"
-      "pages entered the page cache through Store::Create's large pwrites (large folios where\n"
-      "the filesystem uses them; sync drops the range's page tables after each msync so the\n"
-      "next write maps whole folios: docs/BENCH-LAB.md).\n\n",
+      "commit_* arms are all-or-nothing; raw writes can be torn by a crash. A commit_batch_*\n"
+      "arm commits that many regions of that size as one batch with one barrier: its ops/s\n"
+      "counts batches, its MiB/s every member's bytes. The lab store's pages entered the page\n"
+      "cache through Store::Create's large pwrites (large folios where the filesystem uses\n"
+      "them; sync drops the range's page tables after each msync so the next write maps\n"
+      "whole folios: docs/BENCH-LAB.md).\n\n",
       kBatches);
   const struct {
     const char* label;
@@ -378,6 +426,7 @@ void PrintJson(const std::vector<Arm>& arms, const std::string& filesystem,
   for (const Arm& arm : arms) {
     results.push_back({{"arm", ArmName(arm)},
                        {"variant", VariantName(arm)},
+                       {"regions", arm.regions},
                        {"size", arm.size},
                        {"mib_per_s", arm.mib_per_s},
                        {"ops_per_s", OpsPerSecond(arm)}});
@@ -414,6 +463,7 @@ Status RunBench(const BenchArgs& args) {
   stem += std::to_string(::getpid());
   const std::string lab_path = JoinPath(args.dir, stem + "-lab.rs");
   const std::string commit_path = JoinPath(args.dir, stem + "-commit.rs");
+  const std::string batch_path = JoinPath(args.dir, stem + "-batch.rs");
   CreatedFiles created;
   CreateOptions options;
   std::vector<std::string> warnings;
@@ -423,6 +473,14 @@ Status RunBench(const BenchArgs& args) {
   if (!made.ok()) return made;
   options.checkpoints = {CheckpointSpec{kRegionName, kCommitCapacity}};
   made = created.Create(commit_path,
+                        [&](const std::string& path) { return Store::Create(path, 0, options); });
+  if (!made.ok()) return made;
+  options.checkpoints.clear();
+  for (uint32_t i = 0; i < kBatchRegions; ++i) {
+    options.checkpoints.push_back(CheckpointSpec{BatchRegionName(i), kBatchCapacity});
+  }
+  options.batch_log = true;
+  made = created.Create(batch_path,
                         [&](const std::string& path) { return Store::Create(path, 0, options); });
   if (!made.ok()) return made;
   // Each warning once (both stores are in the same directory).
@@ -440,15 +498,17 @@ Status RunBench(const BenchArgs& args) {
     std::printf("directory %s (%s), kernel %s\n", QuoteName(args.dir).c_str(),
                 fs->type_name.c_str(), kernel.c_str());
     std::printf(
-        "lab: %s store, %s updates at data offset %s; commits to a %s checkpoint region\n"
+        "lab: %s store, %s updates at data offset %s; commits to a %s checkpoint region;\n"
+        "batches of %u x %s and 4 x %s\n"
         "running %zu arms, %d batches each, about %.1f s ...\n\n",
         HumanBytes(kLabDataSize).c_str(), HumanBytes(kUpdateSize).c_str(),
-        HumanBytes(kLabOffset).c_str(), HumanBytes(kCommitCapacity).c_str(), arms.size(), kBatches,
+        HumanBytes(kLabOffset).c_str(), HumanBytes(kCommitCapacity).c_str(), kBatchRegions,
+        HumanBytes(kSmallSize).c_str(), HumanBytes(kBatchCapacity).c_str(), arms.size(), kBatches,
         static_cast<double>(arms.size()) * args.seconds_per_arm);
     std::fflush(stdout);
   }
 
-  LabRunner runner(lab_path, *lab_file_offset, commit_path, payload);
+  LabRunner runner(lab_path, *lab_file_offset, commit_path, batch_path, payload);
   // One untimed update per arm first: page cache, mappings, first commits.
   for (const Arm& arm : arms) {
     Result<Batch> warmup = runner.Run(arm, 0, 1);
@@ -459,7 +519,8 @@ Status RunBench(const BenchArgs& args) {
     for (Arm& arm : arms) {
       Result<Batch> batch = runner.Run(arm, batch_seconds, kMaxUpdatesPerBatch);
       if (!batch.ok()) return batch.status();
-      const double bytes = static_cast<double>(batch->updates) * static_cast<double>(arm.size);
+      const double bytes =
+          static_cast<double>(batch->updates) * static_cast<double>(UpdateBytes(arm));
       arm.batch_mib_per_s.push_back(bytes / static_cast<double>(kMiB) / batch->seconds);
     }
   }
@@ -485,15 +546,17 @@ void SetupBench(CLI::App& app, Status& outcome) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* command = AddCommand(
       app, "bench",
-      "Measure every durability mode on this disk (the region lab, ~15 s) and recommend",
-      "Creates a 16 MiB store and a store with a 1 MiB checkpoint region in DIR, times\n"
-      "1 MiB updates at data offset 2 MiB in each arm (pwrite, pwrite_fdatasync, msync_sync,\n"
-      "msync_async, none; longlived and oneshot), 4 KiB updates, and commits of 4 KiB and\n"
-      "1 MiB (commit_none, commit_async, commit_sync, commit_pwrite_fdatasync), then removes\n"
-      "the files. Run it on the disk your stores will live on: on tmpfs or overlay durable\n"
-      "figures mean nothing.\n"
+      "Measure every durability mode on this disk (the region lab, ~18 s) and recommend",
+      "Creates a 16 MiB store, a store with a 1 MiB checkpoint region and a store with a\n"
+      "batch log and 16 regions of 64 KiB in DIR, times 1 MiB updates at data offset 2 MiB\n"
+      "in each arm (pwrite, pwrite_fdatasync, msync_sync, msync_async, none; longlived and\n"
+      "oneshot), 4 KiB updates, commits of 4 KiB and 1 MiB (commit_none, commit_async,\n"
+      "commit_sync, commit_pwrite_fdatasync) and batch commits of 16 x 4 KiB and 4 x 64 KiB\n"
+      "(commit_batch_sync, commit_batch_pwrite_fdatasync), then removes the files. Run it on\n"
+      "the disk your stores will live on: on tmpfs or overlay durable figures mean nothing.\n"
       "JSON keys: filesystem, kernel, store_size, update_size, offset, results: a list of\n"
-      "{arm, variant (oneshot|longlived), size (bytes), mib_per_s, ops_per_s}.\n"
+      "{arm, variant (oneshot|longlived), regions (1, or a batch's members), size (bytes per\n"
+      "region), mib_per_s (every member's bytes), ops_per_s (updates; a batch is one)}.\n"
       "Example:\n"
       "  regionctl bench --dir /var/lib/myapp\n"
       "  regionctl bench --json --seconds 0.05   # a quick smoke run");

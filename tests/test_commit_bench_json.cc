@@ -1,0 +1,114 @@
+// The commit benchmark's batch section (bench/batches_bench.cc), run once
+// with one round: the --json keys bench/report.py and the README rely on,
+// every arm present, and what the io seam counted per batch. No timing is
+// checked: only that each figure is there and positive.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "support/process.h"
+#include "support/temp_dir.h"
+
+// tests/CMakeLists.txt defines it only when the benchmarks are built.
+#ifdef REGIONSTORE_COMMIT_BENCH_PATH
+
+namespace regionstore::testing {
+namespace {
+
+std::vector<std::string> KeysOf(const nlohmann::json& object) {
+  std::vector<std::string> keys;
+  for (const auto& item : object.items()) keys.push_back(item.key());
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+TEST_CASE("the commit benchmark's batch section writes every arm and the documented JSON keys",
+          "[bench]") {
+  TempDir dir;
+  const std::string json_path = dir.File("batches.json");
+  const ProcessResult result = RunProcess(
+      "/usr/bin/env", {"REGIONSTORE_BENCH_DIR=" + dir.File("files"), REGIONSTORE_COMMIT_BENCH_PATH,
+                       "--quick", "--rounds=1", "--only=batches", "--json=" + json_path});
+  INFO("stderr: " << result.stderr_bytes);
+  REQUIRE(result.exit_code == 0);
+  CHECK_THAT(result.stdout_bytes, Catch::Contains("## 6. Batches"));
+
+  std::ifstream in(json_path);
+  nlohmann::json document;
+  REQUIRE_NOTHROW(document = nlohmann::json::parse(in));
+  const nlohmann::json& shapes = document["batches"];
+  REQUIRE(shapes.is_array());
+  REQUIRE(shapes.size() == 2);
+  const uint64_t header_unit = 4096;
+  const std::vector<std::pair<uint64_t, uint64_t>> expected_shapes = {{16, 4096}, {4, 65536}};
+  for (size_t s = 0; s < shapes.size(); ++s) {
+    const nlohmann::json& shape = shapes[s];
+    INFO(shape.dump());
+    CHECK(KeysOf(shape) == std::vector<std::string>{"arms", "floor_our_extents_over_ours",
+                                                    "floor_over_ours", "lmdb_over_ours", "ours",
+                                                    "regions", "singles", "singles_over_ours",
+                                                    "size", "sqlite_over_ours"});
+    const uint64_t regions = shape["regions"];
+    const uint64_t size = shape["size"];
+    CHECK(std::pair(regions, size) == expected_shapes[s]);
+    for (const char* ratio :
+         {"floor_over_ours", "floor_our_extents_over_ours", "singles_over_ours"}) {
+      CHECK(KeysOf(shape[ratio]) == std::vector<std::string>{"high", "low", "median"});
+      CHECK(shape[ratio]["median"].get<double>() > 0);
+    }
+    std::vector<std::string> arms;
+    for (const nlohmann::json& arm : shape["arms"]) {
+      INFO(arm.dump());
+      CHECK(KeysOf(arm) == std::vector<std::string>{"arm", "device_write_kib", "median_ns", "name",
+                                                    "ops_per_s", "regions", "regions_per_s",
+                                                    "seam_barriers", "seam_write_bytes",
+                                                    "seam_write_calls", "size"});
+      const std::string name = arm["arm"];
+      arms.push_back(name);
+      CHECK(arm["regions"] == regions);
+      CHECK(arm["size"] == size);
+      // ops_per_s counts batches; regions_per_s every member.
+      CHECK(arm["ops_per_s"].get<double>() == Approx(1e9 / arm["median_ns"].get<double>()));
+      CHECK(arm["regions_per_s"].get<double>() ==
+            Approx(arm["ops_per_s"].get<double>() * static_cast<double>(regions)));
+      const bool batch = name.starts_with("commit_batch_");
+      const bool singles = name.starts_with("singles_");
+      if (batch || singles) {
+        // Each member's payload behind its 4 KiB header unit, at least.
+        CHECK(arm["seam_write_bytes"].get<double>() >=
+              static_cast<double>(regions * (size + header_unit)));
+        // One barrier per batch; one per commit for the singles.
+        CHECK(arm["seam_barriers"].get<double>() ==
+              Approx(batch ? 1.0 : static_cast<double>(regions)));
+      } else {
+        CHECK(arm["seam_write_bytes"].is_null());
+        CHECK(arm["seam_barriers"].is_null());
+      }
+    }
+    std::sort(arms.begin(), arms.end());
+    std::vector<std::string> expected = {
+        "commit_batch_pwrite_fdatasync", "commit_batch_sync", "floor", "floor_our_extents",
+        "singles_pwrite_fdatasync",      "singles_sync"};
+    // LMDB and SQLite: only when the benchmark was built with them, and
+    // then with their ratios.
+    const bool peers = !shape["lmdb_over_ours"].is_null();
+    CHECK(peers == !shape["sqlite_over_ours"].is_null());
+    if (peers) {
+      expected.push_back("lmdb");
+      expected.push_back("sqlite");
+      std::sort(expected.begin(), expected.end());
+    }
+    CHECK(arms == expected);
+    CHECK(std::find(arms.begin(), arms.end(), shape["ours"].get<std::string>()) != arms.end());
+    CHECK(std::find(arms.begin(), arms.end(), shape["singles"].get<std::string>()) != arms.end());
+  }
+}
+
+}  // namespace
+}  // namespace regionstore::testing
+
+#endif  // REGIONSTORE_COMMIT_BENCH_PATH
