@@ -331,6 +331,11 @@ void PrintShapes(const std::vector<ShapeResult>& results, const Options& options
   }
 }
 
+// NaN (no device counters) as null.
+nlohmann::json OrNull(double value) {
+  return std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value);
+}
+
 nlohmann::json ShapesJson(const std::vector<ShapeResult>& results) {
   nlohmann::json out = nlohmann::json::array();
   for (const ShapeResult& r : results) {
@@ -347,9 +352,9 @@ nlohmann::json ShapesJson(const std::vector<ShapeResult>& results) {
                             {"seam_write_bytes", nullptr},
                             {"seam_write_calls", nullptr},
                             {"seam_barriers", nullptr},
-                            {"device_write_kib", std::isnan(arm.device.write_kib)
-                                                     ? nlohmann::json(nullptr)
-                                                     : nlohmann::json(arm.device.write_kib)}};
+                            {"device_flushes", OrNull(arm.device.flushes)},
+                            {"device_write_requests", OrNull(arm.device.write_requests)},
+                            {"device_write_kib", OrNull(arm.device.write_kib)}};
       if (arm.counted) {
         row["seam_write_bytes"] = arm.write_bytes;
         row["seam_write_calls"] = arm.write_calls;

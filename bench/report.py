@@ -2,6 +2,7 @@
 """Turns regionstore_bench's JSON into the region lab's markdown table.
 
 Usage: report.py LAB.json [MORE.json ...] [--commits COMMITS.json] [--chart CHART.png|.svg]
+                 [--batch-chart CHART.png|.svg]
 
 Reads the median rows (run with --benchmark_repetitions=7; with
 --benchmark_report_aggregates_only=true too, or not) of benchmarks named
@@ -20,7 +21,9 @@ hold 1 GiB commits beside one whose big regions are empty, and after a
 SIGKILLed writer). With --chart, also draws MB/s per mode and
 size (python3-matplotlib, Debian's, under /usr/bin/python3): the lab's arms
 with durable and not durable ones in separate panels, and the write-size
-sweep with the commit arms. Without matplotlib the tables still print.
+sweep with the commit arms. When the commits JSON has section 6 (batches),
+prints its table too, and with --batch-chart draws batches/s per arm for
+each batch shape. Without matplotlib the tables still print.
 """
 
 import json
@@ -333,6 +336,87 @@ def open_table(doc):
     return "\n".join(lines)
 
 
+BATCH_COLORS = {
+    "commit_batch_sync": "#f1c40f", "commit_batch_pwrite_fdatasync": "#d35400",
+    "floor": "#222222", "floor_our_extents": "#7f7f7f", "lmdb": "#1f618d",
+    "sqlite": "#5dade2", "singles_sync": "#117a65", "singles_pwrite_fdatasync": "#48c9b0",
+}
+
+
+def shape_label(shape):
+    return f"{shape['regions']} x {label_of(shape['size'])}"
+
+
+def batches_table(doc):
+    """Section 6 of regionstore_commit_bench --json: one batch of N regions
+    of S bytes per operation, beside LMDB, SQLite, the device floor and N
+    single commits, with what each asked of the OS and of the device."""
+    shapes = doc.get("batches")
+    if not shapes:
+        return ""
+    lines = ["", f"Batches: replace N regions durably and atomically (regionstore_commit_bench "
+                 f"section 6 on {doc.get('filesystem', '?')}, {doc.get('rounds', '?')} "
+                 f"interleaved rounds, medians; an operation is one batch; seam: what our arms "
+                 f"pwrote per batch through the io seam; device: write requests and KiB per "
+                 f"batch).", ""]
+    lines.append("| shape | arm | batches/s | regions/s | seam KiB / batch | device requests "
+                 "/ batch | device KiB / batch |")
+    lines.append("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for shape in shapes:
+        for arm in shape["arms"]:
+            seam = arm.get("seam_write_bytes")
+            lines.append(
+                f"| {shape_label(shape)} | {arm['arm']} | {fmt(arm['ops_per_s'])} "
+                f"| {fmt(arm['regions_per_s'])} | {fmt(seam / 1024) if seam else '-'} "
+                f"| {fmt(arm.get('device_write_requests'), 1)} "
+                f"| {fmt(arm.get('device_write_kib'))} |")
+    lines.append("")
+    lines.append("| shape | ratio: the other arm's time / ours (per round) | median (range) |")
+    lines.append("| --- | --- | ---: |")
+    for shape in shapes:
+        ours = shape["ours"]
+        for key, label in (("floor_over_ours", "floor"),
+                           ("floor_our_extents_over_ours", "floor at our extents"),
+                           ("singles_over_ours", shape["singles"]),
+                           ("lmdb_over_ours", "lmdb"), ("sqlite_over_ours", "sqlite")):
+            r = shape.get(key)
+            if r:
+                lines.append(f"| {shape_label(shape)} | {label} / {ours} | {fmt(r['median'], 2)} "
+                             f"({fmt(r['low'], 2)}–{fmt(r['high'], 2)}) |")
+    return "\n".join(lines)
+
+
+def batch_chart(shapes, path):
+    """Batches/s per arm, one panel per batch shape, each bar labelled with
+    the device write requests per batch. Returns an error text or ""."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "no chart: python3-matplotlib is not installed (apt-get install python3-matplotlib)"
+    fig, axes = plt.subplots(1, len(shapes), figsize=(13, 4.8), layout="constrained")
+    if len(shapes) == 1:
+        axes = [axes]
+    for ax, shape in zip(axes, shapes):
+        arms = shape["arms"]
+        for y, arm in enumerate(arms):
+            v = arm["ops_per_s"]
+            ax.barh(y, v, color=BATCH_COLORS.get(arm["arm"], "black"))
+            requests = arm.get("device_write_requests")
+            note = f" {v:,.0f}" + (f"  ({requests:.1f} req)" if requests is not None else "")
+            ax.text(v, y, note, va="center", fontsize=8)
+        ax.set_yticks(range(len(arms)), [a["arm"] for a in arms], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("batches/s (one operation: every region once; singles: N commits)")
+        ax.set_xlim(0, max(a["ops_per_s"] for a in arms) * 1.35)
+        ax.set_title(f"{shape_label(shape)}: batches/s (req: device write requests per batch)",
+                     fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    fig.savefig(path, dpi=110)
+    return ""
+
+
 def chart(m, commits, path):
     """MB/s per mode and size, with python3-matplotlib (PNG or SVG by the
     file name). Top: the lab's 1 MiB update, durable and not durable arms in
@@ -426,7 +510,7 @@ def label_of(size):
 
 def main(argv):
     args = argv[1:]
-    options = {"--chart": None, "--commits": None}
+    options = {"--chart": None, "--commits": None, "--batch-chart": None}
     for flag in options:
         if flag in args:
             at = args.index(flag)
@@ -455,11 +539,19 @@ def main(argv):
         with open(options["--commits"], encoding="utf-8") as f:
             commits = json.load(f)
         print(commits_table(commits))
-        text = open_table(commits)
-        if text:
-            print(text)
+        for text in (open_table(commits), batches_table(commits)):
+            if text:
+                print(text)
     if options["--chart"]:
         error = chart(m, commits.get("commits") or [], options["--chart"])
+        if error:
+            print(f"report.py: {error}", file=sys.stderr)
+    if options["--batch-chart"]:
+        if not commits.get("batches"):
+            print("report.py: --batch-chart needs --commits with section 6 (batches)",
+                  file=sys.stderr)
+            return 1
+        error = batch_chart(commits["batches"], options["--batch-chart"])
         if error:
             print(f"report.py: {error}", file=sys.stderr)
     return 0
