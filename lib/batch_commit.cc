@@ -56,6 +56,7 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
   for (size_t m = 0; m < members.size(); ++m) {
     auto found = r.FindRegion(members[m].region, kOperation);
     if (!found.ok()) return found.status();
+    if (Status s = r.CheckNotFilling(*found, kOperation); !s.ok()) return s;
     for (size_t earlier = 0; earlier < m; ++earlier) {
       if (plan[earlier].index == *found) {
         return invalid("region '" + std::string(members[m].region) +
@@ -287,6 +288,8 @@ Status Store::Rep::AfterOpenBarrier() {
 }
 
 Store::Rep::~Rep() {
+  // A commit still being filled in place can no longer reach this store.
+  if (in_place && in_place->owner != nullptr) in_place->owner->rep_ = nullptr;
   // A clean watermark tells the next open that no batch above it was ever
   // issued, so it reads no slot header. True only when every batch this
   // handle issued is durable; written without a barrier (if it is lost, the

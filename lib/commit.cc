@@ -30,6 +30,7 @@ Result<uint64_t> Store::CommitPieces(std::string_view name, PayloadPieces pieces
   auto found = r.FindRegion(name, "commit");
   if (!found.ok()) return found.status();
   const uint32_t index = *found;
+  if (Status s = r.CheckNotFilling(index, "commit"); !s.ok()) return s;
   auto length = r.CheckPayload(index, pieces, "commit");
   if (!length.ok()) return length.status();
   if (static_cast<size_t>(durability) >= r.stats.by_mode.size()) {
@@ -135,7 +136,13 @@ Status Store::Rep::MappedCommit(uint32_t index, uint32_t target, slot::Header& h
   // cleared magic (a reader must not see the old magic over new bytes).
   std::atomic_thread_fence(std::memory_order_release);
   CopyPiecesToShared(base + slot::PayloadFileOffset(region, target), pieces);
-  shared_copy::StoreHeaderWords(base + unit_offset, slot::EncodeHeader(header));
+  return PublishMappedHeader(index, target, header, durability);
+}
+
+Status Store::Rep::PublishMappedHeader(uint32_t index, uint32_t target, const slot::Header& header,
+                                       Durability durability) {
+  const uint64_t unit_offset = slot::HeaderFileOffset(info.regions[index], target);
+  shared_copy::StoreHeaderWords(mapping->data() + unit_offset, slot::EncodeHeader(header));
   if (Status s = Published("commit: pwrite (publication word)"); !s.ok()) return s;
   if (durability != Durability::kAsync) return Status::Ok();
   MarkCommitPhase(internal::kFlush);
@@ -148,23 +155,7 @@ Status Store::Rep::MappedCommit(uint32_t index, uint32_t target, slot::Header& h
 
 Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& header,
                                  PayloadPieces pieces, Durability durability) {
-  const RegionEntry& region = info.regions[index];
-  const uint64_t unit_offset = slot::HeaderFileOffset(region, target);
-  const auto failed_write = [&](const Status& s, const char* operation) {
-    ++stats.failed_writes;
-    return Poison(s, operation);
-  };
-  // Zero the header unit once a write failed: its pages may hold bytes that
-  // never reach the disk (or a header over a payload that is not there), and
-  // no later reader or open may take them for a commit. Through the mapping,
-  // which cannot fail.
-  // Readers of several regions may have seen the header: its removal is a
-  // change of what is visible (best effort: the handle is poisoned next).
-  const auto forget_slot = [&] {
-    (void)BeginPublishing("commit: pwrite (publication word)");
-    shared_copy::StoreHeaderWords(mapping->data() + unit_offset, slot::HeaderBytes{});
-    (void)EndPublishing("commit: pwrite (publication word)");
-  };
+  const uint64_t unit_offset = slot::HeaderFileOffset(info.regions[index], target);
   MarkCommitPhase(internal::kCopy);
   // A zero header unit, then the payload, in one call (the unit comes first
   // in the file, so a kill stops the write after it), then the header unit:
@@ -172,10 +163,27 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
   // header over a partial payload. All of it goes through the page cache the
   // mapping shares.
   if (Status s = WriteZeroUnitAndPieces(unit_offset, pieces); !s.ok()) {
-    forget_slot();
-    return failed_write(s, "commit: pwritev (payload)");
+    ForgetSlot(unit_offset, "commit: pwrite (publication word)");
+    return FailedWrite(s, "commit: pwritev (payload)");
   }
   header.payload_checksum = PiecesChecksum(pieces);
+  return DurableHeaderAndBarrier(index, target, header, durability);
+}
+
+void Store::Rep::ForgetSlot(uint64_t unit_offset, const char* operation) {
+  // Its pages may hold bytes that never reach the disk (or a header over a
+  // payload that is not there). Readers of several regions may have seen
+  // the header: its removal is a change of what is visible (best effort:
+  // the handle is poisoned next).
+  (void)BeginPublishing(operation);
+  shared_copy::StoreHeaderWords(mapping->data() + unit_offset, slot::HeaderBytes{});
+  (void)EndPublishing(operation);
+}
+
+Status Store::Rep::DurableHeaderAndBarrier(uint32_t index, uint32_t target,
+                                           const slot::Header& header, Durability durability) {
+  const uint64_t unit_offset = slot::HeaderFileOffset(info.regions[index], target);
+  constexpr const char* kWord = "commit: pwrite (publication word)";
   const slot::HeaderBytes header_bytes = slot::EncodeHeader(header);
   std::array<std::byte, slot::kHeaderUnitSize> unit{};
   std::memcpy(unit.data(), header_bytes.data(), header_bytes.size());
@@ -185,13 +193,13 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
   if (Status s = SetMark(intent::kFirstCommitEntry,
                          {Kind::kCommitBarrier, index, target, header.generation, boot_id});
       !s.ok()) {
-    return failed_write(s, "commit: pwrite (intent mark)");
+    return FailedWrite(s, "commit: pwrite (intent mark)");
   }
   if (Status s = file->WriteAt(unit_offset, unit); !s.ok()) {
-    forget_slot();
-    return failed_write(s, "commit: pwrite (slot header)");
+    ForgetSlot(unit_offset, kWord);
+    return FailedWrite(s, "commit: pwrite (slot header)");
   }
-  if (Status s = Published("commit: pwrite (publication word)"); !s.ok()) return s;
+  if (Status s = Published(kWord); !s.ok()) return s;
   MarkCommitPhase(internal::kFlush);
   // One barrier for header unit and payload, which are adjacent: msync of
   // that range (kSync: writeback and device flush of this range only), or
@@ -210,13 +218,13 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
   if (!barrier.ok()) {
     // The kernel may have marked the slot's pages clean though they never
     // reached the disk.
-    forget_slot();
+    ForgetSlot(unit_offset, kWord);
     return barrier;
   }
   // Until the mark is gone, the next open would undo this commit: a commit
   // whose mark cannot be cleared has not returned.
   if (Status s = ClearMark(intent::kFirstCommitEntry); !s.ok()) {
-    return failed_write(s, "commit: pwrite (clear the intent mark)");
+    return FailedWrite(s, "commit: pwrite (clear the intent mark)");
   }
   return Status::Ok();
 }

@@ -337,6 +337,13 @@ Result<std::span<const std::byte>> Store::View(uint64_t offset, uint64_t length)
   return std::span<const std::byte>(r.mapping->data() + r.info.data_offset + offset, length);
 }
 
+Result<std::span<std::byte>> Store::MutableView(uint64_t offset, uint64_t length) {
+  Rep& r = *rep_;
+  if (Status s = r.CheckWritable("view"); !s.ok()) return s;
+  if (Status s = r.CheckRange(offset, length, "view"); !s.ok()) return s;
+  return std::span<std::byte>(r.mapping->data() + r.info.data_offset + offset, length);
+}
+
 Result<uint32_t> Store::Rep::FindRegion(std::string_view name, const char* operation) const {
   const auto at = std::lower_bound(by_name.begin(), by_name.end(), name,
                                    [&](uint32_t index, std::string_view wanted) {

@@ -101,6 +101,20 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   uint64_t batches_durable = 0;
   batch::Watermark watermark_written;
   uint64_t watermark_durable = 0;
+  // The commit being filled in place (Store::BeginCommit), if any
+  // (commit_in_place.cc): its region and target slot (whose header Begin
+  // cleared), the bytes Append wrote, and their checksum while no
+  // payload() span was handed out.
+  struct InPlace {
+    uint32_t index = 0;
+    uint32_t target = 0;
+    uint64_t max_length = 0;
+    uint64_t appended = 0;
+    bool only_appended = true;
+    std::unique_ptr<format::ChecksumStream> checksum;
+    PendingCommit* owner = nullptr;
+  };
+  std::optional<InPlace> in_place;
 
   ~Rep();
 
@@ -214,6 +228,26 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
                       Durability durability);
   Status DurableCommit(uint32_t index, uint32_t target, slot::Header & header, PayloadPieces pieces,
                        Durability durability);
+  // The second half of MappedCommit (the payload is in the slot): the
+  // header through the mapping, the publication word, kAsync's msync.
+  Status PublishMappedHeader(uint32_t index, uint32_t target, const slot::Header& header,
+                             Durability durability);
+  // The second half of DurableCommit (the payload is in the slot, behind a
+  // header unit with no valid header): the intent mark, the header unit by
+  // pwrite, the publication word, the barrier, the mark cleared.
+  Status DurableHeaderAndBarrier(uint32_t index, uint32_t target, const slot::Header& header,
+                                 Durability durability);
+  // After a failed write: counted, and the handle poisoned.
+  Status FailedWrite(const Status& failure, const char* operation) {
+    ++stats.failed_writes;
+    return Poison(failure, operation);
+  }
+  // Zeroes the header unit at `unit_offset` through the mapping (which
+  // cannot fail) inside a publication pair: after a failed write or
+  // barrier no reader or later open may take its bytes for a commit.
+  void ForgetSlot(uint64_t unit_offset, const char* operation);
+  // kBusy if region `index` has a commit filled in place pending.
+  Status CheckNotFilling(uint32_t index, const char* operation) const;
   // After a commit returned: what the region state and the counters learn.
   void RecordCommit(uint32_t index, uint32_t target, uint64_t generation, Durability durability,
                     uint64_t bytes);

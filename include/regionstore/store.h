@@ -214,6 +214,8 @@ REGIONSTORE_EXPORT Result<UnshareReport> UnshareStore(const std::string& path,
 // writer keeps rewriting the slot). Its List and Report may show the slot
 // being written as incomplete, and its Read and View see raw writes as the
 // page cache holds them.
+class PendingCommit;
+
 class REGIONSTORE_EXPORT Store {
  public:
   // Creates a store whose data area holds `data_size` bytes (zero allowed), as
@@ -307,6 +309,23 @@ class REGIONSTORE_EXPORT Store {
   // until the Store is destroyed or moved from. Errors: kInvalidArgument.
   Result<std::span<const std::byte>> View(uint64_t offset, uint64_t length) const;
 
+  // A writable view of [offset, offset + length) of the data area, for
+  // working on the data where it lives: stores through it are raw writes in
+  // kNone (they reach the page cache the file shares at once, survive a
+  // kill, and reach the disk when the kernel writes them back), and
+  // Flush(offset, length, mode) makes them durable with one barrier in kSync
+  // (msync of the covering pages) or kPwriteFdatasync (fdatasync); kAsync
+  // only starts writeback, as for Write. Not atomic under a crash, like
+  // Write. Valid for the life of the handle: a move keeps it valid (the
+  // mapping moves with the handle), destroying the Store unmaps it. After a
+  // kSync Flush the kernel write-protects the pages it wrote back, so the
+  // next store to each page takes a fault (the view stays valid; kSync
+  // Write, not Flush, also drops those page-table entries:
+  // docs/BENCH-LAB.md). Same threading rules as Write. Errors:
+  // kInvalidArgument (range outside the data area, or a read-only store),
+  // kPoisoned.
+  Result<std::span<std::byte>> MutableView(uint64_t offset, uint64_t length);
+
   // --- Checkpoint regions (see checkpoint.h for G1-G3 and each mode's path)
 
   // Replaces the content of region `name` with `payload`, all or nothing:
@@ -372,6 +391,23 @@ class REGIONSTORE_EXPORT Store {
   // replacing the slot being copied; retry later).
   Result<CheckpointMeta> Load(std::string_view name, std::vector<std::byte>& out) const;
 
+  // Begins a commit of at most `max_length` bytes into region `name`, to be
+  // filled in place: PendingCommit::payload() is the target slot's payload
+  // area in the mapping, PendingCommit::Append writes into it by pwrite from
+  // a buffer the caller keeps small; Finish then commits the first `length`
+  // bytes in any durability mode, with at most one barrier (docs/
+  // CHECKPOINTS.md, "Commits filled in place"). Until then the region is
+  // exactly as it was: Load returns its newest commit, and a kill, a power
+  // loss or an abandoned commit (Abort, or the PendingCommit destroyed
+  // unfinished) leave it so. The target is the slot a Commit would take,
+  // holding neither the newest nor the newest durable commit; Begin clears
+  // its header first. One pending commit per handle: a second Begin gets
+  // kBusy, and so do Commit and CommitBatch naming its region (other regions
+  // commit as usual). Errors: kNotFound (no such region), kInvalidArgument
+  // (max_length over the capacity, a read-only store), kBusy, kPoisoned,
+  // and those of reading the region's slots at its first commit.
+  Result<PendingCommit> BeginCommit(std::string_view name, uint64_t max_length);
+
   // Loads several distinct regions as one consistent set: every region as
   // of one instant of the commit history, never one region from before a
   // commit or batch and another from after it (Load of each in turn can
@@ -409,9 +445,63 @@ class REGIONSTORE_EXPORT Store {
   StoreStats Stats() const;
 
  private:
+  friend class PendingCommit;
   struct Rep;
   explicit Store(std::unique_ptr<Rep> rep);
   std::unique_ptr<Rep> rep_;
+};
+
+// A commit being filled in place (Store::BeginCommit). Move-only; must not
+// be used once its Store is destroyed (every call then returns
+// kInvalidArgument, and destroying it does nothing). One thread at a time,
+// and not beside Write, Flush or Commit on the same Store.
+class REGIONSTORE_EXPORT PendingCommit {
+ public:
+  PendingCommit(PendingCommit&& other) noexcept;
+  PendingCommit& operator=(PendingCommit&& other) noexcept;
+  PendingCommit(const PendingCommit&) = delete;
+  PendingCommit& operator=(const PendingCommit&) = delete;
+  // Aborts if neither finished nor aborted.
+  ~PendingCommit();
+
+  // The target slot's payload area in the store's mapping, max_length
+  // bytes; empty once finished or aborted. Stores through it go straight
+  // into the page cache (and count in the process's resident memory, page
+  // by page). Whatever it holds when Finish runs is the payload.
+  std::span<std::byte> payload();
+  // Writes `bytes` by pwrite at appended() into the payload area and
+  // advances appended(): for payloads larger than the memory the caller
+  // wants to hold (regionctl commit and import stream this way). Errors:
+  // kInvalidArgument (past max_length: nothing written; not pending), a
+  // failed pwrite (kIOError, the handle poisoned).
+  Status Append(std::span<const std::byte> bytes);
+  // Bytes written by Append so far.
+  uint64_t appended() const;
+  // The file offset of the payload area (for tools and tests).
+  uint64_t payload_file_offset() const;
+
+  // Commits the first `length` bytes of the payload area (at most
+  // max_length) in `durability`, exactly as Commit of those bytes would,
+  // and returns the generation: kNone/kAsync store the header through the
+  // mapping (kAsync then msync(MS_ASYNC)); kSync and kPwriteFdatasync
+  // pwrite the header unit, then one barrier (msync(MS_SYNC) of the slot's
+  // range, or fdatasync). The payload checksum is computed while appending
+  // when every byte came by Append, else read back from the mapping. After
+  // Finish, successful or not, the commit is no longer pending. Errors: as
+  // Commit, and kInvalidArgument (length over max_length; not pending).
+  Result<uint64_t> Finish(uint64_t length, Durability durability);
+  // Finish(appended(), durability).
+  Result<uint64_t> Finish(Durability durability);
+  // Drops the commit: the region stays exactly as it was (the target slot
+  // stays empty). Nothing is written. A no-op when not pending.
+  void Abort();
+  bool pending() const { return rep_ != nullptr; }
+
+ private:
+  friend class Store;
+  friend struct Store::Rep;  // which forgets it when the store closes first
+  explicit PendingCommit(Store::Rep* rep);
+  Store::Rep* rep_ = nullptr;
 };
 
 }  // namespace regionstore

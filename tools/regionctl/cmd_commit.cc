@@ -103,6 +103,37 @@ Status RunBatchCommit(const CommitArgs& args, Durability durability) {
   return Status::Ok();
 }
 
+// commit PATH NAME: streams the input into the slot in chunks of
+// kStreamChunk (PendingCommit::Append), so that memory stays bounded
+// whatever the payload's size. An input longer than the capacity, or a
+// failed read, abandons the commit: the region is left as it was.
+constexpr size_t kStreamChunk = size_t{1} << 20;
+
+Result<uint64_t> StreamCommit(const CommitArgs& args, Store& store, const RegionEntry& region,
+                              Durability durability, uint64_t& length) {
+  Result<std::unique_ptr<InputReader>> input = InputReader::Open(args.input_path);
+  if (!input.ok()) return input.status();
+  Result<PendingCommit> pending = store.BeginCommit(region.name, region.capacity);
+  if (!pending.ok()) return pending.status();
+  std::vector<std::byte> chunk(kStreamChunk);
+  for (;;) {
+    Result<size_t> got = (*input)->Read(chunk);
+    if (!got.ok()) return got.status();
+    if (*got > region.capacity - pending->appended()) {
+      std::string message = "the payload is longer than the capacity of region ";
+      message += QuoteName(region.name);
+      message += " (";
+      message += std::to_string(region.capacity);
+      message += " bytes); nothing committed";
+      return Status::Error(StatusCode::kInvalidArgument, "commit", args.path, std::move(message));
+    }
+    if (Status s = pending->Append(std::span(chunk).first(*got)); !s.ok()) return s;
+    if (*got < chunk.size()) break;
+  }
+  length = pending->appended();
+  return pending->Finish(durability);
+}
+
 }  // namespace
 
 Status RunCommit(const CommitArgs& args) {
@@ -119,23 +150,14 @@ Status RunCommit(const CommitArgs& args) {
   }
   // Open and find the region before reading the input, so a missing, damaged
   // or busy store, or a wrong name, fails without consuming standard input.
+  // The input then streams into the slot (StreamCommit): never held whole,
+  // and refused with nothing committed past the capacity.
   Result<Store> store = OpenWriterPrintingWarnings(args);
   if (!store.ok()) return store.status();
   Result<RegionEntry> region = FindRegionEntry(store->info(), args.name, args.path, "commit");
   if (!region.ok()) return region.status();
-  // Never buffer more than the region holds: the input stops one byte past
-  // the capacity, and a longer one is refused before anything changes.
-  Result<Input> input = ReadInput(args.input_path, region->capacity);
-  if (!input.ok()) return input.status();
-  if (input->exceeds_limit) {
-    std::string message = "the payload is longer than the capacity of region ";
-    message += QuoteName(region->name);
-    message += " (";
-    message += std::to_string(region->capacity);
-    message += " bytes); nothing committed";
-    return Status::Error(StatusCode::kInvalidArgument, "commit", args.path, std::move(message));
-  }
-  Result<uint64_t> generation = store->Commit(args.name, input->bytes, *durability);
+  uint64_t length = 0;
+  Result<uint64_t> generation = StreamCommit(args, *store, *region, *durability, length);
   if (!generation.ok()) return generation.status();
   SetStoreChanged();
   if (args.json) {
@@ -143,15 +165,14 @@ Status RunCommit(const CommitArgs& args) {
         {"path", args.path},
         {"region", region->name},
         {"generation", *generation},
-        {"length", input->bytes.size()},
+        {"length", length},
         {"durability", std::string(DurabilityName(*durability))},
     };
     // Paths need not be UTF-8: replace bad bytes rather than let dump() throw.
     PrintJsonDocument(document);
   } else {
-    std::cout << "committed generation " << *generation << " (" << HumanBytes(input->bytes.size())
-              << ") to " << QuoteName(region->name) << ", durability "
-              << DurabilityName(*durability) << '\n';
+    std::cout << "committed generation " << *generation << " (" << HumanBytes(length) << ") to "
+              << QuoteName(region->name) << ", durability " << DurabilityName(*durability) << '\n';
   }
   return Status::Ok();
 }

@@ -657,50 +657,72 @@ Result<CheckpointMeta> LoadRegionWarningIfTorn(const Store& store, const std::st
 }
 
 Result<Input> ReadInput(const std::string& input_path, uint64_t limit) {
-  const bool from_stdin = input_path.empty();
-  const std::string name = from_stdin ? std::string(kStdinName) : input_path;
-  if (from_stdin && StandardInputWasClosed()) {
-    return Status::Error(StatusCode::kInvalidArgument, "read input", name,
-                         "standard input is closed: give the input with --input FILE, or "
-                         "redirect it (< FILE)");
-  }
-  int fd = STDIN_FILENO;
-  if (!from_stdin) {
-    fd = ::open(input_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::FromErrno(errno, "open input", name);
-  }
-  ScopedFd owned_fd(from_stdin ? -1 : fd);
-
+  Result<std::unique_ptr<InputReader>> reader = InputReader::Open(input_path);
+  if (!reader.ok()) return reader.status();
   // One byte past the limit is enough to know the input does not fit.
   const uint64_t wanted = limit == std::numeric_limits<uint64_t>::max() ? limit : limit + 1;
   Input input;
   try {
     // A regular file says how big it is: allocate once.
-    struct stat file_stat {};
-    if (::fstat(fd, &file_stat) == 0 && S_ISREG(file_stat.st_mode) && file_stat.st_size > 0) {
-      input.bytes.reserve(std::min(static_cast<uint64_t>(file_stat.st_size), wanted));
-    }
+    input.bytes.reserve(std::min((*reader)->RegularFileSize(), wanted));
     while (input.bytes.size() < wanted) {
       const size_t filled = input.bytes.size();
       const size_t chunk = std::min(wanted - filled, kChunkBytes);
       input.bytes.resize(filled + chunk);
-      const ssize_t got = ::read(fd, input.bytes.data() + filled, chunk);
-      if (got < 0) {
-        const int read_errno = errno;
-        input.bytes.resize(filled);
-        if (read_errno == EINTR) continue;
-        return Status::FromErrno(read_errno, "read input", name);
-      }
-      input.bytes.resize(filled + static_cast<size_t>(got));
-      if (got == 0) break;
+      Result<size_t> got = (*reader)->Read(std::span(input.bytes).subspan(filled, chunk));
+      if (!got.ok()) return got.status();
+      input.bytes.resize(filled + *got);
+      if (*got < chunk) break;
     }
   } catch (const std::bad_alloc&) {
     return Status::FromErrno(
-        ENOMEM, "read input", name,
+        ENOMEM, "read input", (*reader)->name(),
         "the input does not fit in memory (" + std::to_string(input.bytes.size()) + " bytes read)");
   }
   input.exceeds_limit = input.bytes.size() > limit;
   return input;
+}
+
+Result<std::unique_ptr<InputReader>> InputReader::Open(const std::string& input_path) {
+  const bool from_stdin = input_path.empty();
+  std::string name = from_stdin ? std::string(kStdinName) : input_path;
+  if (from_stdin && StandardInputWasClosed()) {
+    return Status::Error(StatusCode::kInvalidArgument, "read input", name,
+                         "standard input is closed: give the input with --input FILE, or "
+                         "redirect it (< FILE)");
+  }
+  if (from_stdin) {
+    return std::unique_ptr<InputReader>(new InputReader(STDIN_FILENO, false, std::move(name)));
+  }
+  const int fd = ::open(input_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno(errno, "open input", name);
+  return std::unique_ptr<InputReader>(new InputReader(fd, true, std::move(name)));
+}
+
+InputReader::~InputReader() {
+  if (owned_) ::close(fd_);
+}
+
+uint64_t InputReader::RegularFileSize() const {
+  struct stat file_stat {};
+  if (::fstat(fd_, &file_stat) != 0 || !S_ISREG(file_stat.st_mode) || file_stat.st_size < 0) {
+    return 0;
+  }
+  return static_cast<uint64_t>(file_stat.st_size);
+}
+
+Result<size_t> InputReader::Read(std::span<std::byte> buffer) {
+  size_t filled = 0;
+  while (filled < buffer.size()) {
+    const ssize_t got = ::read(fd_, buffer.data() + filled, buffer.size() - filled);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return Status::FromErrno(errno, "read input", name_);
+    }
+    if (got == 0) break;
+    filled += static_cast<size_t>(got);
+  }
+  return filled;
 }
 
 Status WriteOutput(const std::string& output_path, std::span<const std::byte> data,

@@ -12,11 +12,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "regionstore/checkpoint.h"
@@ -286,6 +288,35 @@ struct Input {
 // open/read with the path (kNotFound, kPermissionDenied, kIOError); ENOMEM as
 // kIOError if the input does not fit in memory.
 Result<Input> ReadInput(const std::string& input_path, uint64_t limit);
+
+// The same input (the file at `input_path`, or standard input if it is
+// empty), read chunk by chunk, for payloads regionctl must not hold whole
+// (commit and import stream into the slot). Errors of Open and Read: as
+// ReadInput's.
+class InputReader {
+ public:
+  static Result<std::unique_ptr<InputReader>> Open(const std::string& input_path);
+  ~InputReader();
+  InputReader(const InputReader&) = delete;
+  InputReader& operator=(const InputReader&) = delete;
+
+  // Fills `buffer` as far as the input goes (retrying short reads and
+  // EINTR); returns how many bytes it holds, fewer than its size only at the
+  // end of the input, 0 there.
+  Result<size_t> Read(std::span<std::byte> buffer);
+  // The input's name in messages: the path, or "standard input".
+  const std::string& name() const { return name_; }
+  // The size of a regular file, else 0 (a pipe, a terminal, a device).
+  uint64_t RegularFileSize() const;
+
+ private:
+  InputReader(int fd, bool owned, std::string name)
+      : fd_(fd), owned_(owned), name_(std::move(name)) {}
+
+  int fd_;
+  bool owned_;
+  std::string name_;
+};
 
 // Writes all of `data` to the file at `output_path` (created, mode 0644
 // before umask, or truncated if it is a regular file; a FIFO or a device is
