@@ -91,6 +91,38 @@ Durability CrashMode(const CommitId& id) {
   return Durability::kPwriteFdatasync;
 }
 
+// How a child commits generation `id`: Commit (half of them), or filled
+// in place (a quarter each: stored through the mapping in pieces, or
+// appended by pwrite), one in six of those after an abandoned in-place
+// commit of other bytes into the same region. Whatever the way, a kill
+// must leave the previous commit or this one.
+Result<uint64_t> CommitSomeWay(Store& store, const CommitId& id, std::span<const std::byte> payload,
+                               Durability mode, uint64_t capacity) {
+  const uint64_t pick = Mix64(id.Key() ^ 0x1a91aceULL);
+  const uint64_t way = pick % 4;
+  if (way < 2) return store.Commit(kCrashRegion, payload, mode);
+  if ((pick >> 8) % 6 == 0) {
+    auto abandoned = store.BeginCommit(kCrashRegion, capacity);
+    if (!abandoned.ok()) return abandoned.status();
+    std::span<std::byte> area = abandoned->payload();
+    std::fill(area.begin(), area.begin() + static_cast<ptrdiff_t>(area.size() / 2),
+              std::byte{0x5a});
+  }  // destroyed unfinished
+  auto pending = store.BeginCommit(kCrashRegion, payload.size());
+  if (!pending.ok()) return pending.status();
+  constexpr uint64_t kPiece = 40'000;  // several per commit, so kills land between them
+  for (uint64_t done = 0; done < payload.size(); done += kPiece) {
+    const std::span<const std::byte> piece =
+        payload.subspan(done, std::min<uint64_t>(kPiece, payload.size() - done));
+    if (way == 2) {
+      std::memcpy(pending->payload().data() + done, piece.data(), piece.size());
+    } else if (Status s = pending->Append(piece); !s.ok()) {
+      return s;
+    }
+  }
+  return pending->Finish(payload.size(), mode);
+}
+
 // One child's life: open read-write (recovery), Load to learn the current
 // generation, then commit the next generations until killed, reporting each
 // returned generation as 8 bytes on `report_fd`.
@@ -108,7 +140,7 @@ Durability CrashMode(const CommitId& id) {
   for (uint64_t generation = loaded->generation + 1;; ++generation) {
     const CommitId id{generation, life};
     FillPayload(id, CrashPayloadSize(id, capacity), payload);
-    auto committed = store->Commit(kCrashRegion, payload, CrashMode(id));
+    auto committed = CommitSomeWay(*store, id, payload, CrashMode(id), capacity);
     if (!committed.ok()) ::_exit(kChildCommitFailed);
     if (*committed != generation) ::_exit(kChildCommitGeneration);
     if (!WriteAll(report_fd, &generation, sizeof generation)) ::_exit(kChildPipeFailed);

@@ -7,11 +7,13 @@
 //
 // Replay: every violation names its trial seed; REGIONSTORE_SIM_SEED=<n>
 // makes trial seeds start at n.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <map>
 #include <optional>
 #include <random>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -104,6 +106,39 @@ Durability RandomMode(std::mt19937_64& rng) {
     case 4: case 5: return Durability::kSync;
     default: return Durability::kPwriteFdatasync;
   }
+}
+
+// Commits `payload` to region `name` in one of the ways a store offers:
+// Commit (half the time), or filled in place through the mapping or by
+// Append (a quarter each), one in four of those after an abandoned
+// in-place commit of other bytes. Stores through the mapping are told to
+// the simulator (Touch), as a mapped commit's are.
+Result<uint64_t> CommitSomeWay(Store& store, CrashSim& sim, const std::string& name,
+                               const std::vector<std::byte>& payload, Durability mode,
+                               uint64_t capacity, std::mt19937_64& rng) {
+  const uint64_t way = rng() % 4;
+  if (way < 2) return store.Commit(name, payload, mode);
+  if (rng() % 4 == 0) {
+    auto abandoned = store.BeginCommit(name, capacity);
+    if (!abandoned.ok()) return abandoned.status();
+    const std::span<std::byte> area = abandoned->payload();
+    const uint64_t scribbled = rng() % (capacity + 1);
+    for (uint64_t i = 0; i < scribbled; ++i) area[i] = static_cast<std::byte>(rng());
+    sim.Touch(abandoned->payload_file_offset(), scribbled);
+    sim.Observe();
+  }
+  auto pending = store.BeginCommit(name, payload.size());
+  if (!pending.ok()) return pending.status();
+  if (way == 2) {
+    std::copy(payload.begin(), payload.end(), pending->payload().begin());
+    sim.Touch(pending->payload_file_offset(), payload.size());
+  } else {
+    const uint64_t half = payload.size() / 2;
+    if (Status s = pending->Append(std::span(payload).first(half)); !s.ok()) return s;
+    if (Status s = pending->Append(std::span(payload).subspan(half)); !s.ok()) return s;
+  }
+  sim.Observe();
+  return pending->Finish(payload.size(), mode);
 }
 
 // Opens `image` as a writer would after the power came back, and checks
@@ -278,7 +313,8 @@ void RunTrial(uint64_t seed, const std::vector<CheckpointSpec>& regions, int epo
       // only a durable one's last barrier is there to undo.)
       if (in_flight && durable_mode) sim.BeginInFlight();
       if (fail) sim.FailNextBarrier(kill_at_failure);
-      auto committed = store->Commit(regions[r].name, payload, mode);
+      auto committed =
+          CommitSomeWay(*store, sim, regions[r].name, payload, mode, regions[r].capacity, rng);
       if (in_flight && durable_mode) sim.EndInFlight();
       sim.Observe();
       if (fail) {
