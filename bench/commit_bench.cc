@@ -39,6 +39,9 @@
 //     transaction (when built), the device floor (the pieces pwritten to a
 //     plain file, one fdatasync) and N single durable commits; bytes per
 //     batch counted through the io seam.
+//  7. working in place (in_place_bench.cc): commits filled in place against
+//     copying commits, and writes through a MutableView + Flush against
+//     Write, at 4 KiB, 64 KiB, 1 MiB and 16 MiB in every mode.
 // The folio census reads /proc/kpageflags, so it needs root; without it the
 // tables say "unknown".
 //
@@ -47,7 +50,7 @@
 // measures no device and gets a loud warning.
 //
 // Usage: regionstore_commit_bench [--quick] [--realtime] [--rounds=N]
-//                                 [--only=ratio|peers|folios|open|compact|many|batches]
+//                                 [--only=ratio|peers|folios|open|compact|many|batches|inplace]
 //                                 [--json=FILE] [--open-mib=N] [--open-rounds=N]
 //                                 [--open-kills=N] [--many-regions=N]
 // --json writes sections 1, 2, 4, 5 and 6's medians and ratios to FILE, for
@@ -55,7 +58,7 @@
 //
 // Files: this one parses the options and runs the sections; each section is
 // a file of its own (ratios_bench.cc, peers_bench.cc, folios_bench.cc,
-// open_bench.cc, layouts_bench.cc, batches_bench.cc), on the stores and arms of
+// open_bench.cc, layouts_bench.cc, batches_bench.cc, in_place_bench.cc), on the stores and arms of
 // commit_stores.cc (commit_bench.h) and the machinery of bench/common/.
 #include "commit_bench.h"
 
@@ -98,9 +101,9 @@ Options ParseOptions(int argc, char** argv) {
       options.only = std::string(arg.substr(7));
       if (options.only != "ratio" && options.only != "peers" && options.only != "folios" &&
           options.only != "open" && options.only != "compact" && options.only != "many" &&
-          options.only != "batches") {
-        Die("--only takes ratio, peers, folios, open, compact, many (section 5b alone) or "
-            "batches");
+          options.only != "batches" && options.only != "inplace") {
+        Die("--only takes ratio, peers, folios, open, compact, many (section 5b alone), "
+            "batches or inplace");
       }
     } else if (arg.starts_with("--many-regions=")) {
       const long long regions = std::atoll(argv[i] + 15);
@@ -122,7 +125,8 @@ Options ParseOptions(int argc, char** argv) {
     } else if (arg == "--help" || arg == "-h") {
       std::printf(
           "usage: regionstore_commit_bench [--quick] [--realtime] [--rounds=N]\n"
-          "                                [--only=ratio|peers|folios|open|compact|many|batches]\n"
+          "                                "
+          "[--only=ratio|peers|folios|open|compact|many|batches|inplace]\n"
           "                                [--json=FILE] [--open-mib=N] [--open-rounds=N]\n"
           "                                [--open-kills=N] [--many-regions=N]\n"
           "  files go to $REGIONSTORE_BENCH_DIR (default %s)\n"
@@ -217,7 +221,8 @@ int main(int argc, char** argv) {
                         {"open", nullptr},
                         {"layouts", nullptr},
                         {"many_regions", nullptr},
-                        {"batches", nullptr}};
+                        {"batches", nullptr},
+                        {"in_place", nullptr}};
   if (options.only.empty() || options.only == "ratio") {
     std::fprintf(stderr, "section 1: commit vs raw\n");
     doc["commits"] = RunRatiosSection(options);
@@ -261,6 +266,11 @@ int main(int argc, char** argv) {
   if (options.only.empty() || options.only == "batches") {
     std::fprintf(stderr, "section 6: batches\n");
     doc["batches"] = RunBatchesSection(options);
+    std::fflush(stdout);
+  }
+  if (options.only.empty() || options.only == "inplace") {
+    std::fprintf(stderr, "section 7: working in place\n");
+    doc["in_place"] = RunInPlaceSection(options);
     std::fflush(stdout);
   }
   std::printf("Run time: %.0f s.\n", Seconds(Clock::now() - started));

@@ -27,7 +27,8 @@ struct Options {
   bool quick = false;
   bool realtime = false;  // durable arms under SCHED_FIFO
   int rounds = 0;         // 0: the default for the run length
-  std::string only;       // "", "ratio", "peers", "folios", "open", "compact", "many", "batches"
+  std::string
+      only;  // "", "ratio", "peers", "folios", "open", "compact", "many", "batches", "inplace"
   std::string dir;
   std::string json_path;  // --json=FILE, or ""
   // Target time of one batch: section 1's mapped and durable modes, and
@@ -153,6 +154,7 @@ void RunFoliosSection(const Options& options);                 // 3. folios_benc
 nlohmann::json RunLayoutsSection(const Options& options);      // 5a. layouts_bench.cc
 nlohmann::json RunManyRegionsSection(const Options& options);  // 5b. layouts_bench.cc
 nlohmann::json RunBatchesSection(const Options& options);      // 6. batches_bench.cc
+nlohmann::json RunInPlaceSection(const Options& options);      // 7. in_place_bench.cc
 
 }  // namespace regionstore::bench
 

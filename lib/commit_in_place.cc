@@ -151,6 +151,7 @@ Result<uint64_t> PendingCommit::Finish(uint64_t length, Durability durability) {
   const uint32_t target = fill.target;
   const uint64_t payload_offset = payload_file_offset();
   const bool streamed = fill.only_appended && length == fill.appended;
+  const bool through_mapping = !fill.only_appended;
   const uint64_t streamed_checksum = streamed ? fill.checksum->Digest() : 0;
   r.in_place.reset();
   rep_ = nullptr;
@@ -175,6 +176,13 @@ Result<uint64_t> PendingCommit::Finish(uint64_t length, Durability durability) {
   }
   MarkCommitPhase(internal::kIdle);
   if (!outcome.ok()) return outcome;
+  if (IsDurable(durability) && through_mapping && length > 0) {
+    // The barrier's writeback write-protected the pages stored through the
+    // mapping; the next fill of this slot would take a fault per page. Drop
+    // their page-table entries (the page cache keeps the data), as kSync
+    // Write does, so that it maps whole folios instead (docs/BENCH-LAB.md).
+    r.mapping->ResetPageTables(payload_offset, format::AlignUp(length, r.page_size));
+  }
   r.RecordCommit(index, target, header->generation, durability, length);
   return header->generation;
 }
