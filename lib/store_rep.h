@@ -59,6 +59,20 @@ uint64_t PiecesChecksum(PayloadPieces pieces);
 // Copies the pieces one after another into the mapping at `shared`.
 void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces);
 
+// The commit being filled in place (Store::Rep::in_place). At namespace
+// scope, not nested in Rep: clang decides whether std::optional<T> of a
+// nested class is default-constructible before the class's member
+// initializers are parsed, and says no.
+struct InPlaceFill {
+  uint32_t index = 0;
+  uint32_t target = 0;
+  uint64_t max_length = 0;
+  uint64_t appended = 0;
+  bool only_appended = true;
+  std::unique_ptr<format::ChecksumStream> checksum;
+  PendingCommit* owner = nullptr;
+};
+
 // Hidden: Store is exported, and a nested class would inherit that.
 struct [[gnu::visibility("hidden")]] Store::Rep {
   Io* io = nullptr;
@@ -105,15 +119,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // (commit_in_place.cc): its region and target slot (whose header Begin
   // cleared), the bytes Append wrote, and their checksum while no
   // payload() span was handed out.
-  struct InPlace {
-    uint32_t index = 0;
-    uint32_t target = 0;
-    uint64_t max_length = 0;
-    uint64_t appended = 0;
-    bool only_appended = true;
-    std::unique_ptr<format::ChecksumStream> checksum;
-    PendingCommit* owner = nullptr;
-  };
+  using InPlace = InPlaceFill;
   std::optional<InPlace> in_place;
 
   ~Rep();
