@@ -17,122 +17,137 @@ namespace regionstore {
 using intent::Kind;
 using internal::MarkCommitPhase;
 
-namespace {
+Result<std::vector<uint32_t>> Store::Rep::CheckMembers(std::span<const std::string_view> names,
+                                                        bool batch, const char* operation) const {
+  const auto invalid = [&](std::string message) {
+    return Status::Error(StatusCode::kInvalidArgument, operation, path, std::move(message));
+  };
+  if (batch && !batch_log_offset) {
+    return invalid(
+        "the store has no batch log: it was created without one (CreateOptions::batch_log, "
+        "`regionctl create --batch-log`); commit its regions one at a time, or copy them into "
+        "a new store that has one");
+  }
+  if (names.empty()) return invalid("a batch needs at least one region");
+  if (names.size() > kMaxBatchMembers) {
+    return invalid("a batch of " + std::to_string(names.size()) + " regions; at most " +
+                   std::to_string(kMaxBatchMembers) + " are allowed");
+  }
+  std::vector<uint32_t> indexes;
+  for (std::string_view name : names) {
+    auto found = FindRegion(name, operation);
+    if (!found.ok()) return found.status();
+    if (Status s = CheckNotFilling(*found, operation); !s.ok()) return s;
+    if (std::find(indexes.begin(), indexes.end(), *found) != indexes.end()) {
+      return invalid("region '" + std::string(name) + "' is named twice in one batch");
+    }
+    if (regions[*found].max_generation >= slot::kMaxGeneration) {
+      return Status::Error(
+          StatusCode::kCorruption, operation, path,
+          "region '" + info.regions[*found].name + "': the generation counter is exhausted");
+    }
+    indexes.push_back(*found);
+  }
+  return indexes;
+}
 
-struct PlannedMember {
-  uint32_t index = 0;
-  uint32_t target = 0;
-  PayloadPieces pieces;
-  slot::Header header;
-};
-
-}  // namespace
+Result<uint64_t> Store::Rep::NextBatchId(Durability durability, const char* operation) {
+  const uint64_t id = next_batch_id;
+  if (id > batch::kMaxBatchId) {
+    return Status::Error(StatusCode::kCorruption, operation, path,
+                         "the batch id counter is exhausted");
+  }
+  if (Status s = MakeLogUnitReusable(id, durability); !s.ok()) return s;
+  return id;
+}
 
 Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> members,
                                                  Durability durability) {
   Rep& r = *rep_;
   static constexpr const char* kOperation = "commit batch";
   if (Status s = r.CheckWritable(kOperation); !s.ok()) return s;
-  const auto invalid = [&](std::string message) {
-    return Status::Error(StatusCode::kInvalidArgument, kOperation, r.path, std::move(message));
-  };
-  if (!r.batch_log_offset) {
-    return invalid(
-        "the store has no batch log: it was created without one (CreateOptions::batch_log, "
-        "`regionctl create --batch-log`); commit its regions one at a time, or copy them into "
-        "a new store that has one");
-  }
   if (static_cast<size_t>(durability) >= r.stats.by_mode.size()) {
-    return invalid("unknown durability mode");
-  }
-  if (members.empty()) return invalid("a batch needs at least one region");
-  if (members.size() > kMaxBatchMembers) {
-    return invalid("a batch of " + std::to_string(members.size()) + " regions; at most " +
-                   std::to_string(kMaxBatchMembers) + " are allowed");
+    return Status::Error(StatusCode::kInvalidArgument, kOperation, r.path,
+                         "unknown durability mode");
   }
   // Every check before anything is written, settling included.
-  std::vector<PlannedMember> plan(members.size());
+  std::vector<std::string_view> names;
+  for (const BatchMember& member : members) names.push_back(member.region);
+  auto indexes = r.CheckMembers(names, /*batch=*/true, kOperation);
+  if (!indexes.ok()) return indexes.status();
+  std::vector<BatchPlanMember> plan(members.size());
   std::vector<uint64_t> lengths(members.size());
   for (size_t m = 0; m < members.size(); ++m) {
-    auto found = r.FindRegion(members[m].region, kOperation);
-    if (!found.ok()) return found.status();
-    if (Status s = r.CheckNotFilling(*found, kOperation); !s.ok()) return s;
-    for (size_t earlier = 0; earlier < m; ++earlier) {
-      if (plan[earlier].index == *found) {
-        return invalid("region '" + std::string(members[m].region) +
-                       "' is named twice in one batch");
-      }
-    }
-    auto length = r.CheckPayload(*found, members[m].pieces, kOperation);
+    auto length = r.CheckPayload((*indexes)[m], members[m].pieces, kOperation);
     if (!length.ok()) return length.status();
-    if (r.regions[*found].max_generation >= slot::kMaxGeneration) {
-      return Status::Error(
-          StatusCode::kCorruption, kOperation, r.path,
-          "region '" + r.info.regions[*found].name + "': the generation counter is exhausted");
-    }
-    plan[m].index = *found;
+    plan[m].index = (*indexes)[m];
     plan[m].pieces = members[m].pieces;
     lengths[m] = *length;
   }
-  const uint64_t id = r.next_batch_id;
-  if (id > batch::kMaxBatchId) {
-    return Status::Error(StatusCode::kCorruption, kOperation, r.path,
-                         "the batch id counter is exhausted");
-  }
-  if (Status s = r.MakeLogUnitReusable(id, durability); !s.ok()) return s;
-  batch::Record record;
-  record.id = id;
+  auto id = r.NextBatchId(durability, kOperation);
+  if (!id.ok()) return id.status();
   for (size_t m = 0; m < plan.size(); ++m) {
     if (Status s = r.SettleRegion(plan[m].index, /*rewrite=*/false); !s.ok()) return s;
     plan[m].target = r.CommitTarget(plan[m].index);
     auto header = r.NextHeader(plan[m].index, plan[m].target, lengths[m], kOperation);
     if (!header.ok()) return header.status();
     plan[m].header = *header;
-    plan[m].header.batch_id = id;
     plan[m].header.payload_checksum = PiecesChecksum(plan[m].pieces);
-    record.members.push_back({plan[m].index, plan[m].target, plan[m].header.generation});
+  }
+  return r.WriteBatch(plan, *id, durability, /*payloads_in_place=*/false);
+}
+
+Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember>& plan,
+                                                     uint64_t id, Durability durability,
+                                                     bool payloads_in_place) {
+  batch::Record record;
+  record.id = id;
+  for (BatchPlanMember& member : plan) {
+    member.header.batch_id = id;
+    record.members.push_back({member.index, member.target, member.header.generation});
   }
   // The id is spent whatever happens now: a failed batch leaves traces
   // under it, and no later batch of this handle may take it again.
-  r.next_batch_id = id + 1;
+  next_batch_id = id + 1;
   const batch::UnitBytes record_bytes = batch::EncodeRecord(record);
-  const uint64_t record_offset = batch::UnitOffset(*r.batch_log_offset, id);
+  const uint64_t record_offset = batch::UnitOffset(*batch_log_offset, id);
 
-  std::byte* base = r.mapping->data();
-  const auto unit_of = [&](const PlannedMember& member) {
-    return slot::HeaderFileOffset(r.info.regions[member.index], member.target);
+  std::byte* base = mapping->data();
+  const auto unit_of = [&](const BatchPlanMember& member) {
+    return slot::HeaderFileOffset(info.regions[member.index], member.target);
   };
   // After a failed write or barrier: no member may be read as a commit.
   // Readers of several regions may have seen some of the headers: their
   // removal is one change of what is visible (best effort: the handle is
   // poisoned next).
   const auto forget_members = [&] {
-    (void)r.BeginPublishing("commit batch: pwrite (publication word)");
-    for (const PlannedMember& member : plan) {
+    (void)BeginPublishing("commit batch: pwrite (publication word)");
+    for (const BatchPlanMember& member : plan) {
       shared_copy::StoreHeaderWords(base + unit_of(member), slot::HeaderBytes{});
     }
-    (void)r.EndPublishing("commit batch: pwrite (publication word)");
+    (void)EndPublishing("commit batch: pwrite (publication word)");
   };
   const auto failed_write = [&](const Status& s, const char* operation) {
-    ++r.stats.failed_writes;
+    ++stats.failed_writes;
     forget_members();
     MarkCommitPhase(internal::kIdle);
-    return r.Poison(s, operation);
+    return Poison(s, operation);
   };
   // Payloads, then the record, then the headers: a kill at any point leaves
   // headers only of members whose payload is whole, and a record in place
   // before any of them. The record counts for nothing until every member it
-  // names is in place.
+  // names is in place. Payloads filled in place are there already, behind
+  // header units whose magic was cleared before the first of their bytes.
   const bool record_late = internal::Mutated(internal::Mutation::kBatchRecordAfterBarrier);
   MarkCommitPhase(internal::kCopy);
   if (IsDurable(durability)) {
-    for (const PlannedMember& member : plan) {
-      if (Status s = r.WriteZeroUnitAndPieces(unit_of(member), member.pieces); !s.ok()) {
+    for (const BatchPlanMember& member : payloads_in_place ? std::span<BatchPlanMember>() : plan) {
+      if (Status s = WriteZeroUnitAndPieces(unit_of(member), member.pieces); !s.ok()) {
         return failed_write(s, "commit batch: pwritev (payload)");
       }
     }
     if (!record_late) {
-      if (Status s = r.file->WriteAt(record_offset, record_bytes); !s.ok()) {
+      if (Status s = file->WriteAt(record_offset, record_bytes); !s.ok()) {
         return failed_write(s, "commit batch: pwrite (batch record)");
       }
     }
@@ -140,34 +155,34 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
     // fails and the process dies before the headers are zeroed again, the
     // next open in this boot withdraws them.
     if (Status s =
-            r.SetMark(intent::kBatchBarrierEntry, {Kind::kBatchBarrier, 0, 0, id, r.boot_id});
+            SetMark(intent::kBatchBarrierEntry, {Kind::kBatchBarrier, 0, 0, id, boot_id});
         !s.ok()) {
       return failed_write(s, "commit batch: pwrite (intent mark)");
     }
     // The headers become visible one after another: readers of several
     // regions wait while the publication word is odd.
-    if (Status s = r.BeginPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
+    if (Status s = BeginPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
       forget_members();
       MarkCommitPhase(internal::kIdle);
       return s;
     }
     std::array<std::byte, slot::kHeaderUnitSize> unit{};
-    for (const PlannedMember& member : plan) {
+    for (const BatchPlanMember& member : plan) {
       const slot::HeaderBytes header_bytes = slot::EncodeHeader(member.header);
       std::memcpy(unit.data(), header_bytes.data(), header_bytes.size());
-      if (Status s = r.file->WriteAt(unit_of(member), unit); !s.ok()) {
+      if (Status s = file->WriteAt(unit_of(member), unit); !s.ok()) {
         return failed_write(s, "commit batch: pwrite (slot header)");
       }
     }
-    if (Status s = r.EndPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
+    if (Status s = EndPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
       return s;
     }
-    r.last_batch_id = id;
+    last_batch_id = id;
     MarkCommitPhase(internal::kFlush);
     // One barrier for every member, the record and the mark: fdatasync in
     // both modes (the members and the log are far apart in the file, and a
     // ranged msync from one to the other would cover everything between).
-    if (Status s = r.Barrier({.kind = Rep::BarrierKind::kFdatasync,
+    if (Status s = Barrier({.kind = BarrierKind::kFdatasync,
                               .counted_as = durability,
                               .operation = "commit batch: fdatasync"});
         !s.ok()) {
@@ -176,50 +191,52 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
       return s;
     }
     if (record_late) {
-      if (Status s = r.file->WriteAt(record_offset, record_bytes); !s.ok()) {
+      if (Status s = file->WriteAt(record_offset, record_bytes); !s.ok()) {
         return failed_write(s, "commit batch: pwrite (batch record)");
       }
     }
     // Until the mark is gone, the next open would undo this batch.
-    if (Status s = r.ClearMark(intent::kBatchBarrierEntry); !s.ok()) {
+    if (Status s = ClearMark(intent::kBatchBarrierEntry); !s.ok()) {
       return failed_write(s, "commit batch: pwrite (clear the intent mark)");
     }
   } else {
-    if (Status s = r.NoteVolatileCommit(); !s.ok()) {
+    if (Status s = NoteVolatileCommit(); !s.ok()) {
       MarkCommitPhase(internal::kIdle);
       return s;
     }
-    for (const PlannedMember& member : plan) {
-      shared_copy::ClearHeaderMagic(base + unit_of(member));
-    }
-    // As in a single commit: no payload store before the cleared magics.
-    std::atomic_thread_fence(std::memory_order_release);
-    for (const PlannedMember& member : plan) {
-      CopyPiecesToShared(
-          base + slot::PayloadFileOffset(r.info.regions[member.index], member.target),
-          member.pieces);
+    if (!payloads_in_place) {
+      for (const BatchPlanMember& member : plan) {
+        shared_copy::ClearHeaderMagic(base + unit_of(member));
+      }
+      // As in a single commit: no payload store before the cleared magics.
+      std::atomic_thread_fence(std::memory_order_release);
+      for (const BatchPlanMember& member : plan) {
+        CopyPiecesToShared(
+            base + slot::PayloadFileOffset(info.regions[member.index], member.target),
+            member.pieces);
+      }
     }
     // By pwrite, not through the mapping (a store through the mapping
     // dirties its whole page-cache folio; see Rep::SetMark).
-    if (Status s = r.file->WriteAt(record_offset, record_bytes); !s.ok()) {
+    if (Status s = file->WriteAt(record_offset, record_bytes); !s.ok()) {
       return failed_write(s, "commit batch: pwrite (batch record)");
     }
-    if (Status s = r.BeginPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
+    if (Status s = BeginPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
       MarkCommitPhase(internal::kIdle);
       return s;
     }
-    for (const PlannedMember& member : plan) {
+    for (const BatchPlanMember& member : plan) {
       shared_copy::StoreHeaderWords(base + unit_of(member), slot::EncodeHeader(member.header));
     }
-    if (Status s = r.EndPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
+    if (Status s = EndPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
       MarkCommitPhase(internal::kIdle);
       return s;
     }
-    r.last_batch_id = id;
+    last_batch_id = id;
     if (durability == Durability::kAsync) {
       MarkCommitPhase(internal::kFlush);
-      for (const PlannedMember& member : plan) {
-        if (Status s = r.Barrier({.kind = Rep::BarrierKind::kMsyncAsync,
+      for (const BatchPlanMember& member : plan) {
+        if (Status s = Barrier({.kind = BarrierKind::kMsyncAsync,
                                   .counted_as = durability,
                                   .operation = "commit batch: msync(MS_ASYNC)",
                                   .file_offset = unit_of(member),
@@ -233,12 +250,12 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
   }
   MarkCommitPhase(internal::kIdle);
   std::vector<uint64_t> generations;
-  for (size_t m = 0; m < plan.size(); ++m) {
-    r.RecordCommit(plan[m].index, plan[m].target, plan[m].header.generation, durability,
-                   lengths[m]);
-    generations.push_back(plan[m].header.generation);
+  for (const BatchPlanMember& member : plan) {
+    RecordCommit(member.index, member.target, member.header.generation, durability,
+                   member.header.length);
+    generations.push_back(member.header.generation);
   }
-  ++r.stats.by_mode[static_cast<size_t>(durability)].batches;
+  ++stats.by_mode[static_cast<size_t>(durability)].batches;
   return generations;
 }
 
@@ -289,7 +306,7 @@ Status Store::Rep::AfterOpenBarrier() {
 
 Store::Rep::~Rep() {
   // A commit still being filled in place can no longer reach this store.
-  if (in_place && in_place->owner != nullptr) in_place->owner->rep_ = nullptr;
+  if (in_place && in_place->owner != nullptr) *in_place->owner = nullptr;
   // A clean watermark tells the next open that no batch above it was ever
   // issued, so it reads no slot header. True only when every batch this
   // handle issued is durable; written without a barrier (if it is lost, the

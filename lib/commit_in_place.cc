@@ -1,7 +1,8 @@
-// Commits filled in place (Store::BeginCommit, PendingCommit): the target
-// slot is chosen and its header cleared at Begin, the caller fills the
-// payload area (through the mapping or by Append), and Finish writes the
-// header and the barrier as a Commit would (commit.cc's second halves).
+// Commits and batches filled in place (Store::BeginCommit, PendingCommit;
+// Store::BeginBatch, PendingBatch): the target slots are chosen and their
+// header magic cleared at Begin, the caller fills the payload areas
+// (through the mapping or by Append), and Finish writes the headers and the
+// barrier as Commit or CommitBatch would (their second halves).
 // docs/CHECKPOINTS.md, "Commits filled in place", has the argument.
 #include <atomic>
 #include <string>
@@ -18,6 +19,7 @@ using internal::MarkCommitPhase;
 namespace {
 
 constexpr const char* kBegin = "begin commit";
+constexpr const char* kBeginBatch = "begin batch";
 constexpr const char* kFill = "commit in place";
 
 Status NotPending(const char* operation) {
@@ -28,66 +30,153 @@ Status NotPending(const char* operation) {
 
 }  // namespace
 
-Status Store::Rep::CheckNotFilling(uint32_t index, const char* operation) const {
-  if (!in_place || in_place->index != index) return Status::Ok();
-  return Status::Error(StatusCode::kBusy, operation, path,
-                       "region '" + info.regions[index].name +
-                           "' has a commit filled in place pending on this handle "
-                           "(PendingCommit): finish or abort it first");
+uint64_t Store::Rep::FillOffset(const InPlaceMember& fill) const {
+  return slot::PayloadFileOffset(info.regions[fill.index], fill.target);
 }
+
+std::span<std::byte> Store::Rep::MappedFill(InPlaceMember& fill) {
+  fill.only_appended = false;
+  return {mapping->data() + FillOffset(fill), fill.max_length};
+}
+
+Status Store::Rep::AppendToFill(InPlaceMember& fill, std::span<const std::byte> bytes) {
+  if (Status s = CheckWritable(kFill); !s.ok()) return s;
+  if (bytes.size() > fill.max_length - fill.appended) {
+    return Status::Error(StatusCode::kInvalidArgument, kFill, path,
+                         "appending " + std::to_string(bytes.size()) + " bytes to the " +
+                             std::to_string(fill.appended) + " already there passes the " +
+                             std::to_string(fill.max_length) +
+                             " bytes this commit was begun with; nothing written");
+  }
+  if (bytes.empty()) return Status::Ok();
+  if (Status s = file->WriteAt(FillOffset(fill) + fill.appended, bytes); !s.ok()) {
+    return FailedWrite(s, "commit in place: pwrite (payload)");
+  }
+  if (fill.only_appended) fill.checksum->Update(bytes);
+  fill.appended += bytes.size();
+  return Status::Ok();
+}
+
+Status Store::Rep::CheckFillFinish(const InPlaceMember& fill, uint64_t length,
+                                   Durability durability) const {
+  if (length > fill.max_length) {
+    return Status::Error(StatusCode::kInvalidArgument, "commit", path,
+                         "a payload of " + std::to_string(length) + " bytes is longer than the " +
+                             std::to_string(fill.max_length) + " this commit was begun with");
+  }
+  if (static_cast<size_t>(durability) >= stats.by_mode.size()) {
+    return Status::Error(StatusCode::kInvalidArgument, "commit", path, "unknown durability mode");
+  }
+  return Status::Ok();
+}
+
+// A member's header at Finish: the next generation, and the checksum of
+// its first `length` bytes, from the Append stream when every byte came
+// that way, else read back from the mapping (the payload's pages come into
+// this process's resident memory if they were not).
+Result<slot::Header> Store::Rep::FilledHeader(const InPlaceMember& fill, uint64_t length) const {
+  auto header = NextHeader(fill.index, fill.target, length, "commit");
+  if (!header.ok()) return header;
+  header->payload_checksum = fill.only_appended && length == fill.appended
+                                 ? fill.checksum->Digest()
+                                 : format::Checksum({mapping->data() + FillOffset(fill),
+                                                     static_cast<size_t>(length)});
+  return header;
+}
+
+// After a durable finish: the barrier's writeback write-protected the pages
+// stored through the mapping, and the next fill of this slot would take a
+// fault per page. Drop their page-table entries (the page cache keeps the
+// data), as kSync Write does, so that it maps whole folios instead
+// (docs/BENCH-LAB.md).
+void Store::Rep::ResetFilledPages(const InPlaceMember& fill, uint64_t length) {
+  if (fill.only_appended || length == 0) return;
+  mapping->ResetPageTables(FillOffset(fill), format::AlignUp(length, page_size));
+}
+
+Status Store::Rep::CheckNotFilling(uint32_t index, const char* operation) const {
+  if (!in_place) return Status::Ok();
+  for (const InPlaceMember& fill : in_place->members) {
+    if (fill.index != index) continue;
+    return Status::Error(StatusCode::kBusy, operation, path,
+                         "region '" + info.regions[index].name +
+                             "' has a commit filled in place pending on this handle "
+                             "(PendingCommit or PendingBatch): finish or abort it first");
+  }
+  return Status::Ok();
+}
+
+Status Store::Rep::BeginInPlace(std::span<const BatchReservation> members, bool batch,
+                                Store::Rep** owner, const char* operation) {
+  if (Status s = CheckWritable(operation); !s.ok()) return s;
+  if (in_place) {
+    return Status::Error(StatusCode::kBusy, operation, path,
+                         "a commit filled in place is already pending on this handle (region '" +
+                             info.regions[in_place->members[0].index].name + "'): one at a time");
+  }
+  std::vector<std::string_view> names;
+  for (const BatchReservation& member : members) names.push_back(member.region);
+  auto indexes = CheckMembers(names, batch, operation);
+  if (!indexes.ok()) return indexes.status();
+  for (size_t m = 0; m < members.size(); ++m) {
+    const RegionEntry& region = info.regions[(*indexes)[m]];
+    if (members[m].max_length > region.capacity) {
+      return Status::Error(StatusCode::kInvalidArgument, operation, path,
+                           "a commit of up to " + std::to_string(members[m].max_length) +
+                               " bytes exceeds the capacity of region '" + region.name + "' (" +
+                               std::to_string(region.capacity) + " bytes)");
+    }
+  }
+  InPlaceFill started{.members = {}, .owner = owner};
+  for (size_t m = 0; m < members.size(); ++m) {
+    const uint32_t index = (*indexes)[m];
+    if (Status s = SettleRegion(index, /*rewrite=*/false); !s.ok()) return s;
+    started.members.push_back({.index = index,
+                               .target = CommitTarget(index),
+                               .max_length = members[m].max_length,
+                               .checksum = std::make_unique<format::ChecksumStream>()});
+  }
+  // Each target holds neither the newest nor the newest durable commit of
+  // its region; from here it holds none at all. As in a mapped commit, the
+  // cleared magic is ordered before any payload store (a reader must not
+  // see the old magic over new bytes), and is in the page cache before any
+  // pwrite of Append.
+  MarkCommitPhase(internal::kCopy);
+  for (const InPlaceMember& fill : started.members) {
+    shared_copy::ClearHeaderMagic(mapping->data() +
+                                  slot::HeaderFileOffset(info.regions[fill.index], fill.target));
+    regions[fill.index].known_generation[fill.target] = 0;
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  in_place = std::move(started);
+  return Status::Ok();
+}
+
+// --- PendingCommit -------------------------------------------------------
 
 Result<PendingCommit> Store::BeginCommit(std::string_view name, uint64_t max_length) {
-  Rep& r = *rep_;
-  if (Status s = r.CheckWritable(kBegin); !s.ok()) return s;
-  auto found = r.FindRegion(name, kBegin);
-  if (!found.ok()) return found.status();
-  const uint32_t index = *found;
-  if (r.in_place) {
-    return Status::Error(StatusCode::kBusy, kBegin, r.path,
-                         "a commit filled in place is already pending on this handle (region '" +
-                             r.info.regions[r.in_place->index].name + "'): one at a time");
+  const BatchReservation member{name, max_length};
+  PendingCommit pending(nullptr);
+  if (Status s = rep_->BeginInPlace({&member, 1}, /*batch=*/false, &pending.rep_, kBegin);
+      !s.ok()) {
+    return s;
   }
-  const RegionEntry& region = r.info.regions[index];
-  if (max_length > region.capacity) {
-    return Status::Error(StatusCode::kInvalidArgument, kBegin, r.path,
-                         "a commit of up to " + std::to_string(max_length) +
-                             " bytes exceeds the capacity of region '" + region.name + "' (" +
-                             std::to_string(region.capacity) + " bytes)");
-  }
-  if (Status s = r.SettleRegion(index, /*rewrite=*/false); !s.ok()) return s;
-  const uint32_t target = r.CommitTarget(index);
-  // Fails now, not after the caller filled the slot, if generations are
-  // exhausted.
-  if (auto header = r.NextHeader(index, target, 0, kBegin); !header.ok()) return header.status();
-
-  // The target holds neither the newest nor the newest durable commit; from
-  // here it holds none at all. As in a mapped commit, the cleared magic is
-  // ordered before any payload store (a reader must not see the old magic
-  // over new bytes), and is in the page cache before any pwrite of Append.
-  MarkCommitPhase(internal::kCopy);
-  shared_copy::ClearHeaderMagic(r.mapping->data() + slot::HeaderFileOffset(region, target));
-  std::atomic_thread_fence(std::memory_order_release);
-  r.regions[index].known_generation[target] = 0;
-  r.in_place.emplace();
-  r.in_place->index = index;
-  r.in_place->target = target;
-  r.in_place->max_length = max_length;
-  r.in_place->checksum = std::make_unique<format::ChecksumStream>();
-  return PendingCommit(&r);
+  pending.rep_ = rep_.get();
+  return pending;
 }
 
-PendingCommit::PendingCommit(Store::Rep* rep) : rep_(rep) { rep_->in_place->owner = this; }
+PendingCommit::PendingCommit(Store::Rep* rep) : rep_(rep) {}
 
 PendingCommit::PendingCommit(PendingCommit&& other) noexcept
     : rep_(std::exchange(other.rep_, nullptr)) {
-  if (rep_ != nullptr) rep_->in_place->owner = this;
+  if (rep_ != nullptr) rep_->in_place->owner = &rep_;
 }
 
 PendingCommit& PendingCommit::operator=(PendingCommit&& other) noexcept {
   if (this != &other) {
     Abort();
     rep_ = std::exchange(other.rep_, nullptr);
-    if (rep_ != nullptr) rep_->in_place->owner = this;
+    if (rep_ != nullptr) rep_->in_place->owner = &rep_;
   }
   return *this;
 }
@@ -96,38 +185,20 @@ PendingCommit::~PendingCommit() { Abort(); }
 
 std::span<std::byte> PendingCommit::payload() {
   if (rep_ == nullptr) return {};
-  Store::Rep::InPlace& fill = *rep_->in_place;
-  fill.only_appended = false;
-  return {rep_->mapping->data() + payload_file_offset(), fill.max_length};
+  return rep_->MappedFill(rep_->in_place->members[0]);
 }
 
-uint64_t PendingCommit::appended() const { return rep_ == nullptr ? 0 : rep_->in_place->appended; }
+uint64_t PendingCommit::appended() const {
+  return rep_ == nullptr ? 0 : rep_->in_place->members[0].appended;
+}
 
 uint64_t PendingCommit::payload_file_offset() const {
-  if (rep_ == nullptr) return 0;
-  const Store::Rep::InPlace& fill = *rep_->in_place;
-  return slot::PayloadFileOffset(rep_->info.regions[fill.index], fill.target);
+  return rep_ == nullptr ? 0 : rep_->FillOffset(rep_->in_place->members[0]);
 }
 
 Status PendingCommit::Append(std::span<const std::byte> bytes) {
   if (rep_ == nullptr) return NotPending(kFill);
-  Store::Rep& r = *rep_;
-  if (Status s = r.CheckWritable(kFill); !s.ok()) return s;
-  Store::Rep::InPlace& fill = *r.in_place;
-  if (bytes.size() > fill.max_length - fill.appended) {
-    return Status::Error(StatusCode::kInvalidArgument, kFill, r.path,
-                         "appending " + std::to_string(bytes.size()) + " bytes to the " +
-                             std::to_string(fill.appended) + " already there passes the " +
-                             std::to_string(fill.max_length) +
-                             " bytes this commit was begun with; nothing written");
-  }
-  if (bytes.empty()) return Status::Ok();
-  if (Status s = r.file->WriteAt(payload_file_offset() + fill.appended, bytes); !s.ok()) {
-    return r.FailedWrite(s, "commit in place: pwrite (payload)");
-  }
-  if (fill.only_appended) fill.checksum->Update(bytes);
-  fill.appended += bytes.size();
-  return Status::Ok();
+  return rep_->AppendToFill(rep_->in_place->members[0], bytes);
 }
 
 Result<uint64_t> PendingCommit::Finish(Durability durability) {
@@ -137,22 +208,9 @@ Result<uint64_t> PendingCommit::Finish(Durability durability) {
 Result<uint64_t> PendingCommit::Finish(uint64_t length, Durability durability) {
   if (rep_ == nullptr) return NotPending("commit");
   Store::Rep& r = *rep_;
-  const Store::Rep::InPlace& fill = *r.in_place;
-  if (length > fill.max_length) {
-    return Status::Error(StatusCode::kInvalidArgument, "commit", r.path,
-                         "a payload of " + std::to_string(length) + " bytes is longer than the " +
-                             std::to_string(fill.max_length) + " this commit was begun with");
-  }
-  if (static_cast<size_t>(durability) >= r.stats.by_mode.size()) {
-    return Status::Error(StatusCode::kInvalidArgument, "commit", r.path, "unknown durability mode");
-  }
+  if (Status s = r.CheckFillFinish(r.in_place->members[0], length, durability); !s.ok()) return s;
   // From here the commit is no longer pending, whatever happens.
-  const uint32_t index = fill.index;
-  const uint32_t target = fill.target;
-  const uint64_t payload_offset = payload_file_offset();
-  const bool streamed = fill.only_appended && length == fill.appended;
-  const bool through_mapping = !fill.only_appended;
-  const uint64_t streamed_checksum = streamed ? fill.checksum->Digest() : 0;
+  const InPlaceMember fill = std::move(r.in_place->members[0]);
   r.in_place.reset();
   rep_ = nullptr;
   const auto finished = [](Status s) {
@@ -160,30 +218,19 @@ Result<uint64_t> PendingCommit::Finish(uint64_t length, Durability durability) {
     return s;
   };
   if (Status s = r.CheckWritable("commit"); !s.ok()) return finished(s);
-  auto header = r.NextHeader(index, target, length, "commit");
+  auto header = r.FilledHeader(fill, length);
   if (!header.ok()) return finished(header.status());
-  // The checksum of bytes stored through the mapping reads them back from
-  // the page cache (the payload's pages come into this process's resident
-  // memory if they were not).
-  header->payload_checksum =
-      streamed ? streamed_checksum : format::Checksum({r.mapping->data() + payload_offset, length});
   Status outcome;
   if (IsDurable(durability)) {
-    outcome = r.DurableHeaderAndBarrier(index, target, *header, durability);
+    outcome = r.DurableHeaderAndBarrier(fill.index, fill.target, *header, durability);
   } else {
     outcome = r.NoteVolatileCommit();
-    if (outcome.ok()) outcome = r.PublishMappedHeader(index, target, *header, durability);
+    if (outcome.ok()) outcome = r.PublishMappedHeader(fill.index, fill.target, *header, durability);
   }
   MarkCommitPhase(internal::kIdle);
   if (!outcome.ok()) return outcome;
-  if (IsDurable(durability) && through_mapping && length > 0) {
-    // The barrier's writeback write-protected the pages stored through the
-    // mapping; the next fill of this slot would take a fault per page. Drop
-    // their page-table entries (the page cache keeps the data), as kSync
-    // Write does, so that it maps whole folios instead (docs/BENCH-LAB.md).
-    r.mapping->ResetPageTables(payload_offset, format::AlignUp(length, r.page_size));
-  }
-  r.RecordCommit(index, target, header->generation, durability, length);
+  if (IsDurable(durability)) r.ResetFilledPages(fill, length);
+  r.RecordCommit(fill.index, fill.target, header->generation, durability, length);
   return header->generation;
 }
 
@@ -191,6 +238,112 @@ void PendingCommit::Abort() {
   if (rep_ == nullptr) return;
   // The target's header stays cleared: the slot is free, the region's
   // commits are untouched, and nothing needs writing.
+  rep_->in_place.reset();
+  rep_ = nullptr;
+  MarkCommitPhase(internal::kIdle);
+}
+
+// --- PendingBatch --------------------------------------------------------
+
+Result<PendingBatch> Store::BeginBatch(std::span<const BatchReservation> members) {
+  PendingBatch pending(nullptr);
+  if (Status s = rep_->BeginInPlace(members, /*batch=*/true, &pending.rep_, kBeginBatch);
+      !s.ok()) {
+    return s;
+  }
+  pending.rep_ = rep_.get();
+  return pending;
+}
+
+PendingBatch::PendingBatch(Store::Rep* rep) : rep_(rep) {}
+
+PendingBatch::PendingBatch(PendingBatch&& other) noexcept
+    : rep_(std::exchange(other.rep_, nullptr)) {
+  if (rep_ != nullptr) rep_->in_place->owner = &rep_;
+}
+
+PendingBatch& PendingBatch::operator=(PendingBatch&& other) noexcept {
+  if (this != &other) {
+    Abort();
+    rep_ = std::exchange(other.rep_, nullptr);
+    if (rep_ != nullptr) rep_->in_place->owner = &rep_;
+  }
+  return *this;
+}
+
+PendingBatch::~PendingBatch() { Abort(); }
+
+size_t PendingBatch::size() const { return rep_ == nullptr ? 0 : rep_->in_place->members.size(); }
+
+std::span<std::byte> PendingBatch::payload(size_t member) {
+  if (member >= size()) return {};
+  return rep_->MappedFill(rep_->in_place->members[member]);
+}
+
+uint64_t PendingBatch::appended(size_t member) const {
+  return member >= size() ? 0 : rep_->in_place->members[member].appended;
+}
+
+uint64_t PendingBatch::payload_file_offset(size_t member) const {
+  return member >= size() ? 0 : rep_->FillOffset(rep_->in_place->members[member]);
+}
+
+Status PendingBatch::Append(size_t member, std::span<const std::byte> bytes) {
+  if (rep_ == nullptr) return NotPending(kFill);
+  if (member >= size()) {
+    return Status::Error(StatusCode::kInvalidArgument, kFill, rep_->path,
+                         "member " + std::to_string(member) + " of a batch of " +
+                             std::to_string(size()));
+  }
+  return rep_->AppendToFill(rep_->in_place->members[member], bytes);
+}
+
+Result<std::vector<uint64_t>> PendingBatch::Finish(Durability durability) {
+  std::vector<uint64_t> lengths(size());
+  for (size_t m = 0; m < lengths.size(); ++m) lengths[m] = appended(m);
+  return Finish(lengths, durability);
+}
+
+Result<std::vector<uint64_t>> PendingBatch::Finish(std::span<const uint64_t> lengths,
+                                                   Durability durability) {
+  if (rep_ == nullptr) return NotPending("commit batch");
+  Store::Rep& r = *rep_;
+  std::vector<InPlaceMember>& members = r.in_place->members;
+  if (lengths.size() != members.size()) {
+    return Status::Error(StatusCode::kInvalidArgument, "commit batch", r.path,
+                         std::to_string(lengths.size()) + " lengths for a batch of " +
+                             std::to_string(members.size()) + " regions");
+  }
+  for (size_t m = 0; m < members.size(); ++m) {
+    if (Status s = r.CheckFillFinish(members[m], lengths[m], durability); !s.ok()) return s;
+  }
+  // From here the batch is no longer pending, whatever happens.
+  const std::vector<InPlaceMember> fills = std::move(members);
+  r.in_place.reset();
+  rep_ = nullptr;
+  const auto finished = [](Status s) {
+    MarkCommitPhase(internal::kIdle);
+    return s;
+  };
+  if (Status s = r.CheckWritable("commit batch"); !s.ok()) return finished(s);
+  auto id = r.NextBatchId(durability, "commit batch");
+  if (!id.ok()) return finished(id.status());
+  std::vector<BatchPlanMember> plan(fills.size());
+  for (size_t m = 0; m < fills.size(); ++m) {
+    auto header = r.FilledHeader(fills[m], lengths[m]);
+    if (!header.ok()) return finished(header.status());
+    plan[m] = {.index = fills[m].index, .target = fills[m].target, .pieces = {}, .header = *header};
+  }
+  auto generations = r.WriteBatch(plan, *id, durability, /*payloads_in_place=*/true);
+  if (generations.ok() && IsDurable(durability)) {
+    for (size_t m = 0; m < fills.size(); ++m) r.ResetFilledPages(fills[m], lengths[m]);
+  }
+  return generations;
+}
+
+void PendingBatch::Abort() {
+  if (rep_ == nullptr) return;
+  // As PendingCommit::Abort: every target stays free, nothing is written.
   rep_->in_place.reset();
   rep_ = nullptr;
   MarkCommitPhase(internal::kIdle);

@@ -59,18 +59,25 @@ uint64_t PiecesChecksum(PayloadPieces pieces);
 // Copies the pieces one after another into the mapping at `shared`.
 void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces);
 
-// The commit being filled in place (Store::Rep::in_place). At namespace
-// scope, not nested in Rep: clang decides whether std::optional<T> of a
-// nested class is default-constructible before the class's member
-// initializers are parsed, and says no.
-struct InPlaceFill {
+// One region of a commit or batch being filled in place: its target slot
+// (whose header magic Begin cleared), the bytes Append wrote, and their
+// checksum while no payload() span was handed out.
+struct InPlaceMember {
   uint32_t index = 0;
   uint32_t target = 0;
   uint64_t max_length = 0;
   uint64_t appended = 0;
   bool only_appended = true;
   std::unique_ptr<format::ChecksumStream> checksum;
-  PendingCommit* owner = nullptr;
+};
+// One member of a batch about to be written (Store::Rep::WriteBatch): its
+// region, target slot, header (generation, length and payload checksum
+// set; the batch id is set there) and the payload to copy, if any.
+struct BatchPlanMember {
+  uint32_t index = 0;
+  uint32_t target = 0;
+  PayloadPieces pieces;
+  slot::Header header;
 };
 
 // Hidden: Store is exported, and a nested class would inherit that.
@@ -115,12 +122,18 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   uint64_t batches_durable = 0;
   batch::Watermark watermark_written;
   uint64_t watermark_durable = 0;
-  // The commit being filled in place (Store::BeginCommit), if any
-  // (commit_in_place.cc): its region and target slot (whose header Begin
-  // cleared), the bytes Append wrote, and their checksum while no
-  // payload() span was handed out.
-  using InPlace = InPlaceFill;
-  std::optional<InPlace> in_place;
+  // The commit or batch being filled in place (Store::BeginCommit,
+  // Store::BeginBatch), if any (commit_in_place.cc). Set by assignment:
+  // clang decides whether std::optional of a nested class is
+  // default-constructible before the class's member initializers are
+  // parsed, and says no, so emplace() does not compile.
+  struct InPlaceFill {
+    std::vector<InPlaceMember> members;
+    // The `rep_` of the PendingCommit or PendingBatch that owns it, which
+    // the store's destruction clears (the handle is gone).
+    Rep** owner = nullptr;
+  };
+  std::optional<InPlaceFill> in_place;
 
   ~Rep();
 
@@ -157,6 +170,24 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // Before batch `id` overwrites its log unit (the record of batch id - 32):
   // whole-file barriers until a durable watermark covers that batch.
   Status MakeLogUnitReusable(uint64_t id, Durability durability);
+  // The id the next batch gets, once its log unit is reusable. Errors:
+  // kCorruption (ids exhausted), those of MakeLogUnitReusable.
+  Result<uint64_t> NextBatchId(Durability durability, const char* operation);
+  // The regions of a batch (when `batch`) or of a single commit filled in
+  // place, by name, checked before anything is written: the batch log and
+  // the member count (batches), each region found and named once, its
+  // generations not exhausted, and not being filled in place. Lengths are
+  // the caller's to check. Errors: kInvalidArgument, kNotFound,
+  // kCorruption, kBusy.
+  Result<std::vector<uint32_t>> CheckMembers(std::span<const std::string_view> names, bool batch,
+                                             const char* operation) const;
+  // The writes of batch `id` (ids below it spent) whose members' payloads
+  // are in `plan`, or already in their slots (`payloads_in_place`: filled
+  // in place, header magic cleared first): record, headers, one barrier,
+  // as docs/CHECKPOINTS.md ("Batches") orders them; then what the handle
+  // learns. Returns each member's generation.
+  Result<std::vector<uint64_t>> WriteBatch(std::vector<BatchPlanMember>& plan, uint64_t id,
+                                           Durability durability, bool payloads_in_place);
 
   // The intent area's entry `entry`, by pwrite (no-ops without an intent
   // area). A torn entry fails its checksum and records nothing.
@@ -252,6 +283,24 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // cannot fail) inside a publication pair: after a failed write or
   // barrier no reader or later open may take its bytes for a commit.
   void ForgetSlot(uint64_t unit_offset, const char* operation);
+  // Begins the commit (one member) or batch filled in place whose owner's
+  // `rep_` is `owner` (commit_in_place.cc). Errors: kBusy (one pending
+  // already), those of CheckMembers, kInvalidArgument (over a capacity),
+  // those of settling a region.
+  Status BeginInPlace(std::span<const BatchReservation> members, bool batch, Store::Rep** owner,
+                      const char* operation);
+  // The steps of a commit or batch filled in place, for one member
+  // (commit_in_place.cc): its payload's file offset; its payload area in
+  // the mapping (from then on its checksum is read back at Finish); a
+  // pwrite at its fill cursor; Finish's checks; its header with the
+  // payload checksum; after a durable finish, its page-table entries
+  // dropped.
+  uint64_t FillOffset(const InPlaceMember& fill) const;
+  std::span<std::byte> MappedFill(InPlaceMember& fill);
+  Status AppendToFill(InPlaceMember& fill, std::span<const std::byte> bytes);
+  Status CheckFillFinish(const InPlaceMember& fill, uint64_t length, Durability durability) const;
+  Result<slot::Header> FilledHeader(const InPlaceMember& fill, uint64_t length) const;
+  void ResetFilledPages(const InPlaceMember& fill, uint64_t length);
   // kBusy if region `index` has a commit filled in place pending.
   Status CheckNotFilling(uint32_t index, const char* operation) const;
   // After a commit returned: what the region state and the counters learn.

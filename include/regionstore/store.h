@@ -87,6 +87,13 @@ struct BatchMember {
 // Members one batch may have (the batch record fills one 4 KiB unit).
 inline constexpr size_t kMaxBatchMembers = 254;
 
+// One region of a batch filled in place (Store::BeginBatch): at most
+// `max_length` bytes.
+struct BatchReservation {
+  std::string_view region;
+  uint64_t max_length = 0;
+};
+
 struct CreateOptions {
   // Replace an existing file at the path. A store whose writer is alive is
   // never replaced: Create takes that store's lock first (kBusy if held) and
@@ -215,6 +222,7 @@ REGIONSTORE_EXPORT Result<UnshareReport> UnshareStore(const std::string& path,
 // being written as incomplete, and its Read and View see raw writes as the
 // page cache holds them.
 class PendingCommit;
+class PendingBatch;
 
 class REGIONSTORE_EXPORT Store {
  public:
@@ -407,6 +415,14 @@ class REGIONSTORE_EXPORT Store {
   // (max_length over the capacity, a read-only store), kBusy, kPoisoned,
   // and those of reading the region's slots at its first commit.
   Result<PendingCommit> BeginCommit(std::string_view name, uint64_t max_length);
+  // Begins a batch whose members are filled in place: as BeginCommit for
+  // each member (PendingBatch::payload(m) or Append(m, ...)), then
+  // PendingBatch::Finish commits them as CommitBatch would, all or nothing
+  // with one barrier. It is this handle's one pending commit: the same busy
+  // rules hold for every member's region. Errors: as CommitBatch (a store
+  // without a batch log, no members or too many, a region named twice) and
+  // as BeginCommit.
+  Result<PendingBatch> BeginBatch(std::span<const BatchReservation> members);
 
   // Loads several distinct regions as one consistent set: every region as
   // of one instant of the commit history, never one region from before a
@@ -446,6 +462,7 @@ class REGIONSTORE_EXPORT Store {
 
  private:
   friend class PendingCommit;
+  friend class PendingBatch;
   struct Rep;
   explicit Store(std::unique_ptr<Rep> rep);
   std::unique_ptr<Rep> rep_;
@@ -499,8 +516,47 @@ class REGIONSTORE_EXPORT PendingCommit {
 
  private:
   friend class Store;
-  friend struct Store::Rep;  // which forgets it when the store closes first
   explicit PendingCommit(Store::Rep* rep);
+  Store::Rep* rep_ = nullptr;
+};
+
+// A batch whose members are filled in place (Store::BeginBatch). Member m
+// is the m-th BatchReservation. Move-only, with PendingCommit's rules for
+// its Store, its threads, and what each call does per member; a member
+// index out of range gets an empty span, 0, or kInvalidArgument.
+class REGIONSTORE_EXPORT PendingBatch {
+ public:
+  PendingBatch(PendingBatch&& other) noexcept;
+  PendingBatch& operator=(PendingBatch&& other) noexcept;
+  PendingBatch(const PendingBatch&) = delete;
+  PendingBatch& operator=(const PendingBatch&) = delete;
+  // Aborts if neither finished nor aborted.
+  ~PendingBatch();
+
+  // Members while pending; 0 once finished or aborted.
+  size_t size() const;
+  std::span<std::byte> payload(size_t member);
+  Status Append(size_t member, std::span<const std::byte> bytes);
+  uint64_t appended(size_t member) const;
+  uint64_t payload_file_offset(size_t member) const;
+
+  // Commits the first lengths[m] bytes of each member's payload area as one
+  // batch in `durability`, exactly as CommitBatch of those bytes would (one
+  // record; kSync and kPwriteFdatasync: one fdatasync), and returns each
+  // member's generation. After Finish, successful or not, the batch is no
+  // longer pending. Errors: as CommitBatch, and kInvalidArgument (not one
+  // length per member, a length over its max_length, not pending).
+  Result<std::vector<uint64_t>> Finish(std::span<const uint64_t> lengths, Durability durability);
+  // Finish with each member's appended() bytes.
+  Result<std::vector<uint64_t>> Finish(Durability durability);
+  // Drops the batch: every member's region stays exactly as it was.
+  // Nothing is written. A no-op when not pending.
+  void Abort();
+  bool pending() const { return rep_ != nullptr; }
+
+ private:
+  friend class Store;
+  explicit PendingBatch(Store::Rep* rep);
   Store::Rep* rep_ = nullptr;
 };
 
