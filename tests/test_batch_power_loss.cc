@@ -99,6 +99,51 @@ std::vector<std::byte> NextPayload(std::mt19937_64& rng, uint64_t capacity,
   return {body.begin(), body.begin() + static_cast<ptrdiff_t>(length)};
 }
 
+// Commits `batch` as a batch filled in place (BeginBatch): each member's
+// pieces stored through the mapping (told to the simulator, Touch) or
+// appended by pwrite, one time in four after an abandoned batch of other
+// bytes into the same slots.
+Result<std::vector<uint64_t>> CommitBatchInPlace(Store& store, CrashSim& sim,
+                                                 std::span<const BatchMember> batch,
+                                                 Durability mode, std::mt19937_64& rng) {
+  std::vector<BatchReservation> reservations;
+  std::vector<uint64_t> lengths;
+  for (const BatchMember& member : batch) {
+    uint64_t length = 0;
+    for (std::span<const std::byte> piece : member.pieces) length += piece.size();
+    reservations.push_back({member.region, length});
+    lengths.push_back(length);
+  }
+  if (rng() % 4 == 0) {
+    auto abandoned = store.BeginBatch(reservations);
+    if (!abandoned.ok()) return abandoned.status();
+    for (size_t m = 0; m < batch.size(); ++m) {
+      const std::span<std::byte> area = abandoned->payload(m);
+      const uint64_t scribbled = rng() % (area.size() + 1);
+      for (uint64_t i = 0; i < scribbled; ++i) area[i] = static_cast<std::byte>(rng());
+      sim.Touch(abandoned->payload_file_offset(m), scribbled);
+    }
+    sim.Observe();
+  }
+  auto pending = store.BeginBatch(reservations);
+  if (!pending.ok()) return pending.status();
+  for (size_t m = 0; m < batch.size(); ++m) {
+    const bool mapped = rng() % 2 == 0;
+    uint64_t at = 0;
+    for (std::span<const std::byte> piece : batch[m].pieces) {
+      if (mapped) {
+        std::copy(piece.begin(), piece.end(), pending->payload(m).begin() + at);
+      } else if (Status s = pending->Append(m, piece); !s.ok()) {
+        return s;
+      }
+      at += piece.size();
+    }
+    if (mapped) sim.Touch(pending->payload_file_offset(m), lengths[m]);
+  }
+  sim.Observe();
+  return pending->Finish(lengths, mode);
+}
+
 Durability RandomMode(std::mt19937_64& rng) {
   switch (rng() % 8) {
     case 0:
@@ -305,7 +350,8 @@ void RunTrial(uint64_t seed, Totals& totals) {
           pieces[m] = {all.first(cut), all.subspan(cut)};
           batch.push_back({kRegions[members[m]].name, pieces[m]});
         }
-        done = store->CommitBatch(batch, mode);
+        done = rng() % 3 == 0 ? CommitBatchInPlace(*store, sim, batch, mode, rng)
+                              : store->CommitBatch(batch, mode);
       } else {
         auto one = store->Commit(kRegions[members[0]].name, payloads[0], mode);
         done = one.ok() ? Result<std::vector<uint64_t>>(std::vector<uint64_t>{*one})

@@ -536,6 +536,45 @@ const std::vector<CheckpointSpec> kBatchRegions = {
 // The payload of region `r` in batch `n` of child life `life`.
 CommitId BatchPayloadId(uint64_t n, uint64_t life, size_t r) { return {n, life * 8 + r}; }
 
+// How a child commits batch `id`: CommitBatch (two in three), or filled in
+// place (BeginBatch): members stored through the mapping or appended by
+// pwrite in pieces, one in five after an abandoned batch. Whatever the
+// way, a kill must leave every region at the previous batch or this one.
+Result<std::vector<uint64_t>> CommitBatchSomeWay(Store& store, const CommitId& id,
+                                                 std::span<const BatchMember> members) {
+  const uint64_t pick = Mix64(id.Key() ^ 0xba7c4ULL);
+  if (pick % 3 != 0) return store.CommitBatch(members, CrashMode(id));
+  std::vector<BatchReservation> reservations;
+  std::vector<uint64_t> lengths;
+  for (const BatchMember& member : members) {
+    uint64_t length = 0;
+    for (std::span<const std::byte> piece : member.pieces) length += piece.size();
+    reservations.push_back({member.region, length});
+    lengths.push_back(length);
+  }
+  if ((pick >> 8) % 5 == 0) {
+    auto abandoned = store.BeginBatch(reservations);
+    if (!abandoned.ok()) return abandoned.status();
+    for (size_t m = 0; m < members.size(); ++m) {
+      std::fill(abandoned->payload(m).begin(), abandoned->payload(m).end(), std::byte{0xa5});
+    }
+  }  // destroyed unfinished
+  auto pending = store.BeginBatch(reservations);
+  if (!pending.ok()) return pending.status();
+  for (size_t m = 0; m < members.size(); ++m) {
+    uint64_t at = 0;
+    for (std::span<const std::byte> piece : members[m].pieces) {
+      if ((pick >> (16 + m)) % 2 == 0) {
+        std::memcpy(pending->payload(m).data() + at, piece.data(), piece.size());
+      } else if (Status s = pending->Append(m, piece); !s.ok()) {
+        return s;
+      }
+      at += piece.size();
+    }
+  }
+  return pending->Finish(lengths, CrashMode(id));
+}
+
 [[noreturn]] void BatchUntilKilled(const std::string& path, std::atomic<uint32_t>* phase_word,
                                    uint64_t expected, uint64_t life, int report_fd) {
   ::alarm(60);
@@ -562,7 +601,7 @@ CommitId BatchPayloadId(uint64_t n, uint64_t life, size_t r) { return {n, life *
       pieces[r] = {all.first(all.size() / 2), all.subspan(all.size() / 2)};
       members.push_back({kBatchRegions[r].name, pieces[r]});
     }
-    auto committed = store->CommitBatch(members, CrashMode(CommitId{n, life}));
+    auto committed = CommitBatchSomeWay(*store, CommitId{n, life}, members);
     if (!committed.ok()) ::_exit(kChildCommitFailed);
     for (size_t r = 0; r < kBatchRegions.size(); ++r) {
       if ((*committed)[r] <= generations[r]) ::_exit(kChildCommitGeneration);
