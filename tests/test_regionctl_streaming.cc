@@ -1,4 +1,5 @@
-// regionctl commit and import stream their input into the slot: the peak
+// regionctl commit (one region or a batch) and import stream their input
+// into the slot: the peak
 // resident memory of the child (ru_maxrss, through a probe) stays under 100 MiB for
 // a 512 MiB payload from a file and from a pipe, the payload loads
 // byte-exact, and an input longer than the capacity leaves the region as it
@@ -121,7 +122,10 @@ TEST_CASE("regionctl commit and import of a large payload stream it, from a file
   TempDir dir;
   const std::string store = dir.File("big.rgn");
   const std::string input = dir.File("payload.bin");
-  MustCreateWithRegions(store, 0, {{"big", kPayloadSize}});
+  CreateOptions options;
+  options.checkpoints = {{"big", kPayloadSize}, {"small", 100}};
+  options.batch_log = true;
+  REQUIRE(Store::Create(store, 0, options).ok());
   {
     // The payload: a pattern written a MiB at a time (never whole in memory).
     const int fd = ::open(input.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -166,12 +170,19 @@ TEST_CASE("regionctl commit and import of a large payload stream it, from a file
   REQUIRE(third.exit_code == 0);
   CHECK(third.max_resident_kib < kMaxResidentKiB);
 
-  // One byte too many: refused (exit 2), memory still bounded, the region
-  // unchanged (checked below: generation 3, byte-exact).
-  const Outcome refused = from_pipe({"commit", store, "big"}, 1);
+  // One byte too many, in a batch (which streams the same way): refused
+  // (exit 2), memory still bounded, neither region changed (checked below:
+  // generation 3, byte-exact, and nothing in the small one).
+  const std::string small = dir.File("small.bin");
+  WriteWholeFile(small, PatternBytes(100, 5));
+  const Outcome refused =
+      from_pipe({"commit", store, "--set", "small=" + small, "--set", "big=-"}, 1);
   CHECK(refused.exit_code == 2);
   CHECK(refused.max_resident_kib < kMaxResidentKiB);
   check_loaded(3);
+  Store reader = MustOpen(store, OpenMode::kReadOnly);
+  std::vector<std::byte> out;
+  CHECK(reader.Load("small", out).status().code() == StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -21,8 +21,34 @@ Status Usage(const CommitArgs& args, std::string message) {
   return Status::Error(StatusCode::kInvalidArgument, "commit", args.path, std::move(message));
 }
 
-// commit PATH --set NAME=FILE ...: every region named, every input read and
-// checked against its capacity, then one CommitBatch.
+// Streams `input` into a commit filled in place through `append`, in
+// chunks of kStreamChunk, so that memory stays bounded whatever the
+// payload's size. An input longer than region's capacity, or a failed
+// read, fails before its excess is appended: the caller then abandons the
+// commit, leaving the region as it was.
+constexpr size_t kStreamChunk = size_t{1} << 20;
+
+template <typename Append>
+Result<uint64_t> StreamInput(const CommitArgs& args, InputReader& input, const RegionEntry& region,
+                             std::vector<std::byte>& chunk, Append&& append) {
+  uint64_t length = 0;
+  for (;;) {
+    Result<size_t> got = input.Read(chunk);
+    if (!got.ok()) return got.status();
+    if (*got > region.capacity - length) {
+      return Usage(args, QuoteName(input.name()) + " is longer than the capacity of region " +
+                             QuoteName(region.name) + " (" + std::to_string(region.capacity) +
+                             " bytes); nothing committed");
+    }
+    if (Status s = append(std::span(chunk).first(*got)); !s.ok()) return s;
+    length += *got;
+    if (*got < chunk.size()) return length;
+  }
+}
+
+// commit PATH --set NAME=FILE ...: every region named and every input
+// opened, then one batch filled in place (BeginBatch), each input streamed
+// into its member, and finished with one barrier.
 Status RunBatchCommit(const CommitArgs& args, Durability durability) {
   if (!args.name.empty() || !args.input_path.empty()) {
     return Usage(args, "--set commits a batch: give no NAME or --input beside it");
@@ -30,7 +56,8 @@ Status RunBatchCommit(const CommitArgs& args, Durability durability) {
   struct Member {
     std::string name, file;
     RegionEntry region;
-    Input input;
+    std::unique_ptr<InputReader> input;
+    uint64_t length = 0;
   };
   std::vector<Member> members;
   for (const std::string& text : args.sets) {
@@ -40,7 +67,7 @@ Status RunBatchCommit(const CommitArgs& args, Durability durability) {
     if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
       return Usage(args, "--set " + QuoteName(text) + ": expected NAME=FILE");
     }
-    members.push_back({text.substr(0, equals), text.substr(equals + 1), {}, {}});
+    members.push_back({text.substr(0, equals), text.substr(equals + 1), {}, {}, 0});
   }
   size_t from_stdin = 0;
   for (const Member& member : members) from_stdin += member.file == "-" ? 1 : 0;
@@ -48,6 +75,7 @@ Status RunBatchCommit(const CommitArgs& args, Durability durability) {
   // Open and find every region before reading any input, as for one region.
   Result<Store> store = OpenWriterPrintingWarnings(args);
   if (!store.ok()) return store.status();
+  std::vector<BatchReservation> reservations;
   for (size_t m = 0; m < members.size(); ++m) {
     for (size_t earlier = 0; earlier < m; ++earlier) {
       if (members[earlier].name == members[m].name) {
@@ -57,26 +85,26 @@ Status RunBatchCommit(const CommitArgs& args, Durability durability) {
     Result<RegionEntry> region = FindRegionEntry(store->info(), members[m].name, args.path, "commit");
     if (!region.ok()) return region.status();
     members[m].region = std::move(*region);
+    reservations.push_back({members[m].region.name, members[m].region.capacity});
   }
   for (Member& member : members) {
-    Result<Input> input = ReadInput(member.file == "-" ? "" : member.file, member.region.capacity);
+    Result<std::unique_ptr<InputReader>> input =
+        InputReader::Open(member.file == "-" ? "" : member.file);
     if (!input.ok()) return input.status();
-    if (input->exceeds_limit) {
-      return Usage(args, QuoteName(member.file) + " is longer than the capacity of region " +
-                             QuoteName(member.region.name) + " (" +
-                             std::to_string(member.region.capacity) +
-                             " bytes); nothing committed");
-    }
     member.input = std::move(*input);
   }
-  std::vector<std::span<const std::byte>> pieces;
-  pieces.reserve(members.size());
-  std::vector<BatchMember> batch;
-  for (const Member& member : members) {
-    pieces.emplace_back(member.input.bytes);
-    batch.push_back({member.name, std::span(&pieces.back(), 1)});
+  Result<PendingBatch> pending = store->BeginBatch(reservations);
+  if (!pending.ok()) return pending.status();
+  std::vector<std::byte> chunk(kStreamChunk);
+  std::vector<uint64_t> lengths;
+  for (size_t m = 0; m < members.size(); ++m) {
+    Result<uint64_t> length =
+        StreamInput(args, *members[m].input, members[m].region, chunk,
+                    [&](std::span<const std::byte> bytes) { return pending->Append(m, bytes); });
+    if (!length.ok()) return length.status();
+    lengths.push_back(*length);
   }
-  Result<std::vector<uint64_t>> generations = store->CommitBatch(batch, durability);
+  Result<std::vector<uint64_t>> generations = pending->Finish(lengths, durability);
   if (!generations.ok()) return generations.status();
   SetStoreChanged();
   if (args.json) {
@@ -84,7 +112,7 @@ Status RunBatchCommit(const CommitArgs& args, Durability durability) {
     for (size_t m = 0; m < members.size(); ++m) {
       regions.push_back({{"name", members[m].region.name},
                          {"generation", (*generations)[m]},
-                         {"length", members[m].input.bytes.size()}});
+                         {"length", lengths[m]}});
     }
     const nlohmann::ordered_json document = {
         {"path", args.path},
@@ -97,18 +125,13 @@ Status RunBatchCommit(const CommitArgs& args, Durability durability) {
               << DurabilityName(durability) << ":\n";
     for (size_t m = 0; m < members.size(); ++m) {
       std::cout << "  " << QuoteName(members[m].region.name) << ": generation "
-                << (*generations)[m] << " (" << HumanBytes(members[m].input.bytes.size()) << ")\n";
+                << (*generations)[m] << " (" << HumanBytes(lengths[m]) << ")\n";
     }
   }
   return Status::Ok();
 }
 
-// commit PATH NAME: streams the input into the slot in chunks of
-// kStreamChunk (PendingCommit::Append), so that memory stays bounded
-// whatever the payload's size. An input longer than the capacity, or a
-// failed read, abandons the commit: the region is left as it was.
-constexpr size_t kStreamChunk = size_t{1} << 20;
-
+// commit PATH NAME: streams the input into the slot (PendingCommit::Append).
 Result<uint64_t> StreamCommit(const CommitArgs& args, Store& store, const RegionEntry& region,
                               Durability durability, uint64_t& length) {
   Result<std::unique_ptr<InputReader>> input = InputReader::Open(args.input_path);
@@ -116,21 +139,11 @@ Result<uint64_t> StreamCommit(const CommitArgs& args, Store& store, const Region
   Result<PendingCommit> pending = store.BeginCommit(region.name, region.capacity);
   if (!pending.ok()) return pending.status();
   std::vector<std::byte> chunk(kStreamChunk);
-  for (;;) {
-    Result<size_t> got = (*input)->Read(chunk);
-    if (!got.ok()) return got.status();
-    if (*got > region.capacity - pending->appended()) {
-      std::string message = "the payload is longer than the capacity of region ";
-      message += QuoteName(region.name);
-      message += " (";
-      message += std::to_string(region.capacity);
-      message += " bytes); nothing committed";
-      return Status::Error(StatusCode::kInvalidArgument, "commit", args.path, std::move(message));
-    }
-    if (Status s = pending->Append(std::span(chunk).first(*got)); !s.ok()) return s;
-    if (*got < chunk.size()) break;
-  }
-  length = pending->appended();
+  Result<uint64_t> streamed =
+      StreamInput(args, **input, region, chunk,
+                  [&](std::span<const std::byte> bytes) { return pending->Append(bytes); });
+  if (!streamed.ok()) return streamed.status();
+  length = *streamed;
   return pending->Finish(durability);
 }
 
