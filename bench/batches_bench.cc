@@ -331,11 +331,6 @@ void PrintShapes(const std::vector<ShapeResult>& results, const Options& options
   }
 }
 
-// NaN (no device counters) as null.
-nlohmann::json OrNull(double value) {
-  return std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value);
-}
-
 nlohmann::json ShapesJson(const std::vector<ShapeResult>& results) {
   nlohmann::json out = nlohmann::json::array();
   for (const ShapeResult& r : results) {

@@ -139,6 +139,8 @@ inline constexpr std::array<ModeInfo, 4> kModes{{
 
 // {"median", "low", "high"} of a ratio, for --json.
 nlohmann::json RatioJson(const PairedRatio& ratio);
+// `value`, or null for NaN (no device counters), for --json.
+nlohmann::json OrNull(double value);
 
 // A markdown row "| label | **median** | low-high | by state | target |";
 // the target cell says ">= T: met" or "missed", and is empty for T = 0.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -113,6 +114,10 @@ Arm CommitArm(std::string name, Store& store, std::string region, uint64_t size,
             }
             return std::string();
           }};
+}
+
+nlohmann::json OrNull(double value) {
+  return std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value);
 }
 
 nlohmann::json RatioJson(const PairedRatio& ratio) {

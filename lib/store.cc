@@ -313,11 +313,21 @@ Status Store::Flush(uint64_t offset, uint64_t length, Durability durability) {
                         .counted_as = durability,
                         .operation = "flush: msync(MS_SYNC)",
                         .file_offset = file_offset,
-                        .length = length});
-    case Durability::kPwriteFdatasync:
-      return r.Barrier({.kind = Rep::BarrierKind::kFdatasync,
-                        .counted_as = durability,
-                        .operation = "flush: fdatasync"});
+                        .length = length,
+                        .reset_page_tables = true});
+    case Durability::kPwriteFdatasync: {
+      Status barrier = r.Barrier({.kind = Rep::BarrierKind::kFdatasync,
+                                  .counted_as = durability,
+                                  .operation = "flush: fdatasync"});
+      // As kSync's barrier does: the writeback write-protected the range's
+      // pages, and the next store through a view would fault per 4 KiB page.
+      if (barrier.ok()) {
+        const uint64_t begin = file_offset & ~(r.page_size - 1);
+        r.mapping->ResetPageTables(begin,
+                                   format::AlignUp(file_offset + length, r.page_size) - begin);
+      }
+      return barrier;
+    }
   }
   return Status::Error(StatusCode::kInvalidArgument, "flush", r.path, "unknown durability mode");
 }

@@ -156,14 +156,27 @@ TEST_CASE("Flush makes several kNone writes durable with one barrier", "[store][
   CHECK(msyncs[0].offset == store.info().data_offset);
   CHECK(msyncs[0].length == 4 * page);
   CHECK(msyncs[0].kind == SyncKind::kSync);
-  // Flush keeps the page tables: its range can be the whole store.
-  CHECK(io.PageTableResets().empty());
+  // A durable Flush drops the page-table entries of the pages it synced,
+  // so that the next stores there map whole folios rather than take a
+  // write-protect fault per page.
+  auto resets = io.PageTableResets();
+  REQUIRE(resets.size() == 1);
+  CHECK(resets[0].offset == msyncs[0].offset);
+  CHECK(resets[0].length == msyncs[0].length);
 
-  REQUIRE(store.Flush(0, store.data_size(), Durability::kPwriteFdatasync).ok());
+  REQUIRE(store.Flush(page + 1, 2 * page, Durability::kPwriteFdatasync).ok());
   CHECK(io.Count(Op::kDataSync) == 1);
+  resets = io.PageTableResets();
+  REQUIRE(resets.size() == 2);
+  CHECK(resets[1].offset == store.info().data_offset + page);
+  CHECK(resets[1].length == 3 * page);
+  // Undurable and empty flushes drop nothing.
   REQUIRE(store.Flush(0, store.data_size(), Durability::kNone).ok());
+  REQUIRE(store.Flush(0, store.data_size(), Durability::kAsync).ok());
   REQUIRE(store.Flush(0, 0, Durability::kSync).ok());
-  CHECK(io.Msyncs().size() == 1);
+  REQUIRE(store.Flush(0, 0, Durability::kPwriteFdatasync).ok());
+  CHECK(io.Msyncs().size() == 2);
+  CHECK(io.PageTableResets().size() == 2);
   for (uint64_t i = 0; i < 4; ++i) {
     CHECK(PreadFile(path, store.info().data_offset + 10 + i * page, 100) == PatternBytes(100, i));
   }

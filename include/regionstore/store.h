@@ -304,9 +304,13 @@ class REGIONSTORE_EXPORT Store {
   Status Write(uint64_t offset, std::span<const std::byte> data, Durability durability);
 
   // Makes [offset, offset + length) durable with one barrier, for several
-  // kNone writes: kSync msyncs the covering pages, kPwriteFdatasync calls
-  // fdatasync (the whole file), kAsync msyncs with MS_ASYNC, kNone does
-  // nothing. Errors: as Write.
+  // kNone writes or stores through a MutableView: kSync msyncs the covering
+  // pages, kPwriteFdatasync calls fdatasync (the whole file), kAsync msyncs
+  // with MS_ASYNC, kNone does nothing. After a durable barrier the covering
+  // pages' page-table entries are dropped (the page cache keeps the data):
+  // the next access to them maps whole folios again instead of taking a
+  // write-protect fault per 4 KiB page (docs/BENCH-CHECKPOINTS.md, "Working
+  // in place"). Errors: as Write.
   Status Flush(uint64_t offset, uint64_t length, Durability durability);
 
   // Copies `out.size()` bytes from data offset `offset` out of the mapping.
@@ -325,11 +329,10 @@ class REGIONSTORE_EXPORT Store {
   // (msync of the covering pages) or kPwriteFdatasync (fdatasync); kAsync
   // only starts writeback, as for Write. Not atomic under a crash, like
   // Write. Valid for the life of the handle: a move keeps it valid (the
-  // mapping moves with the handle), destroying the Store unmaps it. After a
-  // kSync Flush the kernel write-protects the pages it wrote back, so the
-  // next store to each page takes a fault (the view stays valid; kSync
-  // Write, not Flush, also drops those page-table entries:
-  // docs/BENCH-LAB.md). Same threading rules as Write. Errors:
+  // mapping moves with the handle), destroying the Store unmaps it. A
+  // durable Flush, and a kSync Write, drop the page-table entries of the
+  // range they synced: the view stays valid, and its next store maps the
+  // page again (docs/BENCH-LAB.md). Same threading rules as Write. Errors:
   // kInvalidArgument (range outside the data area, or a read-only store),
   // kPoisoned.
   Result<std::span<std::byte>> MutableView(uint64_t offset, uint64_t length);
