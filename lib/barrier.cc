@@ -41,6 +41,12 @@ Status Store::Rep::WritePublication(uint64_t p, const char* operation) {
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
   publication = p;
+  // A change of what is visible is complete: wake readers that wait on the
+  // word (Store::WaitForNewer). After the write, so that a waiter that
+  // read the old value either sees the new one before it sleeps or is woken.
+  if ((p & 1) == 0 && wake_waiters) {
+    mapping->WakeWord(*intent_offset + uint64_t{intent::kPublicationEntry} * intent::kEntrySize);
+  }
   return Status::Ok();
 }
 

@@ -58,6 +58,10 @@ std::string_view StatusCodeName(StatusCode code) {
       return "torn commit";
     case StatusCode::kSharedExtents:
       return "shared extents";
+    case StatusCode::kTimedOut:
+      return "timed out";
+    case StatusCode::kStoreReplaced:
+      return "store replaced";
   }
   return "unknown";
 }

@@ -194,6 +194,7 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   rep->io = options.io != nullptr ? options.io : Io::Default();
   rep->path = path;
   rep->writable = mode == OpenMode::kReadWrite;
+  rep->wake_waiters = options.wake_waiters;
   rep->page_size = rep->io->PageSize();
 
   for (int attempt = 1;; ++attempt) {

@@ -109,6 +109,9 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // whether the open made it odd (Store::Open makes it even when done).
   uint64_t publication = 0;
   bool open_publishing = false;
+  // Writers: wake waiters on the publication word after each write that
+  // leaves it even (OpenOptions::wake_waiters).
+  bool wake_waiters = true;
   // Writers of stores with a batch log only (batch.h, batch_commit.cc): the
   // log's offset; the id the next batch gets; the newest batch whose writes
   // are all done; every batch up to `batches_durable` has been made durable
@@ -306,6 +309,14 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // After a commit returned: what the region state and the counters learn.
   void RecordCommit(uint32_t index, uint32_t target, uint64_t generation, Durability durability,
                     uint64_t bytes);
+
+  // Readers that wait (wait.cc): the generation of the newest header of
+  // region `index` that passes its header checks (0 if none), from the
+  // mapping, payload unread; and whether `path` still names the file this
+  // handle opened (`opened`, fstat of it, taken at the first call).
+  // Errors: kStoreReplaced, and those of the stat calls.
+  uint64_t NewestHeaderGeneration(uint32_t index) const;
+  Status CheckStillNamed(FileStat& opened, bool& known) const;
 
   // The index of region `name`. Errors: kNotFound.
   Result<uint32_t> FindRegion(std::string_view name, const char* operation) const;

@@ -12,6 +12,8 @@ std::atomic<std::atomic<uint32_t>*> g_phase_word{nullptr};
 std::atomic<Mutation> g_mutation{Mutation::kCorrect};
 std::atomic<LoadSetPause> g_pause{nullptr};
 std::atomic<void*> g_pause_context{nullptr};
+std::atomic<WaitPause> g_wait_pause{nullptr};
+std::atomic<void*> g_wait_pause_context{nullptr};
 }  // namespace
 
 void SetCommitPhaseWord(std::atomic<uint32_t>* word) { g_phase_word.store(word); }
@@ -33,6 +35,17 @@ void SetLoadSetPause(LoadSetPause pause, void* context) {
 void PauseLoadSet(size_t position) {
   if (LoadSetPause pause = g_pause.load(std::memory_order_relaxed)) {
     pause(g_pause_context.load(), position);
+  }
+}
+
+void SetWaitPause(WaitPause pause, void* context) {
+  g_wait_pause_context.store(context);
+  g_wait_pause.store(pause);
+}
+
+void PauseWait() {
+  if (WaitPause pause = g_wait_pause.load(std::memory_order_relaxed)) {
+    pause(g_wait_pause_context.load());
   }
 }
 

@@ -68,11 +68,18 @@ inline bool Mutated(Mutation mutation) { return CurrentMutation() == mutation; }
 using LoadSetPause = void (*)(void* context, size_t position);
 void SetLoadSetPause(LoadSetPause pause, void* context);
 void PauseLoadSet(size_t position);
+// Called by Store::WaitForNewer after it read the wake word and found
+// nothing newer, just before it sleeps on the word: lets a test commit in
+// the window a lost wake-up would come from.
+using WaitPause = void (*)(void* context);
+void SetWaitPause(WaitPause pause, void* context);
+void PauseWait();
 }  // namespace with_test_hooks
 #else
 inline namespace without_test_hooks {
 inline void MarkCommitPhase(CommitPhase) {}
 inline void PauseLoadSet(size_t) {}
+inline void PauseWait() {}
 constexpr bool Mutated(Mutation) { return false; }
 }  // namespace without_test_hooks
 #endif

@@ -42,6 +42,11 @@ class RecordingMapping final : public Mapping {
   }
   void PrepareWrite(uint64_t, uint64_t) override { calls_.push_back("PrepareWrite"); }
   void ResetPageTables(uint64_t, uint64_t) override { calls_.push_back("ResetPageTables"); }
+  Status WaitWord(uint64_t, uint32_t, uint64_t) override {
+    calls_.push_back("WaitWord");
+    return Status::Ok();
+  }
+  void WakeWord(uint64_t) override { calls_.push_back("WakeWord"); }
 
  private:
   std::vector<std::string>& calls_;
@@ -109,11 +114,13 @@ TEST_CASE("ForwardingFile and ForwardingMapping pass every call to the wrapped o
   static_cast<void>(mapping.Sync(0, 4, SyncKind::kSync));
   mapping.PrepareWrite(0, 4);
   mapping.ResetPageTables(0, 4);
+  static_cast<void>(mapping.WaitWord(0, 0, 0));
+  mapping.WakeWord(0);
   const std::vector<std::string> expected = {
-      "path",           "ReadAt",   "WriteAt",      "WriteGatherAt",
-      "StartWriteback", "Allocate", "DataSync",     "Sync",
-      "LockExclusive",  "Stat",     "Map",          "data",
-      "size",           "Sync",     "PrepareWrite", "ResetPageTables"};
+      "path",           "ReadAt",   "WriteAt",      "WriteGatherAt",   "StartWriteback",
+      "Allocate",       "DataSync", "Sync",         "LockExclusive",   "Stat",
+      "Map",            "data",     "size",         "Sync",            "PrepareWrite",
+      "ResetPageTables", "WaitWord", "WakeWord"};
   CHECK(calls == expected);
 }
 

@@ -78,6 +78,26 @@ class REGIONSTORE_EXPORT Mapping {
     static_cast<void>(length);
   }
 
+  // A futex on the 32-bit word at `offset` of the mapping (4-byte aligned),
+  // for readers that wait for a commit (Store::WaitForNewer). Never
+  // FUTEX_PRIVATE_FLAG: the kernel keys a word of a MAP_SHARED file mapping
+  // by inode and offset, so a WakeWord through the writer's mapping wakes
+  // WaitWord callers in every process that maps the file, each through its
+  // own mapping (a read-only one will do: waiting only reads the word).
+  //
+  // WaitWord sleeps while the word holds `expected`, until a WakeWord, a
+  // signal, or `deadline_ns` (Io::MonotonicNanos()'s clock) passes. Returns
+  // OK when it was woken, the word did not hold `expected`, a signal
+  // interrupted it, or it woke for no reason (callers recheck what they wait
+  // for), kTimedOut once the deadline has passed. Errors: kIOError with
+  // errno. The default implementation (lib/io) makes the futex call on
+  // data() + offset, so a Mapping that owns real memory needs nothing more.
+  virtual Status WaitWord(uint64_t offset, uint32_t expected, uint64_t deadline_ns);
+  // Wakes every waiter on the word at `offset`. Failures are ignored (a
+  // waiter also wakes at its deadline). The default makes the futex call on
+  // data() + offset.
+  virtual void WakeWord(uint64_t offset);
+
  protected:
   Mapping() = default;
 };
@@ -254,6 +274,9 @@ class REGIONSTORE_EXPORT Io {
   virtual uint64_t PageSize() = 0;
   // CLOCK_REALTIME in nanoseconds since the Unix epoch.
   virtual uint64_t NowUnixNanos() = 0;
+  // CLOCK_MONOTONIC in nanoseconds, the clock of Mapping::WaitWord's
+  // deadlines. The default implementation asks Io::Default().
+  virtual uint64_t MonotonicNanos();
   // A nameless file in `directory` (open(O_TMPFILE | O_RDWR | O_CLOEXEC),
   // mode 0600): it cannot outlive its last descriptor until File::Link names
   // it. The POSIX implementation also checks, before returning, that Link

@@ -43,6 +43,12 @@ enum class StatusCode : uint8_t {
   // XFS reflink copy): a mapped write into them needs new blocks, and on a
   // full disk that is SIGBUS. Unshare it (UnshareStore, regionctl unshare).
   kSharedExtents,
+  // A wait (Store::WaitForNewer) reached its timeout with nothing new.
+  kTimedOut,
+  // The store's path no longer names the file the handle opened: it was
+  // replaced (a rename over it, a store made anew there) or removed. Reopen
+  // the path.
+  kStoreReplaced,
 };
 
 // Short lower-case name of `code`, for example "no space".

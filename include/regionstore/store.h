@@ -24,6 +24,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -153,6 +154,22 @@ struct OpenOptions {
   // needs a new block, and on a full filesystem that is SIGBUS. true opens
   // it anyway, with a warning. Read-only opens never check.
   bool allow_shared_extents = false;
+  // A writer wakes the readers waiting for a commit (Store::WaitForNewer)
+  // after every commit and batch: one futex(FUTEX_WAKE) call, about half a
+  // microsecond here (docs/CHECKPOINTS.md, "Readers that wait"). false
+  // saves it where nobody waits; a waiter then sees new commits only at
+  // each WaitOptions::recheck.
+  bool wake_waiters = true;
+};
+
+// How Store::WaitForNewer waits.
+struct WaitOptions {
+  // How often a waiter that was not woken looks again: it checks that the
+  // store's path (as given to Open, resolved again) still names the file
+  // it opened, and it rechecks the region, for a writer that does not wake
+  // it (one before 0.10, or opened with wake_waiters = false). One stat
+  // call per recheck; nothing else while it sleeps.
+  std::chrono::nanoseconds recheck = std::chrono::seconds(1);
 };
 
 // Options of UnshareStore.
@@ -426,6 +443,26 @@ class REGIONSTORE_EXPORT Store {
   // without a batch log, no members or too many, a region named twice) and
   // as BeginCommit.
   Result<PendingBatch> BeginBatch(std::span<const BatchReservation> members);
+
+  // Waits until region `name` holds a commit with a generation above
+  // `generation` (0: any commit), then copies it into `out` as Load does and
+  // returns its CheckpointMeta; returns at once if there is one already.
+  // Sleeps on a futex word in the store's mapping that the writer changes
+  // and wakes after every commit and batch, from a read-only handle in any
+  // process (or this one): no polling, no lock, nothing written, and no
+  // wake-up lost to a commit that lands just before the sleep. Spurious
+  // wake-ups and signals are absorbed. On the writer's own handle nothing
+  // else may commit meanwhile (the threading rules below), so it returns a
+  // newer commit already there or waits out its timeout. Errors: as Load
+  // (kNotFound: no such region), kTimedOut (`timeout` passed, which is what
+  // a waiter whose writer died gets), kStoreReplaced (found at a recheck:
+  // the path now names another file, or none), kInvalidArgument (a store
+  // without an intent area, made before 0.4 with 8,129 to 8,160 regions;
+  // a recheck interval that is not positive).
+  Result<CheckpointMeta> WaitForNewer(std::string_view name, uint64_t generation,
+                                      std::chrono::nanoseconds timeout,
+                                      std::vector<std::byte>& out,
+                                      const WaitOptions& options = {}) const;
 
   // Loads several distinct regions as one consistent set: every region as
   // of one instant of the commit history, never one region from before a

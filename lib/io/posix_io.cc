@@ -6,6 +6,7 @@
 #include <linux/falloc.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <linux/futex.h>
 #include <linux/magic.h>
 #include <sys/ioctl.h>
 #include <sys/file.h>
@@ -13,6 +14,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -47,6 +49,13 @@ namespace {
 int OpenWithMode(const char* path, int flags, mode_t mode) { return ::open(path, flags, mode); }
 // ioctl is variadic; the table wants a plain function pointer.
 int IoctlWithPointer(int fd, unsigned long request, void* arg) { return ::ioctl(fd, request, arg); }
+// libc has no futex wrapper. A shared futex (no FUTEX_PRIVATE_FLAG); waits
+// take an absolute CLOCK_MONOTONIC deadline, so a retry after EINTR keeps it.
+long Futex(uint32_t* word, int op, uint32_t value, const struct timespec* deadline) {
+  return op == FUTEX_WAKE ? ::syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0)
+                          : ::syscall(SYS_futex, word, op, value, deadline, nullptr,
+                                      FUTEX_BITSET_MATCH_ANY);
+}
 
 constexpr PosixSyscalls kRealSyscalls = {
     .pread = ::pread,
@@ -64,6 +73,7 @@ constexpr PosixSyscalls kRealSyscalls = {
     .linkat = ::linkat,
     .ioctl = IoctlWithPointer,
     .fallocate = ::fallocate,
+    .futex = Futex,
 };
 
 // Constant-initialized, so it holds the real functions before any static
@@ -99,6 +109,12 @@ using internal::Syscalls;
 // errno, read before any other expression of the caller's statement can
 // allocate (argument evaluation order is unspecified).
 inline int SavedErrno() { return errno; }
+
+uint64_t ClockNanos(clockid_t clock) {
+  struct timespec now {};
+  ::clock_gettime(clock, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
+}
 
 // Largest single pread/pwrite request: Linux transfers at most 0x7ffff000
 // bytes per call anyway.
@@ -644,11 +660,8 @@ class PosixIo final : public Io {
 
   uint64_t PageSize() override { return static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)); }
 
-  uint64_t NowUnixNanos() override {
-    struct timespec now {};
-    ::clock_gettime(CLOCK_REALTIME, &now);
-    return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
-  }
+  uint64_t NowUnixNanos() override { return ClockNanos(CLOCK_REALTIME); }
+  uint64_t MonotonicNanos() override { return ClockNanos(CLOCK_MONOTONIC); }
 
   Result<std::unique_ptr<File>> CreateAnonymous(const std::string& directory) override {
     // A filesystem without O_TMPFILE says EOPNOTSUPP; a kernel before 3.11
@@ -722,6 +735,35 @@ class PosixIo final : public Io {
 }  // namespace
 
 Result<FsInfo> Io::StatFs(const std::string& path) { return Default()->StatFs(path); }
+
+uint64_t Io::MonotonicNanos() { return Default()->MonotonicNanos(); }
+
+Status Mapping::WaitWord(uint64_t offset, uint32_t expected, uint64_t deadline_ns) {
+  if (offset % sizeof(uint32_t) != 0 || offset > size() || size() - offset < sizeof(uint32_t)) {
+    return Status::Error(StatusCode::kInvalidArgument, "futex wait", "",
+                         "the word is not 4-byte aligned inside the mapping");
+  }
+  const struct timespec deadline {
+    static_cast<time_t>(deadline_ns / 1'000'000'000u), static_cast<long>(deadline_ns % 1'000'000'000u)
+  };
+  auto* word = reinterpret_cast<uint32_t*>(data() + offset);
+  if (Syscalls().futex(word, FUTEX_WAIT_BITSET, expected, &deadline) == 0) return Status::Ok();
+  switch (errno) {
+    case EAGAIN:  // the word no longer held `expected`
+    case EINTR:   // a signal: the caller rechecks and waits again
+      return Status::Ok();
+    case ETIMEDOUT:
+      return Status::Error(StatusCode::kTimedOut, "futex wait", "", "the deadline passed");
+    default:
+      return Status::FromErrno(SavedErrno(), "futex wait", "");
+  }
+}
+
+void Mapping::WakeWord(uint64_t offset) {
+  if (offset % sizeof(uint32_t) != 0 || offset > size() || size() - offset < sizeof(uint32_t)) return;
+  static_cast<void>(
+      Syscalls().futex(reinterpret_cast<uint32_t*>(data() + offset), FUTEX_WAKE, 0, nullptr));
+}
 
 Result<std::array<std::byte, 16>> Io::BootId() { return Default()->BootId(); }
 

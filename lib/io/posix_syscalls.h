@@ -12,7 +12,10 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <time.h>
+
 #include <cstddef>
+#include <cstdint>
 
 namespace regionstore::internal {
 
@@ -41,6 +44,10 @@ struct PosixSyscalls {
   int (*ioctl)(int fd, unsigned long request, void* arg);
   // Linux fallocate(2) with a mode (FALLOC_FL_UNSHARE_RANGE): -1 and errno.
   int (*fallocate)(int fd, int mode, off_t offset, off_t length);
+  // futex(2), which libc does not wrap: FUTEX_WAIT_BITSET with an absolute
+  // CLOCK_MONOTONIC `deadline` (nullptr: none), or FUTEX_WAKE (`deadline`
+  // unused). -1 and errno.
+  long (*futex)(uint32_t* word, int op, uint32_t value, const struct timespec* deadline);
 };
 
 // The table every PosixFile and PosixMapping call goes through; at start

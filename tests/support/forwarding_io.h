@@ -44,6 +44,7 @@ class ForwardingIo : public Io {
   Result<std::array<std::byte, 16>> BootId() override { return base_->BootId(); }
   uint64_t PageSize() override { return base_->PageSize(); }
   uint64_t NowUnixNanos() override { return base_->NowUnixNanos(); }
+  uint64_t MonotonicNanos() override { return base_->MonotonicNanos(); }
   Result<std::unique_ptr<File>> CreateAnonymous(const std::string& directory) override {
     return base_->CreateAnonymous(directory);
   }
@@ -71,6 +72,10 @@ class ForwardingMapping : public Mapping {
   void ResetPageTables(uint64_t offset, uint64_t length) override {
     base_->ResetPageTables(offset, length);
   }
+  Status WaitWord(uint64_t offset, uint32_t expected, uint64_t deadline_ns) override {
+    return base_->WaitWord(offset, expected, deadline_ns);
+  }
+  void WakeWord(uint64_t offset) override { base_->WakeWord(offset); }
 
  protected:
   Mapping& base() const { return *base_; }

@@ -143,6 +143,11 @@ int HookFallocate(int fd, int mode, off_t offset, off_t length) {
                     [&] { return Active().real().fallocate(fd, mode, offset, length); });
 }
 
+long HookFutex(uint32_t* word, int op, uint32_t value, const struct timespec* deadline) {
+  return FailOrCall(Active().Enter({Syscall::kFutex, -1, Address(word), 0, op}),
+                    [&] { return Active().real().futex(word, op, value, deadline); });
+}
+
 constexpr internal::PosixSyscalls kHookedSyscalls = {
     .pread = HookPread,
     .pwrite = HookPwrite,
@@ -159,6 +164,7 @@ constexpr internal::PosixSyscalls kHookedSyscalls = {
     .linkat = PassLinkat,
     .ioctl = HookIoctl,
     .fallocate = HookFallocate,
+    .futex = HookFutex,
 };
 
 bool TransfersBytes(Syscall call) {
@@ -196,6 +202,8 @@ const char* SyscallName(Syscall call) {
       return "ioctl";
     case Syscall::kFallocateWithMode:
       return "fallocate";
+    case Syscall::kFutex:
+      return "futex";
   }
   return "?";
 }

@@ -34,6 +34,7 @@ enum class Syscall {
   kMadvise,
   kIoctl,              // offset 0, length 0, flags: the request (FS_IOC_*)
   kFallocateWithMode,  // fallocate(2) with a mode; flags: the mode
+  kFutex,              // fd -1; offset: the word's address; flags: the op (FUTEX_WAKE, ...)
 };
 
 const char* SyscallName(Syscall call);

@@ -1,7 +1,10 @@
 #include "cmd_load.h"
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +19,8 @@ struct LoadArgs : StoreArgs {
   std::string name;
   std::string output_path;  // empty: standard output
   std::vector<std::string> gets;  // NAME=FILE, one consistent set
+  std::optional<uint64_t> wait_newer_than;  // --wait-newer-than G
+  std::optional<double> timeout_seconds;    // --timeout SECONDS (none: wait for ever)
 };
 
 Status Usage(const LoadArgs& args, std::string message) {
@@ -27,6 +32,9 @@ Status Usage(const LoadArgs& args, std::string message) {
 Status RunLoadSet(const LoadArgs& args) {
   if (!args.name.empty() || !args.output_path.empty()) {
     return Usage(args, "--get loads a set: give no NAME or --output beside it");
+  }
+  if (args.wait_newer_than) {
+    return Usage(args, "--wait-newer-than waits for one region: give NAME, not --get");
   }
   std::vector<std::string> names, files;
   for (const std::string& text : args.gets) {
@@ -80,6 +88,19 @@ Status RunLoad(const LoadArgs& args) {
   if (!region.ok()) return region.status();
   // Load before opening --output: a failed load leaves no file.
   std::vector<std::byte> payload;
+  if (args.wait_newer_than) {
+    // No --timeout: wait for ever (a signal still ends the process).
+    const std::chrono::nanoseconds timeout =
+        args.timeout_seconds && *args.timeout_seconds < 1e9
+            ? std::chrono::nanoseconds(static_cast<int64_t>(*args.timeout_seconds * 1e9))
+            : std::chrono::nanoseconds::max();
+    Result<CheckpointMeta> loaded =
+        store->WaitForNewer(args.name, *args.wait_newer_than, timeout, payload);
+    if (!loaded.ok()) return loaded.status();
+    WarnAboutLoaded(args.name, *loaded);
+    return WriteOutput(args.output_path, payload, args.path);
+  }
+  if (args.timeout_seconds) return Usage(args, "--timeout goes with --wait-newer-than");
   Result<CheckpointMeta> loaded = LoadRegionWarningIfTorn(*store, args.name, payload);
   if (!loaded.ok()) return loaded.status();
   return WriteOutput(args.output_path, payload, args.path);
@@ -106,7 +127,12 @@ void SetupLoad(CLI::App& app, Status& outcome) {
       "Several regions as one consistent set (all as of one moment, never one region\n"
       "from before a batch or commit and another from after it):\n"
       "  regionctl load state.rs --get model=model.bin --get step=step.bin\n"
-      "Each FILE is written only once the whole set loaded; exit codes as above.");
+      "Each FILE is written only once the whole set loaded; exit codes as above.\n"
+      "Waiting for the next commit (no polling: the writer wakes the waiter):\n"
+      "  regionctl load state.rs state --wait-newer-than 41 --timeout 30\n"
+      "returns the first commit above generation 41 once there is one (at once if\n"
+      "there is one already); exit 5 if none came within SECONDS (no --timeout: wait\n"
+      "for ever).");
   AddStoreArguments(command, *args);
   command->add_option("NAME", args->name, "Name of the checkpoint region (not with --get)")
       ->type_name("");
@@ -119,6 +145,15 @@ void SetupLoad(CLI::App& app, Status& outcome) {
       ->add_option("--output", args->output_path,
                    "Write the payload to FILE (created or truncated, mode 0644)")
       ->type_name("FILE");
+  command
+      ->add_option("--wait-newer-than", args->wait_newer_than,
+                   "Wait until region NAME holds a commit above generation G, then load it")
+      ->type_name("G");
+  command
+      ->add_option("--timeout", args->timeout_seconds,
+                   "With --wait-newer-than: give up after SECONDS (exit 5)")
+      ->type_name("SECONDS")
+      ->check(CLI::PositiveNumber);
   command->callback([args, &outcome] { outcome = RunLoad(*args); });
 }
 

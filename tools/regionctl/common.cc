@@ -142,6 +142,8 @@ ExitCode ExitCodeFor(StatusCode code) {
       return ExitCode::kTornCommit;
     case StatusCode::kBusy:
       return ExitCode::kBusy;
+    case StatusCode::kTimedOut:
+      return ExitCode::kTimedOut;
     case StatusCode::kNotFound:
     case StatusCode::kPermissionDenied:
     case StatusCode::kAlreadyExists:
@@ -151,6 +153,8 @@ ExitCode ExitCodeFor(StatusCode code) {
     // A writer's open refused a store with reflinked blocks: the message
     // names the fix (regionctl unshare PATH).
     case StatusCode::kSharedExtents:
+    // A wait noticed that the path now names another file: the message says so.
+    case StatusCode::kStoreReplaced:
       return ExitCode::kFailure;
   }
   return ExitCode::kFailure;

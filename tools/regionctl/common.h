@@ -50,7 +50,8 @@ enum class ExitCode : int {
   // Another writer holds the store's lock; or, for load, the writer kept
   // replacing the slot being read.
   kBusy = 4,
-  // 5 is reserved (a wait that timed out).
+  // load --wait-newer-than: the timeout passed with no newer commit.
+  kTimedOut = 5,
   // A checkpoint region's newest commit header is intact but its payload does
   // not match (SlotState::kTorn): a power loss interrupted that commit, or it
   // was damaged after it returned; nothing tells the two apart. verify exits
