@@ -52,6 +52,9 @@ enum class Mutation : uint32_t {
   // LoadSet ignores the publication word: it reads each region's headers
   // once, as loading the regions one after another would.
   kLoadSetIgnoresPublication,
+  // WaitForNewer reads the wake word after its check of the region instead
+  // of before: a commit between the two is a lost wake-up.
+  kWaitReadsWordLate,
 };
 
 #if defined(REGIONSTORE_TESTING)

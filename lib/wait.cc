@@ -97,7 +97,7 @@ Result<CheckpointMeta> Store::WaitForNewer(std::string_view name, uint64_t gener
   for (;;) {
     // The word before the headers: a commit after this read changes it, and
     // the futex call below then returns at once.
-    const uint32_t seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    uint32_t seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
     bool look_again = false;
     if (r.NewestHeaderGeneration(*found) > generation) {
       auto meta = Load(name, out);
@@ -126,6 +126,9 @@ Result<CheckpointMeta> Store::WaitForNewer(std::string_view name, uint64_t gener
     }
     if (look_again) continue;
     internal::PauseWait();
+    if (internal::Mutated(internal::Mutation::kWaitReadsWordLate)) {
+      seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    }
     const Status waited = r.mapping->WaitWord(word_offset, seen, std::min(deadline, next_recheck));
     if (!waited.ok() && waited.code() != StatusCode::kTimedOut) {
       return waited.WithOperation(kWait, r.path);

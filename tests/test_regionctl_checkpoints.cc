@@ -125,6 +125,51 @@ TEST_CASE("regionctl load of a region with no commit exits 1 with 'no commit yet
   CHECK_FALSE(std::filesystem::exists(output));  // no output file on failure
 }
 
+TEST_CASE("regionctl load --wait-newer-than prints the next commit, and exits 5 at its timeout",
+          "[regionctl][wait]") {
+  TempDir dir;
+  const std::string path = CreateCheckpointStore(dir, "store.rs");
+  MustCommit(path, "state", PatternBytes(10, 1), 1);
+  // One there already: at once.
+  ProcessResult result = Regionctl({"load", path, "state", "--wait-newer-than", "0"});
+  RequireSuccess(result);
+  CHECK(result.StdoutAsBytes() == PatternBytes(10, 1));
+  // None within the timeout: exit 5, nothing on standard output, no file.
+  const std::string output = dir.File("next.bin");
+  result = Regionctl(
+      {"load", path, "state", "--wait-newer-than", "1", "--timeout", "0.2", "--output", output});
+  RequireFailure(result, kExitTimedOut);
+  CHECK_THAT(result.stderr_bytes,
+             Catch::Contains("timed out") && Catch::Contains("no commit above generation 1"));
+  CHECK_FALSE(std::filesystem::exists(output));
+  // A writer in another process commits while (or before) regionctl waits.
+  const pid_t writer = ::fork();
+  REQUIRE(writer >= 0);
+  if (writer == 0) {
+    ::alarm(60);
+    auto store = Store::Open(path, OpenMode::kReadWrite);
+    if (!store.ok() || !store->Commit("state", PatternBytes(3000, 2), Durability::kNone).ok()) {
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  result = Regionctl({"load", path, "state", "--wait-newer-than", "1", "--timeout", "60"});
+  int status = 0;
+  REQUIRE(::waitpid(writer, &status, 0) == writer);
+  REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  RequireSuccess(result);
+  CHECK(result.StdoutAsBytes() == PatternBytes(3000, 2));
+  // Bad uses: --timeout alone, a wait beside --get, a timeout that is not
+  // positive.
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"load", path, "state", "--timeout", "1"},
+           {"load", path, "--get", "state=-", "--wait-newer-than", "1"},
+           {"load", path, "state", "--wait-newer-than", "1", "--timeout", "0"}}) {
+    INFO(Describe(args));
+    RequireFailure(Regionctl(args), kExitUsage);
+  }
+}
+
 TEST_CASE("regionctl commit of a payload over the capacity exits 2 and changes nothing",
           "[regionctl]") {
   TempDir dir;

@@ -100,8 +100,8 @@ TEST_CASE("regionctl --help, --version and each command's --help exit with 0", "
                                         Catch::Contains("Exit codes: 0 success, 1 failure, 2 "
                                                         "usage error, 3 not a valid store") &&
                                         Catch::Contains("4 busy (another writer holds the "
-                                                        "store), 6 torn commit (a region's "
-                                                        "newest commit\nheader is intact"));
+                                        "store), 5 timed out (load --wait-newer-than),\n6 torn "
+                                        "commit (a region's newest commit header is intact"));
   }
 }
 

@@ -372,6 +372,18 @@ bool WriteAll(int fd, const void* bytes, size_t size) {
   return true;
 }
 
+bool ReadExactly(int fd, void* bytes, size_t size) {
+  auto* p = static_cast<char*>(bytes);
+  while (size > 0) {
+    const ssize_t n = ::read(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
 std::vector<char> ReadToEnd(int fd) {
   std::vector<char> bytes;
   char buffer[4096];

@@ -168,6 +168,9 @@ class Pipe {
 
 // Writes all of `bytes` (a child's report); false on error. Safe in a child.
 bool WriteAll(int fd, const void* bytes, size_t size);
+// Reads exactly `size` bytes; false at end of file or on error. Safe in a
+// child.
+bool ReadExactly(int fd, void* bytes, size_t size);
 // Reads until end of file (every writer gone). Parent side: a read error
 // fails the test.
 std::vector<char> ReadToEnd(int fd);

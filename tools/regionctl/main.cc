@@ -43,12 +43,12 @@ namespace {
 // Every --help ends with these: the same codes for every command.
 constexpr const char* kExitCodes =
     "Exit codes: 0 success, 1 failure, 2 usage error, 3 not a valid store or damaged,\n"
-    "4 busy (another writer holds the store), 6 torn commit (a region's newest commit\n"
-    "header is intact but its payload does not match: a power loss interrupted that\n"
-    "commit, or it was damaged after it returned; for verify also a slot header that\n"
-    "fails its checks beside a valid commit), 7 done but not reported (the store or\n"
-    "the export's FILE was changed as asked, but the report on standard output could\n"
-    "not be written: do not retry).";
+    "4 busy (another writer holds the store), 5 timed out (load --wait-newer-than),\n"
+    "6 torn commit (a region's newest commit header is intact but its payload does\n"
+    "not match: a power loss interrupted that commit, or it was damaged after it\n"
+    "returned; for verify also a slot header that fails its checks beside a valid\n"
+    "commit), 7 done but not reported (the store or the export's FILE was changed as\n"
+    "asked, but the report on standard output could not be written: do not retry).";
 
 // The commands, for messages about a missing or unknown one.
 constexpr const char* kCommandList =
