@@ -42,6 +42,9 @@
 //  7. working in place (in_place_bench.cc): commits filled in place against
 //     copying commits, and writes through a MutableView + Flush against
 //     Write, at 4 KiB, 64 KiB, 1 MiB and 16 MiB in every mode.
+//  8. readers that wait (wait_bench.cc): what waking waiters costs a kNone
+//     commit, and the wake-up latency of a reader in another process
+//     (WaitForNewer) beside readers polling Load every 1 ms and 100 µs.
 // The folio census reads /proc/kpageflags, so it needs root; without it the
 // tables say "unknown".
 //
@@ -50,7 +53,7 @@
 // measures no device and gets a loud warning.
 //
 // Usage: regionstore_commit_bench [--quick] [--realtime] [--rounds=N]
-//                                 [--only=ratio|peers|folios|open|compact|many|batches|inplace]
+//                                 [--only=ratio|peers|folios|open|compact|many|batches|inplace|wait]
 //                                 [--json=FILE] [--open-mib=N] [--open-rounds=N]
 //                                 [--open-kills=N] [--many-regions=N]
 // --json writes sections 1, 2, 4, 5 and 6's medians and ratios to FILE, for
@@ -101,9 +104,9 @@ Options ParseOptions(int argc, char** argv) {
       options.only = std::string(arg.substr(7));
       if (options.only != "ratio" && options.only != "peers" && options.only != "folios" &&
           options.only != "open" && options.only != "compact" && options.only != "many" &&
-          options.only != "batches" && options.only != "inplace") {
+          options.only != "batches" && options.only != "inplace" && options.only != "wait") {
         Die("--only takes ratio, peers, folios, open, compact, many (section 5b alone), "
-            "batches or inplace");
+            "batches, inplace or wait");
       }
     } else if (arg.starts_with("--many-regions=")) {
       const long long regions = std::atoll(argv[i] + 15);
@@ -126,7 +129,7 @@ Options ParseOptions(int argc, char** argv) {
       std::printf(
           "usage: regionstore_commit_bench [--quick] [--realtime] [--rounds=N]\n"
           "                                "
-          "[--only=ratio|peers|folios|open|compact|many|batches|inplace]\n"
+          "[--only=ratio|peers|folios|open|compact|many|batches|inplace|wait]\n"
           "                                [--json=FILE] [--open-mib=N] [--open-rounds=N]\n"
           "                                [--open-kills=N] [--many-regions=N]\n"
           "  files go to $REGIONSTORE_BENCH_DIR (default %s)\n"
@@ -222,7 +225,8 @@ int main(int argc, char** argv) {
                         {"layouts", nullptr},
                         {"many_regions", nullptr},
                         {"batches", nullptr},
-                        {"in_place", nullptr}};
+                        {"in_place", nullptr},
+                        {"wait", nullptr}};
   if (options.only.empty() || options.only == "ratio") {
     std::fprintf(stderr, "section 1: commit vs raw\n");
     doc["commits"] = RunRatiosSection(options);
@@ -271,6 +275,11 @@ int main(int argc, char** argv) {
   if (options.only.empty() || options.only == "inplace") {
     std::fprintf(stderr, "section 7: working in place\n");
     doc["in_place"] = RunInPlaceSection(options);
+    std::fflush(stdout);
+  }
+  if (options.only.empty() || options.only == "wait") {
+    std::fprintf(stderr, "section 8: readers that wait\n");
+    doc["wait"] = RunWaitSection(options);
     std::fflush(stdout);
   }
   std::printf("Run time: %.0f s.\n", Seconds(Clock::now() - started));

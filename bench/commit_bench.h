@@ -157,6 +157,7 @@ nlohmann::json RunLayoutsSection(const Options& options);      // 5a. layouts_be
 nlohmann::json RunManyRegionsSection(const Options& options);  // 5b. layouts_bench.cc
 nlohmann::json RunBatchesSection(const Options& options);      // 6. batches_bench.cc
 nlohmann::json RunInPlaceSection(const Options& options);      // 7. in_place_bench.cc
+nlohmann::json RunWaitSection(const Options& options);         // 8. wait_bench.cc
 
 }  // namespace regionstore::bench
 

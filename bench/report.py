@@ -2,7 +2,7 @@
 """Turns regionstore_bench's JSON into the region lab's markdown table.
 
 Usage: report.py LAB.json [MORE.json ...] [--commits COMMITS.json] [--chart CHART.png|.svg]
-                 [--batch-chart CHART.png|.svg]
+                 [--batch-chart CHART.png|.svg] [--wait-chart CHART.png|.svg]
 
 Reads the median rows (run with --benchmark_repetitions=7; with
 --benchmark_report_aggregates_only=true too, or not) of benchmarks named
@@ -23,7 +23,9 @@ size (python3-matplotlib, Debian's, under /usr/bin/python3): the lab's arms
 with durable and not durable ones in separate panels, and the write-size
 sweep with the commit arms. When the commits JSON has section 6 (batches),
 prints its table too, and with --batch-chart draws batches/s per arm for
-each batch shape. Without matplotlib the tables still print.
+each batch shape. When it has section 8 (readers that wait), prints what
+waking costs a commit and each reader's wake-up latency and CPU, and with
+--wait-chart draws them. Without matplotlib the tables still print.
 """
 
 import json
@@ -417,6 +419,62 @@ def batch_chart(shapes, path):
     return ""
 
 
+def wait_table(doc):
+    """Section 8 of regionstore_commit_bench --json: what waking waiters
+    costs a commit, and how soon a reader in another process has a new
+    commit, waiting on the futex or polling."""
+    wait = doc.get("wait")
+    if not wait:
+        return ""
+    cost = wait["wake_cost"]
+    ratio = cost["ratio"]
+    lines = ["", f"Readers that wait (regionstore_commit_bench section 8 on "
+                 f"{doc.get('filesystem', '?')}): a 4 KiB kNone commit that wakes waiters "
+                 f"(nobody waiting) {fmt(cost['wake_ns'] / 1000, 2)} µs, one that does not "
+                 f"{fmt(cost['no_wake_ns'] / 1000, 2)} µs (ratio {fmt(ratio['median'], 2)}, "
+                 f"{fmt(ratio['low'], 2)}–{fmt(ratio['high'], 2)}).", ""]
+    lines.append("| reader in another process | commits | p50 µs | p99 µs | CPU while waiting |")
+    lines.append("| --- | ---: | ---: | ---: | ---: |")
+    for r in wait["readers"]:
+        lines.append(f"| {r['reader']} | {r['commits']} | {fmt(r['p50_ns'] / 1000, 1)} "
+                     f"| {fmt(r['p99_ns'] / 1000, 1)} | {fmt(r['cpu_fraction'] * 100, 3)}% |")
+    return "\n".join(lines)
+
+
+def wait_chart(wait, path):
+    """Wake-up latency (p50 and p99, log scale) per reader, each labelled
+    with its CPU while waiting. Returns an error text or ""."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "no chart: python3-matplotlib is not installed (apt-get install python3-matplotlib)"
+    readers = wait["readers"]
+    fig, ax = plt.subplots(figsize=(9, 3.2), layout="constrained")
+    for y, r in enumerate(readers):
+        # A negative latency (the reader had the commit before the writer's
+        # call returned: the wake is sent inside it) is drawn at 1 µs.
+        p50, p99 = r["p50_ns"] / 1000, r["p99_ns"] / 1000
+        ax.barh(y - 0.18, max(p50, 1), height=0.34, color="#1f618d",
+                label="p50" if y == 0 else None)
+        ax.barh(y + 0.18, max(p99, 1), height=0.34, color="#e74c3c",
+                label="p99" if y == 0 else None)
+        ax.text(max(p50, 1), y - 0.18, f" {p50:,.1f} µs", va="center", fontsize=8)
+        ax.text(max(p99, 1), y + 0.18, f" {p99:,.0f} µs   (CPU while waiting: "
+                f"{r['cpu_fraction'] * 100:.2f}%)", va="center", fontsize=8)
+    ax.set_yticks(range(len(readers)), [r["reader"] for r in readers], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlim(1, max(r["p99_ns"] for r in readers) / 1000 * 60)
+    ax.set_xlabel("µs from the writer's commit returning to the reader holding its copy (log)")
+    ax.set_title("Readers that wait: wake-up latency of a reader in another process", fontsize=9)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(axis="x", alpha=0.3)
+    fig.savefig(path, dpi=110)
+    return ""
+
+
 def chart(m, commits, path):
     """MB/s per mode and size, with python3-matplotlib (PNG or SVG by the
     file name). Top: the lab's 1 MiB update, durable and not durable arms in
@@ -510,7 +568,7 @@ def label_of(size):
 
 def main(argv):
     args = argv[1:]
-    options = {"--chart": None, "--commits": None, "--batch-chart": None}
+    options = {"--chart": None, "--commits": None, "--batch-chart": None, "--wait-chart": None}
     for flag in options:
         if flag in args:
             at = args.index(flag)
@@ -539,7 +597,7 @@ def main(argv):
         with open(options["--commits"], encoding="utf-8") as f:
             commits = json.load(f)
         print(commits_table(commits))
-        for text in (open_table(commits), batches_table(commits)):
+        for text in (open_table(commits), batches_table(commits), wait_table(commits)):
             if text:
                 print(text)
     if options["--chart"]:
@@ -552,6 +610,14 @@ def main(argv):
                   file=sys.stderr)
             return 1
         error = batch_chart(commits["batches"], options["--batch-chart"])
+        if error:
+            print(f"report.py: {error}", file=sys.stderr)
+    if options["--wait-chart"]:
+        if not commits.get("wait"):
+            print("report.py: --wait-chart needs --commits with section 8 (readers that wait)",
+                  file=sys.stderr)
+            return 1
+        error = wait_chart(commits["wait"], options["--wait-chart"])
         if error:
             print(f"report.py: {error}", file=sys.stderr)
     return 0

@@ -8,7 +8,7 @@
 # SQLite, a writer's open on a store holding 1 GiB commits, and batch commits of
 # 16 x 4 KiB and 4 x 64 KiB beside LMDB and SQLite transactions), and prints their
 # tables with bench/report.py, which also draws the charts
-# (build/release/lab/lab-bench.png and batch-bench.png).
+# (build/release/lab/lab-bench.png, batch-bench.png and wait-bench.png).
 # REGIONSTORE_BENCH_DIR moves the lab's files (default: build/release/lab).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -66,14 +66,15 @@ REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_bench" \
 # 1 GiB regions of three slots, and a 4 KiB one), one holding 1 GiB commits,
 # created, filled and removed again: ~12 GiB of disk for 30-45 s here, almost
 # all of it Store::Create's zero-fill; skipped, saying so, without the room.
-# Last, batches (section 6): 16 x 4 KiB and 4 x 64 KiB, a few seconds.
+# Then batches (section 6): 16 x 4 KiB and 4 x 64 KiB, a few seconds; working
+# in place (section 7, ~20 s); readers that wait (section 8, a few seconds).
 REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_commit_bench" --quick \
   --json="${lab}/commit-bench.json" > "${lab}/commit-bench.md"
 echo
 # Debian's python3 (python3-matplotlib is installed for it), whatever is first on PATH.
 /usr/bin/python3 bench/report.py "${lab}/lab-bench.json" "${lab}/lab-sweep.json" \
   --commits "${lab}/commit-bench.json" --chart "${lab}/lab-bench.png" \
-  --batch-chart "${lab}/batch-bench.png"
+  --batch-chart "${lab}/batch-bench.png" --wait-chart "${lab}/wait-bench.png"
 echo
-echo "(charts: ${lab}/lab-bench.png, batch-bench.png; JSON: ${lab}/lab-bench.json, lab-sweep.json,"
+echo "(charts: ${lab}/lab-bench.png, batch-bench.png, wait-bench.png; JSON: ${lab}/lab-bench.json, lab-sweep.json,"
 echo " commit-bench.json; console output: lab-bench.txt, lab-sweep.txt, commit-bench.md)"
