@@ -565,7 +565,7 @@ Result<std::vector<uint64_t>> CommitBatchSomeWay(Store& store, const CommitId& i
     uint64_t at = 0;
     for (std::span<const std::byte> piece : members[m].pieces) {
       if ((pick >> (16 + m)) % 2 == 0) {
-        std::memcpy(pending->payload(m).data() + at, piece.data(), piece.size());
+        std::copy(piece.begin(), piece.end(), pending->payload(m).begin() + at);
       } else if (Status s = pending->Append(m, piece); !s.ok()) {
         return s;
       }
