@@ -106,14 +106,7 @@ std::vector<std::byte> NextPayload(std::mt19937_64& rng, uint64_t capacity,
 Result<std::vector<uint64_t>> CommitBatchInPlace(Store& store, CrashSim& sim,
                                                  std::span<const BatchMember> batch,
                                                  Durability mode, std::mt19937_64& rng) {
-  std::vector<BatchReservation> reservations;
-  std::vector<uint64_t> lengths;
-  for (const BatchMember& member : batch) {
-    uint64_t length = 0;
-    for (std::span<const std::byte> piece : member.pieces) length += piece.size();
-    reservations.push_back({member.region, length});
-    lengths.push_back(length);
-  }
+  const auto [reservations, lengths] = PlanInPlace(batch);
   if (rng() % 4 == 0) {
     auto abandoned = store.BeginBatch(reservations);
     if (!abandoned.ok()) return abandoned.status();

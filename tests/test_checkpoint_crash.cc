@@ -544,14 +544,7 @@ Result<std::vector<uint64_t>> CommitBatchSomeWay(Store& store, const CommitId& i
                                                  std::span<const BatchMember> members) {
   const uint64_t pick = Mix64(id.Key() ^ 0xba7c4ULL);
   if (pick % 3 != 0) return store.CommitBatch(members, CrashMode(id));
-  std::vector<BatchReservation> reservations;
-  std::vector<uint64_t> lengths;
-  for (const BatchMember& member : members) {
-    uint64_t length = 0;
-    for (std::span<const std::byte> piece : member.pieces) length += piece.size();
-    reservations.push_back({member.region, length});
-    lengths.push_back(length);
-  }
+  const auto [reservations, lengths] = PlanInPlace(members);
   if ((pick >> 8) % 5 == 0) {
     auto abandoned = store.BeginBatch(reservations);
     if (!abandoned.ok()) return abandoned.status();

@@ -37,4 +37,15 @@ std::vector<std::byte> MustLoad(const Store& store, std::string_view name, Check
   return out;
 }
 
+InPlaceBatchPlan PlanInPlace(std::span<const BatchMember> members) {
+  InPlaceBatchPlan plan;
+  for (const BatchMember& member : members) {
+    uint64_t length = 0;
+    for (std::span<const std::byte> piece : member.pieces) length += piece.size();
+    plan.reservations.push_back({member.region, length});
+    plan.lengths.push_back(length);
+  }
+  return plan;
+}
+
 }  // namespace regionstore::testing

@@ -49,6 +49,14 @@ void MustCreateWithRegions(const std::string& path, uint64_t data_size,
 std::vector<std::byte> MustLoad(const Store& store, std::string_view name,
                                 CheckpointMeta* meta = nullptr);
 
+// What a batch filled in place needs to take the payloads of `members`:
+// one reservation per member, as long as its pieces together.
+struct InPlaceBatchPlan {
+  std::vector<BatchReservation> reservations;
+  std::vector<uint64_t> lengths;
+};
+InPlaceBatchPlan PlanInPlace(std::span<const BatchMember> members);
+
 }  // namespace regionstore::testing
 
 #endif  // REGIONSTORE_TESTS_SUPPORT_STORE_FIXTURES_H_
