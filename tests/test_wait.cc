@@ -4,6 +4,7 @@
 // wakes it; timeouts, a dead writer and a replaced store; and what a waiter
 // costs in system calls while it sleeps.
 #include <linux/futex.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -223,6 +225,77 @@ TEST_CASE("A commit between a waiter's check and its sleep wakes it", "[wait]") 
     CHECK(window.commits == 1);
     CHECK(io.outcomes == std::vector<StatusCode>{StatusCode::kTimedOut});
   }
+}
+
+std::atomic<int> g_signals_handled{0};
+void CountSignal(int) { g_signals_handled.fetch_add(1); }
+
+// Whether thread `tid` of this process is asleep ('S' in /proc).
+bool Asleep(pid_t tid) {
+  std::FILE* file = std::fopen(("/proc/self/task/" + std::to_string(tid) + "/stat").c_str(), "re");
+  if (file == nullptr) return false;
+  char line[512] = {};
+  const bool read = std::fgets(line, sizeof line, file) != nullptr;
+  std::fclose(file);
+  const char* close = read ? std::strrchr(line, ')') : nullptr;
+  return close != nullptr && close[1] == ' ' && close[2] == 'S';
+}
+
+TEST_CASE("Signals and wake-ups for other regions do not end a wait early", "[wait]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  CreateWaitStore(path);
+  Store writer = MustOpen(path, OpenMode::kReadWrite);
+  REQUIRE(writer.Commit("r", PayloadOf(1), Durability::kNone).ok());
+  Store reader = MustOpen(path, OpenMode::kReadOnly);
+  struct sigaction action {};
+  action.sa_handler = CountSignal;  // no SA_RESTART: a futex wait returns EINTR
+  struct sigaction previous {};
+  REQUIRE(::sigaction(SIGUSR1, &action, &previous) == 0);
+  g_signals_handled = 0;
+  // The waiter counts its sleeps (the hook runs just before each futex
+  // call): the next blocking call after the n-th is the n-th futex wait.
+  std::atomic<int> sleeps{0};
+  struct Counter {
+    static void Count(void* context) { static_cast<std::atomic<int>*>(context)->fetch_add(1); }
+  };
+  internal::SetWaitPause(&Counter::Count, &sleeps);
+  std::atomic<pid_t> waiter_tid{0};
+  Result<CheckpointMeta> got = Status::Ok();
+  std::vector<std::byte> out;
+  std::thread waiter([&] {
+    waiter_tid = ::gettid();
+    got = reader.WaitForNewer("r", 1, kNeverInATest, out, {.recheck = std::chrono::hours(1)});
+  });
+  // Interrupts it asleep, 40 times: a signal, then a commit of another
+  // region (which wakes it), in turn. Each time it must go back to sleep.
+  constexpr int kInterruptions = 40;
+  for (int i = 0; i < kInterruptions; ++i) {
+    while (sleeps.load() < i + 1 || !Asleep(waiter_tid.load())) std::this_thread::yield();
+    if (i % 2 == 0) {
+      const int handled = g_signals_handled.load();
+      REQUIRE(::pthread_kill(waiter.native_handle(), SIGUSR1) == 0);
+      while (g_signals_handled.load() == handled) std::this_thread::yield();
+    } else {
+      REQUIRE(writer.Commit("other", PatternBytes(10, static_cast<uint64_t>(i)),
+                            Durability::kNone)
+                  .ok());
+    }
+  }
+  while (sleeps.load() < kInterruptions + 1 || !Asleep(waiter_tid.load())) {
+    std::this_thread::yield();
+  }
+  REQUIRE(writer.Commit("r", PayloadOf(2), Durability::kNone).ok());
+  waiter.join();
+  internal::SetWaitPause(nullptr, nullptr);
+  REQUIRE(::sigaction(SIGUSR1, &previous, nullptr) == 0);
+  REQUIRE(got.ok());
+  CHECK(got->generation == 2);
+  CHECK(out == PayloadOf(2));
+  CHECK(g_signals_handled == kInterruptions / 2);
+  // One sleep to start with and one after each interruption; the commit of
+  // "r" ends the last.
+  CHECK(sleeps == kInterruptions + 1);
 }
 
 TEST_CASE("A wait returns a newer commit at once, and times out with none", "[wait]") {
