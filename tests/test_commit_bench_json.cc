@@ -1,7 +1,8 @@
-// The commit benchmark's batch section (bench/batches_bench.cc), run once
-// with one round: the --json keys bench/report.py and the README rely on,
-// every arm present, and what the io seam counted per batch. No timing is
-// checked: only that each figure is there and positive.
+// The commit benchmark's batch and wait sections (bench/batches_bench.cc,
+// bench/wait_bench.cc), each run once with one round: the --json keys
+// bench/report.py and the README rely on, every arm present, and what the
+// io seam counted per batch. No timing is checked: only that each figure is
+// there and positive.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -106,6 +107,42 @@ TEST_CASE("the commit benchmark's batch section writes every arm and the documen
     CHECK(std::find(arms.begin(), arms.end(), shape["ours"].get<std::string>()) != arms.end());
     CHECK(std::find(arms.begin(), arms.end(), shape["singles"].get<std::string>()) != arms.end());
   }
+}
+
+TEST_CASE("the commit benchmark's wait section measures every reader and writes its JSON keys",
+          "[bench][wait]") {
+  TempDir dir;
+  const std::string json_path = dir.File("wait.json");
+  const ProcessResult result = RunProcess(
+      "/usr/bin/env", {"REGIONSTORE_BENCH_DIR=" + dir.File("files"), REGIONSTORE_COMMIT_BENCH_PATH,
+                       "--quick", "--rounds=1", "--only=wait", "--json=" + json_path});
+  INFO("stderr: " << result.stderr_bytes);
+  REQUIRE(result.exit_code == 0);
+  CHECK_THAT(result.stdout_bytes, Catch::Contains("## 8. Readers that wait"));
+  std::ifstream in(json_path);
+  nlohmann::json document;
+  REQUIRE_NOTHROW(document = nlohmann::json::parse(in));
+  const nlohmann::json& wait = document["wait"];
+  INFO(wait.dump());
+  CHECK(KeysOf(wait) == std::vector<std::string>{"readers", "wake_cost"});
+  CHECK(KeysOf(wait["wake_cost"]) == std::vector<std::string>{"no_wake_ns", "ratio", "wake_ns"});
+  CHECK(wait["wake_cost"]["wake_ns"].get<double>() > 0);
+  CHECK(wait["wake_cost"]["no_wake_ns"].get<double>() > 0);
+  const nlohmann::json& readers = wait["readers"];
+  REQUIRE(readers.size() == 3);
+  std::vector<std::string> names;
+  for (const nlohmann::json& reader : readers) {
+    CHECK(KeysOf(reader) ==
+          std::vector<std::string>{"commits", "cpu_fraction", "p50_ns", "p99_ns", "reader"});
+    // --quick, one round: 20 commits per reader, each seen by it.
+    CHECK(reader["commits"] == 20);
+    CHECK(reader["p50_ns"].is_number());
+    CHECK(reader["p99_ns"].get<double>() >= reader["p50_ns"].get<double>());
+    CHECK(reader["cpu_fraction"].get<double>() >= 0);
+    names.push_back(reader["reader"]);
+  }
+  CHECK(names == std::vector<std::string>{"WaitForNewer (futex)", "Load every 1 ms",
+                                          "Load every 100 µs"});
 }
 
 }  // namespace
