@@ -45,7 +45,8 @@ uint64_t CpuNs() {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
   const auto ns = [](const timeval& t) {
-    return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(t.tv_usec) * 1000u;
+    return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000u +
+           static_cast<uint64_t>(t.tv_usec) * 1000u;
   };
   return ns(usage.ru_utime) + ns(usage.ru_stime);
 }
@@ -259,14 +260,16 @@ nlohmann::json RunWaitSection(const Options& options) {
       "(futex(FUTEX_WAKE) after every commit; nobody waiting) beside one opened with "
       "wake_waiters = false, %d interleaved rounds.\n\n",
       options.rounds);
-  std::printf("| commit, 4 KiB kNone | µs |\n| --- | ---: |\n| wakes waiters | %s |\n"
-              "| does not | %s |\n| ratio (median, range) | %s |\n| difference | %.2f µs |\n\n",
-              FormatMicros(cost.wake_ns).c_str(), FormatMicros(cost.no_wake_ns).c_str(),
-              FormatRatio(cost.ratio).c_str(), (cost.wake_ns - cost.no_wake_ns) / 1e3);
+  std::printf(
+      "| commit, 4 KiB kNone | µs |\n| --- | ---: |\n| wakes waiters | %s |\n"
+      "| does not | %s |\n| ratio (median, range) | %s |\n| difference | %.2f µs |\n\n",
+      FormatMicros(cost.wake_ns).c_str(), FormatMicros(cost.no_wake_ns).c_str(),
+      FormatRatio(cost.ratio).c_str(), (cost.wake_ns - cost.no_wake_ns) / 1e3);
   std::printf(
       "(b) Wake-up latency: from the writer's Commit returning to a reader in another process "
       "holding its copy of the new 4 KiB commit (negative: the reader had it first; the wake is "
-      "sent inside Commit); %zu commits per reader, a random 0-2 ms pause before each. (c) CPU while waiting: the reader's user + system time per second of "
+      "sent inside Commit); %zu commits per reader, a random 0-2 ms pause before each. (c) CPU "
+      "while waiting: the reader's user + system time per second of "
       "wall time while it waits %.1f s for a commit that does not come.\n\n",
       latency[0].latency_ns.size(), static_cast<double>(latency[0].reader_wall_ns) / 1e9);
   std::printf("| reader | p50 µs | p99 µs | CPU while waiting |\n| --- | ---: | ---: | ---: |\n");

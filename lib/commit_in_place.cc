@@ -77,10 +77,10 @@ Status Store::Rep::CheckFillFinish(const InPlaceMember& fill, uint64_t length,
 Result<slot::Header> Store::Rep::FilledHeader(const InPlaceMember& fill, uint64_t length) const {
   auto header = NextHeader(fill.index, fill.target, length, "commit");
   if (!header.ok()) return header;
-  header->payload_checksum = fill.only_appended && length == fill.appended
-                                 ? fill.checksum->Digest()
-                                 : format::Checksum({mapping->data() + FillOffset(fill),
-                                                     static_cast<size_t>(length)});
+  header->payload_checksum =
+      fill.only_appended && length == fill.appended
+          ? fill.checksum->Digest()
+          : format::Checksum({mapping->data() + FillOffset(fill), static_cast<size_t>(length)});
   return header;
 }
 
@@ -247,8 +247,7 @@ void PendingCommit::Abort() {
 
 Result<PendingBatch> Store::BeginBatch(std::span<const BatchReservation> members) {
   PendingBatch pending(nullptr);
-  if (Status s = rep_->BeginInPlace(members, /*batch=*/true, &pending.rep_, kBeginBatch);
-      !s.ok()) {
+  if (Status s = rep_->BeginInPlace(members, /*batch=*/true, &pending.rep_, kBeginBatch); !s.ok()) {
     return s;
   }
   pending.rep_ = rep_.get();
@@ -291,9 +290,9 @@ uint64_t PendingBatch::payload_file_offset(size_t member) const {
 Status PendingBatch::Append(size_t member, std::span<const std::byte> bytes) {
   if (rep_ == nullptr) return NotPending(kFill);
   if (member >= size()) {
-    return Status::Error(StatusCode::kInvalidArgument, kFill, rep_->path,
-                         "member " + std::to_string(member) + " of a batch of " +
-                             std::to_string(size()));
+    return Status::Error(
+        StatusCode::kInvalidArgument, kFill, rep_->path,
+        "member " + std::to_string(member) + " of a batch of " + std::to_string(size()));
   }
   return rep_->AppendToFill(rep_->in_place->members[member], bytes);
 }

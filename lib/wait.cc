@@ -38,8 +38,8 @@ uint64_t Store::Rep::NewestHeaderGeneration(uint32_t index) const {
   for (uint32_t i = 0; i < region.slot_count; ++i) {
     headers[i] = shared_copy::LoadHeaderWords(base + slot::HeaderFileOffset(region, i));
   }
-  const bool batch_ids = region_check::ReadBatchContext(region_check::MappingReader(*mapping), info)
-                             ->batch_ids();
+  const bool batch_ids =
+      region_check::ReadBatchContext(region_check::MappingReader(*mapping), info)->batch_ids();
   const std::vector<region_check::ValidHeader> valid =
       region_check::ValidHeadersNewestFirst(headers, region, index, batch_ids);
   return valid.empty() ? 0 : valid.front().header.generation;
@@ -86,8 +86,7 @@ Result<CheckpointMeta> Store::WaitForNewer(std::string_view name, uint64_t gener
     return Status::Error(StatusCode::kInvalidArgument, kWait, r.path,
                          "WaitOptions::recheck must be positive");
   }
-  const uint64_t word_offset =
-      *area + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
+  const uint64_t word_offset = *area + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
   const auto* word = reinterpret_cast<const uint32_t*>(r.mapping->data() + word_offset);
   const uint64_t start = r.io->MonotonicNanos();
   const uint64_t deadline = SaturatingAdd(start, timeout);
@@ -116,9 +115,10 @@ Result<CheckpointMeta> Store::WaitForNewer(std::string_view name, uint64_t gener
     const uint64_t now = r.io->MonotonicNanos();
     if (now >= deadline) {
       return Status::Error(StatusCode::kTimedOut, kWait, r.path,
-                           "region '" + r.info.regions[*found].name + "' has no commit above generation " +
-                               std::to_string(generation) + " after waiting " +
-                               std::to_string((now - start) / 1'000'000) + " ms");
+                           "region '" + r.info.regions[*found].name +
+                               "' has no commit above generation " + std::to_string(generation) +
+                               " after waiting " + std::to_string((now - start) / 1'000'000) +
+                               " ms");
     }
     if (now >= next_recheck) {
       if (Status s = r.CheckStillNamed(opened, opened_known); !s.ok()) return s;

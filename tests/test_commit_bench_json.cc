@@ -27,20 +27,27 @@ std::vector<std::string> KeysOf(const nlohmann::json& object) {
   return keys;
 }
 
-TEST_CASE("the commit benchmark's batch section writes every arm and the documented JSON keys",
-          "[bench]") {
-  TempDir dir;
-  const std::string json_path = dir.File("batches.json");
+// Runs the benchmark's section `only` once (--quick, one round) in `dir`,
+// checks that it printed `heading`, and returns its --json document.
+nlohmann::json RunSection(const TempDir& dir, const std::string& only,
+                          const std::string& heading) {
+  const std::string json_path = dir.File(only + ".json");
   const ProcessResult result = RunProcess(
       "/usr/bin/env", {"REGIONSTORE_BENCH_DIR=" + dir.File("files"), REGIONSTORE_COMMIT_BENCH_PATH,
-                       "--quick", "--rounds=1", "--only=batches", "--json=" + json_path});
+                       "--quick", "--rounds=1", "--only=" + only, "--json=" + json_path});
   INFO("stderr: " << result.stderr_bytes);
   REQUIRE(result.exit_code == 0);
-  CHECK_THAT(result.stdout_bytes, Catch::Contains("## 6. Batches"));
-
+  CHECK_THAT(result.stdout_bytes, Catch::Contains(heading));
   std::ifstream in(json_path);
   nlohmann::json document;
   REQUIRE_NOTHROW(document = nlohmann::json::parse(in));
+  return document;
+}
+
+TEST_CASE("the commit benchmark's batch section writes every arm and the documented JSON keys",
+          "[bench]") {
+  TempDir dir;
+  const nlohmann::json document = RunSection(dir, "batches", "## 6. Batches");
   const nlohmann::json& shapes = document["batches"];
   REQUIRE(shapes.is_array());
   REQUIRE(shapes.size() == 2);
@@ -112,16 +119,7 @@ TEST_CASE("the commit benchmark's batch section writes every arm and the documen
 TEST_CASE("the commit benchmark's wait section measures every reader and writes its JSON keys",
           "[bench][wait]") {
   TempDir dir;
-  const std::string json_path = dir.File("wait.json");
-  const ProcessResult result = RunProcess(
-      "/usr/bin/env", {"REGIONSTORE_BENCH_DIR=" + dir.File("files"), REGIONSTORE_COMMIT_BENCH_PATH,
-                       "--quick", "--rounds=1", "--only=wait", "--json=" + json_path});
-  INFO("stderr: " << result.stderr_bytes);
-  REQUIRE(result.exit_code == 0);
-  CHECK_THAT(result.stdout_bytes, Catch::Contains("## 8. Readers that wait"));
-  std::ifstream in(json_path);
-  nlohmann::json document;
-  REQUIRE_NOTHROW(document = nlohmann::json::parse(in));
+  const nlohmann::json document = RunSection(dir, "wait", "## 8. Readers that wait");
   const nlohmann::json& wait = document["wait"];
   INFO(wait.dump());
   CHECK(KeysOf(wait) == std::vector<std::string>{"readers", "wake_cost"});

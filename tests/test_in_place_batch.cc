@@ -32,8 +32,7 @@ void CreateBatchStore(const std::string& path, bool batch_log = true) {
   REQUIRE(Store::Create(path, 0, options).ok());
 }
 
-constexpr std::array<BatchReservation, 3> kAll{
-    {{"a", 20'000}, {"b", 4096}, {"wide", kWide}}};
+constexpr std::array<BatchReservation, 3> kAll{{{"a", 20'000}, {"b", 4096}, {"wide", kWide}}};
 
 // The payloads of batch `n`: lengths below each capacity, distinct bytes.
 std::array<std::vector<std::byte>, 3> BatchPayloads(uint64_t n) {
@@ -105,9 +104,7 @@ TEST_CASE("A batch filled in place loads byte-exact in every mode, one barrier w
     CHECK(after.commits == before.commits + 3);
     // kNone: no barrier; kAsync: an msync(MS_ASYNC) per member; durable:
     // one fdatasync for the whole batch.
-    const uint64_t barriers = mode == Durability::kNone    ? 0
-                              : mode == Durability::kAsync ? 3
-                                                           : 1;
+    const uint64_t barriers = mode == Durability::kNone ? 0 : mode == Durability::kAsync ? 3 : 1;
     CHECK(after.flushes - before.flushes == barriers);
     CheckHolds(store, payloads);
     // A reader in another handle, as one consistent set.
@@ -129,8 +126,7 @@ TEST_CASE("A batch filled in place loads byte-exact in every mode, one barrier w
   }
 }
 
-TEST_CASE("An abandoned batch filled in place leaves every region as it was",
-          "[inplace][batch]") {
+TEST_CASE("An abandoned batch filled in place leaves every region as it was", "[inplace][batch]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   CreateBatchStore(path);
@@ -155,8 +151,7 @@ TEST_CASE("An abandoned batch filled in place leaves every region as it was",
         CHECK_FALSE(pending->pending());
         CHECK(pending->size() == 0);
         CHECK(pending->payload(0).empty());
-        CHECK(pending->Finish(Durability::kSync).status().code() ==
-              StatusCode::kInvalidArgument);
+        CHECK(pending->Finish(Durability::kSync).status().code() == StatusCode::kInvalidArgument);
         CHECK(pending->Append(0, PatternBytes(1, 1)).code() == StatusCode::kInvalidArgument);
       }
       if (how == 1) {
@@ -241,8 +236,7 @@ TEST_CASE("While a batch is filled in place its regions refuse other commits, an
   CHECK(pending->Finish(one_length, Durability::kSync).status().code() ==
         StatusCode::kInvalidArgument);
   const std::array<uint64_t, 2> over{100, 101};
-  CHECK(pending->Finish(over, Durability::kSync).status().code() ==
-        StatusCode::kInvalidArgument);
+  CHECK(pending->Finish(over, Durability::kSync).status().code() == StatusCode::kInvalidArgument);
   CHECK(pending->pending());
 
   // The store closes first: the batch can no longer reach it.

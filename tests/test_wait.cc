@@ -58,7 +58,8 @@ void CommitNumber(Store& store, uint64_t n) {
     const std::vector<std::byte> small = PatternBytes(10, n);
     const std::array<std::span<const std::byte>, 1> r_piece{std::span<const std::byte>(payload)};
     const std::array<std::span<const std::byte>, 1> o_piece{std::span<const std::byte>(small)};
-    const std::array<BatchMember, 2> batch{BatchMember{"other", o_piece}, BatchMember{"r", r_piece}};
+    const std::array<BatchMember, 2> batch{BatchMember{"other", o_piece},
+                                           BatchMember{"r", r_piece}};
     auto done = store.CommitBatch(batch, mode);
     Must(done.ok(), "CommitBatch");
   } else {
@@ -277,8 +278,7 @@ TEST_CASE("Signals and wake-ups for other regions do not end a wait early", "[wa
       REQUIRE(::pthread_kill(waiter.native_handle(), SIGUSR1) == 0);
       while (g_signals_handled.load() == handled) std::this_thread::yield();
     } else {
-      REQUIRE(writer.Commit("other", PatternBytes(10, static_cast<uint64_t>(i)),
-                            Durability::kNone)
+      REQUIRE(writer.Commit("other", PatternBytes(10, static_cast<uint64_t>(i)), Durability::kNone)
                   .ok());
     }
   }
@@ -365,8 +365,7 @@ TEST_CASE("A waiter whose writer was killed returns at its timeout", "[wait][mul
   CHECK(after.status().code() == StatusCode::kTimedOut);
 }
 
-TEST_CASE("A waiter notices at its recheck that the path names another store, or none",
-          "[wait]") {
+TEST_CASE("A waiter notices at its recheck that the path names another store, or none", "[wait]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   CreateWaitStore(path);
@@ -419,8 +418,8 @@ TEST_CASE("A waiter makes no repeated system calls while it sleeps", "[wait][mul
     // 400 ms with nothing to wake it and no recheck due: one futex wait
     // (a polling reader at 1 ms would make ~400 calls).
     SyscallHook hook;
-    auto got = reader->WaitForNewer("r", 0, milliseconds(400), out,
-                                    {.recheck = std::chrono::hours(1)});
+    auto got =
+        reader->WaitForNewer("r", 0, milliseconds(400), out, {.recheck = std::chrono::hours(1)});
     CHECK(got.status().code() == StatusCode::kTimedOut);
     INFO("futex calls: " << hook.Count(Syscall::kFutex));
     CHECK(hook.Count(Syscall::kFutex) >= 1);
@@ -431,8 +430,7 @@ TEST_CASE("A waiter makes no repeated system calls while it sleeps", "[wait][mul
   {
     // With a recheck every 100 ms: one stat and one more futex wait each.
     SyscallHook hook;
-    auto got =
-        reader->WaitForNewer("r", 0, milliseconds(450), out, {.recheck = milliseconds(100)});
+    auto got = reader->WaitForNewer("r", 0, milliseconds(450), out, {.recheck = milliseconds(100)});
     CHECK(got.status().code() == StatusCode::kTimedOut);
     INFO("futex calls: " << hook.Count(Syscall::kFutex) << ", stat calls: " << io.stat_calls);
     CHECK(hook.Count(Syscall::kFutex) <= 7);
