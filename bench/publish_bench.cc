@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "common/raw_io.h"
 #include "regionstore/atomic_file.h"
 #include "regionstore/store.h"
 
@@ -72,17 +73,6 @@ std::string& PublishDir() {
   return dir;
 }
 
-bool WriteAll(int fd, const std::vector<std::byte>& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // One raw publish of `data` at `path`; "" or what failed.
 std::string RawPublish(PublishArm arm, const std::string& path, const std::string& dir,
                        const std::vector<std::byte>& data, uint64_t serial) {
@@ -93,7 +83,7 @@ std::string RawPublish(PublishArm arm, const std::string& path, const std::strin
                         O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL), 0600);
   if (fd < 0) return Errno("open " + target);
   std::string error;
-  if (!WriteAll(fd, data)) error = Errno("write");
+  if (!WriteAll(fd, data.data(), data.size())) error = Errno("write");
   if (error.empty() && fsync && ::fsync(fd) != 0) error = Errno("fsync");
   if (::close(fd) != 0 && error.empty()) error = Errno("close");
   if (!error.empty() || overwrite) return error;

@@ -29,6 +29,7 @@
 
 #include "commit_bench.h"
 #include "common/die.h"
+#include "common/raw_io.h"
 
 namespace regionstore::bench {
 namespace {
@@ -64,28 +65,6 @@ constexpr std::array<ReaderArm, 3> kReaders{{
     {ReaderKind::kPoll1ms, "Load every 1 ms", 1'000'000},
     {ReaderKind::kPoll100us, "Load every 100 µs", 100'000},
 }};
-
-bool WriteAll(int fd, const void* data, size_t size) {
-  const auto* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool ReadAll(int fd, void* data, size_t size) {
-  auto* p = static_cast<char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::read(fd, p, size);
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 // Waits the reader's way until region "r" holds a generation above
 // `after`, or until `deadline` (monotonic ns) passes. True if it got one.

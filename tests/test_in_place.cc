@@ -38,17 +38,6 @@ void Fill(std::span<std::byte> out, uint64_t seed) {
   std::copy(pattern.begin(), pattern.end(), out.begin());
 }
 
-// verify finds no damaged or torn region.
-void CheckNothingDamaged(const std::string& path) {
-  auto report = VerifyRegions(path);
-  REQUIRE(report.ok());
-  for (const RegionReport& region : report->regions) {
-    INFO("region " << region.name);
-    CHECK_FALSE(region.damaged);
-    CHECK_FALSE(region.torn);
-  }
-}
-
 // --- Writable views -----------------------------------------------------
 
 TEST_CASE("Bytes written through a writable view land at data_offset + offset", "[inplace]") {

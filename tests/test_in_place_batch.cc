@@ -117,13 +117,7 @@ TEST_CASE("A batch filled in place loads byte-exact in every mode, one barrier w
   }
   Store reopened = MustOpen(path, OpenMode::kReadOnly);
   CheckHolds(reopened, FilledPayloads(n));
-  auto report = VerifyRegions(path);
-  REQUIRE(report.ok());
-  for (const RegionReport& region : report->regions) {
-    INFO("region " << region.name);
-    CHECK_FALSE(region.damaged);
-    CHECK_FALSE(region.torn);
-  }
+  CheckNothingDamaged(path);
 }
 
 TEST_CASE("An abandoned batch filled in place leaves every region as it was", "[inplace][batch]") {

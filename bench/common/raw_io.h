@@ -57,6 +57,12 @@ std::string PwriteFdatasync(int fd, std::span<const std::byte> data, uint64_t of
 // A plain file of `size` bytes written by one large pwrite and synced.
 void CreatePlainFile(const std::string& path, uint64_t size);
 
+// All of `size` bytes to or from a descriptor (a pipe between a benchmark
+// and its child), retrying short counts and EINTR; false on an error or,
+// reading, at end of file.
+bool WriteAll(int fd, const void* data, size_t size);
+bool ReadAll(int fd, void* data, size_t size);
+
 }  // namespace regionstore::bench
 
 #endif  // REGIONSTORE_BENCH_COMMON_RAW_IO_H_

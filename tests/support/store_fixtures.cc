@@ -37,6 +37,16 @@ std::vector<std::byte> MustLoad(const Store& store, std::string_view name, Check
   return out;
 }
 
+void CheckNothingDamaged(const std::string& path) {
+  auto report = VerifyRegions(path);
+  REQUIRE(report.ok());
+  for (const RegionReport& region : report->regions) {
+    INFO("region " << region.name);
+    CHECK_FALSE(region.damaged);
+    CHECK_FALSE(region.torn);
+  }
+}
+
 InPlaceBatchPlan PlanInPlace(std::span<const BatchMember> members) {
   InPlaceBatchPlan plan;
   for (const BatchMember& member : members) {

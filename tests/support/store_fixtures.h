@@ -49,6 +49,9 @@ void MustCreateWithRegions(const std::string& path, uint64_t data_size,
 std::vector<std::byte> MustLoad(const Store& store, std::string_view name,
                                 CheckpointMeta* meta = nullptr);
 
+// VerifyRegions finds no damaged or torn region in the store at `path`.
+void CheckNothingDamaged(const std::string& path);
+
 // What a batch filled in place needs to take the payloads of `members`:
 // one reservation per member, as long as its pieces together.
 struct InPlaceBatchPlan {
