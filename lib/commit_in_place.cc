@@ -94,6 +94,20 @@ void Store::Rep::ResetFilledPages(const InPlaceMember& fill, uint64_t length) {
   mapping->ResetPageTables(FillOffset(fill), format::AlignUp(length, page_size));
 }
 
+void Store::Rep::TakeFill(Rep*& to, Rep*& from) {
+  to = std::exchange(from, nullptr);
+  if (to != nullptr) to->in_place->owner = &to;
+}
+
+void Store::Rep::DropFill(Rep*& rep) {
+  if (rep == nullptr) return;
+  // Every target's header stays cleared: the slots are free, the regions'
+  // commits are untouched, and nothing needs writing.
+  rep->in_place.reset();
+  rep = nullptr;
+  MarkCommitPhase(internal::kIdle);
+}
+
 Status Store::Rep::CheckNotFilling(uint32_t index, const char* operation) const {
   if (!in_place) return Status::Ok();
   for (const InPlaceMember& fill : in_place->members) {
@@ -167,16 +181,14 @@ Result<PendingCommit> Store::BeginCommit(std::string_view name, uint64_t max_len
 
 PendingCommit::PendingCommit(Store::Rep* rep) : rep_(rep) {}
 
-PendingCommit::PendingCommit(PendingCommit&& other) noexcept
-    : rep_(std::exchange(other.rep_, nullptr)) {
-  if (rep_ != nullptr) rep_->in_place->owner = &rep_;
+PendingCommit::PendingCommit(PendingCommit&& other) noexcept {
+  Store::Rep::TakeFill(rep_, other.rep_);
 }
 
 PendingCommit& PendingCommit::operator=(PendingCommit&& other) noexcept {
   if (this != &other) {
     Abort();
-    rep_ = std::exchange(other.rep_, nullptr);
-    if (rep_ != nullptr) rep_->in_place->owner = &rep_;
+    Store::Rep::TakeFill(rep_, other.rep_);
   }
   return *this;
 }
@@ -234,14 +246,7 @@ Result<uint64_t> PendingCommit::Finish(uint64_t length, Durability durability) {
   return header->generation;
 }
 
-void PendingCommit::Abort() {
-  if (rep_ == nullptr) return;
-  // The target's header stays cleared: the slot is free, the region's
-  // commits are untouched, and nothing needs writing.
-  rep_->in_place.reset();
-  rep_ = nullptr;
-  MarkCommitPhase(internal::kIdle);
-}
+void PendingCommit::Abort() { Store::Rep::DropFill(rep_); }
 
 // --- PendingBatch --------------------------------------------------------
 
@@ -256,16 +261,14 @@ Result<PendingBatch> Store::BeginBatch(std::span<const BatchReservation> members
 
 PendingBatch::PendingBatch(Store::Rep* rep) : rep_(rep) {}
 
-PendingBatch::PendingBatch(PendingBatch&& other) noexcept
-    : rep_(std::exchange(other.rep_, nullptr)) {
-  if (rep_ != nullptr) rep_->in_place->owner = &rep_;
+PendingBatch::PendingBatch(PendingBatch&& other) noexcept {
+  Store::Rep::TakeFill(rep_, other.rep_);
 }
 
 PendingBatch& PendingBatch::operator=(PendingBatch&& other) noexcept {
   if (this != &other) {
     Abort();
-    rep_ = std::exchange(other.rep_, nullptr);
-    if (rep_ != nullptr) rep_->in_place->owner = &rep_;
+    Store::Rep::TakeFill(rep_, other.rep_);
   }
   return *this;
 }
@@ -340,12 +343,6 @@ Result<std::vector<uint64_t>> PendingBatch::Finish(std::span<const uint64_t> len
   return generations;
 }
 
-void PendingBatch::Abort() {
-  if (rep_ == nullptr) return;
-  // As PendingCommit::Abort: every target stays free, nothing is written.
-  rep_->in_place.reset();
-  rep_ = nullptr;
-  MarkCommitPhase(internal::kIdle);
-}
+void PendingBatch::Abort() { Store::Rep::DropFill(rep_); }
 
 }  // namespace regionstore

@@ -304,6 +304,11 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   Status CheckFillFinish(const InPlaceMember& fill, uint64_t length, Durability durability) const;
   Result<slot::Header> FilledHeader(const InPlaceMember& fill, uint64_t length) const;
   void ResetFilledPages(const InPlaceMember& fill, uint64_t length);
+  // PendingCommit's and PendingBatch's moves and aborts, on their `rep_`:
+  // TakeFill moves a pending fill's ownership from `from` to `to` (the fill
+  // then clears `to` if the store closes first); DropFill abandons it.
+  static void TakeFill(Rep*& to, Rep*& from);
+  static void DropFill(Rep*& rep);
   // kBusy if region `index` has a commit filled in place pending.
   Status CheckNotFilling(uint32_t index, const char* operation) const;
   // After a commit returned: what the region state and the counters learn.
