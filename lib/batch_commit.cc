@@ -167,18 +167,20 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
       return s;
     }
     std::array<std::byte, slot::kHeaderUnitSize> unit{};
-    for (const BatchPlanMember& member : plan) {
-      const slot::HeaderBytes header_bytes = slot::EncodeHeader(member.header);
+    for (uint32_t m = 0; m < plan.size(); ++m) {
+      const slot::HeaderBytes header_bytes = slot::EncodeHeader(plan[m].header);
       std::memcpy(unit.data(), header_bytes.data(), header_bytes.size());
-      if (Status s = file->WriteAt(unit_of(member), unit); !s.ok()) {
+      if (Status s = file->WriteAt(unit_of(plan[m]), unit); !s.ok()) {
         return failed_write(s, "commit batch: pwrite (slot header)");
       }
+      internal::ReachPoint(internal::Point::kBatchMemberHeader, m);
     }
     if (Status s = EndPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
       return s;
     }
     last_batch_id = id;
     MarkCommitPhase(internal::kFlush);
+    internal::ReachPoint(internal::Point::kBatchBeforeBarrier);
     // One barrier for every member, the record and the mark: fdatasync in
     // both modes (the members and the log are far apart in the file, and a
     // ranged msync from one to the other would cover everything between).
@@ -225,8 +227,9 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
       MarkCommitPhase(internal::kIdle);
       return s;
     }
-    for (const BatchPlanMember& member : plan) {
-      shared_copy::StoreHeaderWords(base + unit_of(member), slot::EncodeHeader(member.header));
+    for (uint32_t m = 0; m < plan.size(); ++m) {
+      shared_copy::StoreHeaderWords(base + unit_of(plan[m]), slot::EncodeHeader(plan[m].header));
+      internal::ReachPoint(internal::Point::kBatchMemberHeader, m);
     }
     if (Status s = EndPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
       MarkCommitPhase(internal::kIdle);

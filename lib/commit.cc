@@ -201,6 +201,7 @@ Status Store::Rep::DurableHeaderAndBarrier(uint32_t index, uint32_t target,
   }
   if (Status s = Published(kWord); !s.ok()) return s;
   MarkCommitPhase(internal::kFlush);
+  internal::ReachPoint(internal::Point::kCommitBeforeBarrier);
   // One barrier for header unit and payload, which are adjacent: msync of
   // that range (kSync: writeback and device flush of this range only), or
   // fdatasync (the whole file).

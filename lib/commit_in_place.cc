@@ -220,8 +220,12 @@ Result<uint64_t> PendingCommit::Finish(Durability durability) {
 Result<uint64_t> PendingCommit::Finish(uint64_t length, Durability durability) {
   if (rep_ == nullptr) return NotPending("commit");
   Store::Rep& r = *rep_;
-  if (Status s = r.CheckFillFinish(r.in_place->members[0], length, durability); !s.ok()) return s;
-  // From here the commit is no longer pending, whatever happens.
+  // After Finish, successful or not, the commit is no longer pending: a
+  // refused Finish abandons it too (store.h), as Abort would.
+  if (Status s = r.CheckFillFinish(r.in_place->members[0], length, durability); !s.ok()) {
+    Abort();
+    return s;
+  }
   const InPlaceMember fill = std::move(r.in_place->members[0]);
   r.in_place.reset();
   rep_ = nullptr;
@@ -311,15 +315,22 @@ Result<std::vector<uint64_t>> PendingBatch::Finish(std::span<const uint64_t> len
   if (rep_ == nullptr) return NotPending("commit batch");
   Store::Rep& r = *rep_;
   std::vector<InPlaceMember>& members = r.in_place->members;
+  // After Finish, successful or not, the batch is no longer pending: a
+  // refused Finish abandons it too (store.h), as Abort would.
   if (lengths.size() != members.size()) {
-    return Status::Error(StatusCode::kInvalidArgument, "commit batch", r.path,
-                         std::to_string(lengths.size()) + " lengths for a batch of " +
-                             std::to_string(members.size()) + " regions");
+    const Status refused = Status::Error(StatusCode::kInvalidArgument, "commit batch", r.path,
+                                         std::to_string(lengths.size()) +
+                                             " lengths for a batch of " +
+                                             std::to_string(members.size()) + " regions");
+    Abort();
+    return refused;
   }
   for (size_t m = 0; m < members.size(); ++m) {
-    if (Status s = r.CheckFillFinish(members[m], lengths[m], durability); !s.ok()) return s;
+    if (Status s = r.CheckFillFinish(members[m], lengths[m], durability); !s.ok()) {
+      Abort();
+      return s;
+    }
   }
-  // From here the batch is no longer pending, whatever happens.
   const std::vector<InPlaceMember> fills = std::move(members);
   r.in_place.reset();
   rep_ = nullptr;

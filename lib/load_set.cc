@@ -114,11 +114,31 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
     failed_copy[i].assign(r.info.regions[indices[i]].slot_count, std::nullopt);
   }
   const bool ignore_word = internal::Mutated(internal::Mutation::kLoadSetIgnoresPublication);
+  // An odd word that no live writer holds: a writer died inside a
+  // publication pair, and nothing changes until the next writer's open,
+  // which moves the word on before it changes anything (RecoverOnOpen). A
+  // snapshot between two reads of that very value is one instant, like one
+  // under an even value. The value is read before the writer's lock is
+  // tested, so that a writer that opened after the test has changed it.
+  std::optional<intent::PublicationBytes> dead_writer_word;
+  std::optional<intent::PublicationBytes> last_odd;
+  bool writer_unknown = false;
   for (int attempt = 0; attempt < kLoadSetAttempts; ++attempt) {
     if (attempt > 0) std::this_thread::yield();
     const intent::PublicationBytes before = ReadPublication(word);
     const std::optional<uint64_t> p = intent::DecodePublication(before);
-    if (p && (*p & 1) != 0 && !ignore_word) continue;  // a batch is being published
+    if (p && (*p & 1) != 0 && !ignore_word && before != dead_writer_word) {
+      // A batch is being published, or its writer died. Test the lock once
+      // the same odd value is seen twice (a live writer is most often done
+      // by then).
+      if (before == last_odd) {
+        const Result<bool> alive = r.file->HasWriter();
+        if (alive.ok() && !*alive) dead_writer_word = before;
+        writer_unknown = !alive.ok();
+      }
+      last_odd = before;
+      continue;
+    }
     // The snapshot: every read the decision makes lies between the two
     // reads of the word.
     const region_check::BatchContext batch = *region_check::ReadBatchContext(mapped, r.info);
@@ -245,6 +265,13 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
       meta.invalid_header_slots = choices[i].invalid_header_slots;
     }
     return metas;
+  }
+  if (writer_unknown) {
+    return Status::Error(
+        StatusCode::kBusy, "load set", r.path,
+        "the publication word stayed odd during " + std::to_string(kLoadSetAttempts) +
+            " attempts: a writer is publishing a batch, or died while it did and this Io cannot "
+            "tell which; retry later, or open the store for writing once to recover it");
   }
   return Status::Error(StatusCode::kBusy, "load set", r.path,
                        "the writer kept changing the regions during " +

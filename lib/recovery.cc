@@ -42,6 +42,15 @@ Status Store::Rep::RecoverOnOpen() {
       std::span<const std::byte>(area).subspan(intent::kPublicationEntry * intent::kEntrySize);
   if (const std::optional<uint64_t> p = intent::DecodePublication(word)) {
     publication = *p;
+    // A dead writer's odd word: readers that found no writer alive may be
+    // taking snapshots under this very value (Store::LoadSet), so move it on
+    // before this open changes anything they read.
+    if ((publication & 1) != 0) {
+      if (Status s = WritePublication(publication + 2, "open: pwrite (publication word)");
+          !s.ok()) {
+        return s;
+      }
+    }
   } else {
     const uint64_t start = format::Load64(word, 0) + (uint64_t{1} << 32);
     publication = start + (start & 1);
@@ -108,6 +117,27 @@ Status Store::Rep::RecoverOnOpen() {
         decoded.header.generation != mark.generation) {
       continue;
     }
+    // The commit was visible from its header's store on, and readers may
+    // have been given it: keep it if it is whole (in this boot's page cache
+    // a kill cannot leave a valid header over a partial payload). Its pages
+    // are written again, so that the fdatasync below covers them even if the
+    // barrier failed and left them clean but unwritten; it is durable once
+    // this open returns, and its generation stays the region's floor.
+    if (!internal::Mutated(internal::Mutation::kRecoveryUndoesUnfinishedBarrier)) {
+      const uint64_t payload = slot::PayloadFileOffset(region, mark.slot);
+      auto matches = region_check::PayloadMatches(read, payload, decoded.header);
+      if (!matches.ok()) return matches.status();
+      if (*matches) {
+        if (Status s = RewriteRange(unit, payload + decoded.header.length,
+                                    "open: rewrite a commit whose barrier did not return");
+            !s.ok()) {
+          return s;
+        }
+        continue;
+      }
+    }
+    // Not whole (its payload pages were dropped and read back from the
+    // disk after a failed writeback): no commit, and never returned.
     if (Status s = BeginPublishing("open: pwrite (publication word)"); !s.ok()) return s;
     if (Status s = file->WriteAt(unit, zero_unit); !s.ok()) {
       return s.WithOperation("open: clear the header of a commit whose barrier did not return",
@@ -128,6 +158,7 @@ Status Store::Rep::RecoverOnOpen() {
   // missing on disk, and nothing says which. Write every region's newest
   // commit again, so the fdatasync covers it.
   if (file_barrier) return RecoverEveryRegion();
+  internal::ReachPoint(internal::Point::kRecoveryBeforeBarrier);
   // Whatever earlier handles left in the page cache becomes durable here.
   // If this fails, the kernel may have marked some of it clean unwritten and
   // will not say so again; when that matters (commits an earlier handle left
@@ -142,7 +173,7 @@ Status Store::Rep::RecoverOnOpen() {
                   .always_mark = must_mark});
 }
 
-Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& withdrew) {
+Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& must_mark) {
   batch_log_offset = batch::LogOffset(info);
   if (!batch_log_offset) return Status::Ok();
   const batch::Watermark found = batch::ReadWatermark(area);
@@ -166,6 +197,7 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& w
     const ReadFn read = region_check::PreadReader(*file, path);
     const region_check::BatchContext context{&info, batch_log_offset, found.w};
     std::vector<std::pair<uint64_t, slot::Header>> traces;  // header unit, header
+    std::vector<std::pair<uint64_t, uint64_t>> kept;          // [header unit, payload end)
     for (uint32_t r = 0; r < info.regions.size(); ++r) {
       const RegionEntry& region = info.regions[r];
       for (uint32_t i = 0; i < region.slot_count; ++i) {
@@ -178,19 +210,32 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& w
             decoded.header.batch_id <= found.w || decoded.header.batch_id == batch::kWithdrawnId) {
           continue;
         }
-        if (failed && decoded.header.batch_id == *failed) {
+        const bool unfinished_barrier = failed && decoded.header.batch_id == *failed;
+        if (unfinished_barrier &&
+            internal::Mutated(internal::Mutation::kRecoveryUndoesUnfinishedBarrier)) {
           traces.emplace_back(unit, decoded.header);
           continue;
         }
         // A member whose own payload is torn counts for nothing anyway, and
         // is left for Load and verify to report; its partners fail below.
-        auto matches =
-            region_check::PayloadMatches(read, slot::PayloadFileOffset(region, i), decoded.header);
+        // (Of the batch whose barrier did not return, it is withdrawn.)
+        const uint64_t payload = slot::PayloadFileOffset(region, i);
+        auto matches = region_check::PayloadMatches(read, payload, decoded.header);
         if (!matches.ok()) return matches.status();
-        if (!*matches) continue;
+        if (!*matches) {
+          if (unfinished_barrier) traces.emplace_back(unit, decoded.header);
+          continue;
+        }
         auto verdict = region_check::BatchVerdict(read, context, r, i, decoded.header);
         if (!verdict.ok()) return verdict.status();
-        if (!verdict->empty()) traces.emplace_back(unit, decoded.header);
+        if (!verdict->empty()) {
+          traces.emplace_back(unit, decoded.header);
+        } else if (unfinished_barrier) {
+          // Whole, so visible, and readers may have been given it: kept, its
+          // pages written again for the open's fdatasync (as for a single
+          // commit whose barrier did not return).
+          kept.emplace_back(unit, payload + decoded.header.length);
+        }
       }
     }
     // Decided on the file as it was, then withdrawn: no verdict above saw a
@@ -208,7 +253,19 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& w
       if (Status s = file->WriteAt(unit, unit_bytes); !s.ok()) {
         return s.WithOperation("open: withdraw a member of a batch that did not complete", path);
       }
-      withdrew = true;
+      must_mark = true;
+    }
+    // A kept batch needs its record on disk as much as its members.
+    if (!kept.empty()) {
+      const uint64_t record = batch::UnitOffset(*batch_log_offset, *failed);
+      kept.emplace_back(record, record + batch::kUnitSize);
+    }
+    for (const auto& [begin, end] : kept) {
+      if (Status s = RewriteRange(begin, end, "open: rewrite a batch whose barrier did not return");
+          !s.ok()) {
+        return s;
+      }
+      must_mark = true;
     }
   }
   // Batches of the last writer had ids up to found.w + 32 at most (a batch
@@ -258,6 +315,19 @@ Status Store::Rep::RecoverEveryRegion() {
     if (!s.ok()) return s.WithOperation("open: clear the intent area", path);
   }
   volatile_pending = false;
+  return Status::Ok();
+}
+
+Status Store::Rep::RewriteRange(uint64_t begin, uint64_t end, const char* operation) {
+  const ReadFn read = region_check::PreadReader(*file, path);
+  std::vector<std::byte> chunk(std::min<uint64_t>(region_check::kChunk, end - begin));
+  for (uint64_t at = begin; at < end;) {
+    const std::span<std::byte> piece =
+        std::span(chunk).first(std::min<uint64_t>(chunk.size(), end - at));
+    if (Status s = read(at, piece); !s.ok()) return s;
+    if (Status s = file->WriteAt(at, piece); !s.ok()) return s.WithOperation(operation, path);
+    at += piece.size();
+  }
   return Status::Ok();
 }
 
@@ -380,17 +450,11 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
     }
   }
   if (rewrite && state.newest) {
-    const uint64_t begin = slot::HeaderFileOffset(region, *state.newest);
-    const uint64_t end = slot::PayloadFileOffset(region, *state.newest) + recovered_length;
-    std::vector<std::byte> chunk(std::min<uint64_t>(region_check::kChunk, end - begin));
-    for (uint64_t at = begin; at < end;) {
-      const std::span<std::byte> piece =
-          std::span(chunk).first(std::min<uint64_t>(chunk.size(), end - at));
-      if (Status s = read(at, piece); !s.ok()) return s;
-      if (Status s = file->WriteAt(at, piece); !s.ok()) {
-        return s.WithOperation("open: rewrite the recovered checkpoint", path);
-      }
-      at += piece.size();
+    if (Status s = RewriteRange(slot::HeaderFileOffset(region, *state.newest),
+                                slot::PayloadFileOffset(region, *state.newest) + recovered_length,
+                                "open: rewrite the recovered checkpoint");
+        !s.ok()) {
+      return s;
     }
   }
   state.settled = true;

@@ -155,15 +155,21 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // the newest commit is written again, for a whole-file barrier to follow.
   Status SettleRegion(uint32_t index, bool rewrite);
   Status RecoverEveryRegion();
+  // Reads [begin, end) with pread and writes it back unchanged, so that the
+  // next fdatasync writes it even where a failed barrier left its pages
+  // clean in the cache but missing on disk. Errors name `operation`.
+  Status RewriteRange(uint64_t begin, uint64_t end, const char* operation);
   // Part of RecoverOnOpen for stores with a batch log, before anything else
   // is written: unless the watermark says the last writer left no batch
   // open, reads every slot header and withdraws the members of batches that
-  // did not complete (and, from this boot's mark, of a batch whose barrier
-  // did not return): their headers get batch::kWithdrawnId and keep their
-  // generations. Then marks the watermark open (not clean) for the open's
-  // fdatasync to make durable. `area` is the intent area as read;
-  // `withdrew` says whether any header was rewritten.
-  Status ResolveBatchesOnOpen(std::span<const std::byte> area, bool& withdrew);
+  // did not complete: their headers get batch::kWithdrawnId and keep their
+  // generations. A batch whose barrier did not return in this boot (its
+  // mark) is kept if it is whole, its members and record written again for
+  // the open's fdatasync; otherwise withdrawn. Then marks the watermark
+  // open (not clean) for the open's fdatasync to make durable. `area` is
+  // the intent area as read; `must_mark` is set when anything was written
+  // that the open's fdatasync must make durable under the file-barrier mark.
+  Status ResolveBatchesOnOpen(std::span<const std::byte> area, bool& must_mark);
   // After the open's fdatasync returned: every batch the log can hold is
   // complete or gone, and durable.
   Status AfterOpenBarrier();

@@ -14,6 +14,7 @@ std::atomic<LoadSetPause> g_pause{nullptr};
 std::atomic<void*> g_pause_context{nullptr};
 std::atomic<WaitPause> g_wait_pause{nullptr};
 std::atomic<void*> g_wait_pause_context{nullptr};
+std::atomic<PointHook> g_point_hook{nullptr};
 }  // namespace
 
 void SetCommitPhaseWord(std::atomic<uint32_t>* word) { g_phase_word.store(word); }
@@ -47,6 +48,12 @@ void PauseWait() {
   if (WaitPause pause = g_wait_pause.load(std::memory_order_relaxed)) {
     pause(g_wait_pause_context.load());
   }
+}
+
+void SetPointHook(PointHook hook) { g_point_hook.store(hook); }
+
+void ReachPoint(Point point, uint32_t detail) {
+  if (PointHook hook = g_point_hook.load(std::memory_order_relaxed)) hook(point, detail);
 }
 
 }  // namespace with_test_hooks

@@ -55,6 +55,27 @@ enum class Mutation : uint32_t {
   // WaitForNewer reads the wake word after its check of the region instead
   // of before: a commit between the two is a lost wake-up.
   kWaitReadsWordLate,
+  // A writer's open undoes every commit and batch whose barrier did not
+  // return in this boot (zeroes the commit's header, withdraws the batch's
+  // members), though readers may have been given them: the rule before 0.11.
+  kRecoveryUndoesUnfinishedBarrier,
+};
+
+// Fixed points of a commit, a batch and an open, where a test can stop the
+// writer (a kill test raises SIGKILL there) instead of aiming a kill by luck.
+enum class Point : uint32_t {
+  // A durable single commit: its header is visible and published, its
+  // barrier not yet called.
+  kCommitBeforeBarrier,
+  // A durable batch: every member's header is visible and the publication
+  // pair closed, the barrier not yet called.
+  kBatchBeforeBarrier,
+  // A batch (any mode): member number `detail` (0-based) has its header in
+  // the page cache; the publication pair is still open.
+  kBatchMemberHeader,
+  // A writer's open: recovery wrote what it writes, its fdatasync not yet
+  // called.
+  kRecoveryBeforeBarrier,
 };
 
 #if defined(REGIONSTORE_TESTING)
@@ -77,12 +98,18 @@ void PauseLoadSet(size_t position);
 using WaitPause = void (*)(void* context);
 void SetWaitPause(WaitPause pause, void* context);
 void PauseWait();
+// Called at each Point with its detail (see Point); a test's hook may end
+// the process there. Set it before opening.
+using PointHook = void (*)(Point point, uint32_t detail);
+void SetPointHook(PointHook hook);
+void ReachPoint(Point point, uint32_t detail = 0);
 }  // namespace with_test_hooks
 #else
 inline namespace without_test_hooks {
 inline void MarkCommitPhase(CommitPhase) {}
 inline void PauseLoadSet(size_t) {}
 inline void PauseWait() {}
+inline void ReachPoint(Point, uint32_t = 0) {}
 constexpr bool Mutated(Mutation) { return false; }
 }  // namespace without_test_hooks
 #endif

@@ -73,6 +73,10 @@ class RecordingFile final : public File {
   Status DataSync() override { return Record("DataSync"); }
   Status Sync() override { return Record("Sync"); }
   Status LockExclusive() override { return Record("LockExclusive"); }
+  Result<bool> HasWriter() override {
+    calls_.push_back("HasWriter");
+    return false;
+  }
   Result<FileStat> Stat() override {
     calls_.push_back("Stat");
     return FileStat{};
@@ -105,6 +109,7 @@ TEST_CASE("ForwardingFile and ForwardingMapping pass every call to the wrapped o
   static_cast<void>(file.DataSync());
   static_cast<void>(file.Sync());
   static_cast<void>(file.LockExclusive());
+  static_cast<void>(file.HasWriter());
   static_cast<void>(file.Stat());
   auto mapped = file.Map(8, OpenMode::kReadWrite);
   REQUIRE(mapped.ok());
@@ -118,8 +123,8 @@ TEST_CASE("ForwardingFile and ForwardingMapping pass every call to the wrapped o
   mapping.WakeWord(0);
   const std::vector<std::string> expected = {
       "path",           "ReadAt",   "WriteAt",      "WriteGatherAt",   "StartWriteback",
-      "Allocate",       "DataSync", "Sync",         "LockExclusive",   "Stat",
-      "Map",            "data",     "size",         "Sync",            "PrepareWrite",
+      "Allocate",       "DataSync", "Sync",         "LockExclusive",   "HasWriter",
+      "Stat",           "Map",            "data",     "size",         "Sync",            "PrepareWrite",
       "ResetPageTables", "WaitWord", "WakeWord"};
   CHECK(calls == expected);
 }

@@ -189,7 +189,16 @@ class REGIONSTORE_EXPORT File {
   virtual Status Sync() = 0;      // fsync
   // Takes the exclusive single-writer lock (flock LOCK_EX, non-blocking).
   // Errors: kBusy if another open file description holds it.
+  // The POSIX implementation also takes an open-file-description record
+  // lock (F_OFD_SETLK) beside the flock, for HasWriter.
   virtual Status LockExclusive() = 0;
+  // Whether some open file description holds the writer's lock
+  // (LockExclusive), tested without taking anything (F_OFD_GETLK), so no
+  // writer's open can fail for it. A reader uses it to tell a dead writer's
+  // leftovers from a live writer's work. The default fails with kIOError
+  // (EOPNOTSUPP: this Io cannot tell), and so does a kernel without OFD
+  // locks; callers treat that as "a writer may be alive".
+  virtual Result<bool> HasWriter();
   virtual Result<FileStat> Stat() = 0;
   // Maps [0, length) of the file MAP_SHARED, read-write (kReadWrite, which
   // needs a file opened so) or read-only, from this descriptor (never by

@@ -57,6 +57,8 @@ long Futex(uint32_t* word, int op, uint32_t value, const struct timespec* deadli
                                       FUTEX_BITSET_MATCH_ANY);
 }
 
+int FcntlLock(int fd, int command, struct flock* lock) { return ::fcntl(fd, command, lock); }
+
 constexpr PosixSyscalls kRealSyscalls = {
     .pread = ::pread,
     .pwrite = ::pwrite,
@@ -74,6 +76,7 @@ constexpr PosixSyscalls kRealSyscalls = {
     .ioctl = IoctlWithPointer,
     .fallocate = ::fallocate,
     .futex = Futex,
+    .fcntl_lock = FcntlLock,
 };
 
 // Constant-initialized, so it holds the real functions before any static
@@ -109,6 +112,18 @@ using internal::Syscalls;
 // errno, read before any other expression of the caller's statement can
 // allocate (argument evaluation order is unspecified).
 inline int SavedErrno() { return errno; }
+
+// The record lock a writer holds beside its flock (PosixFile::LockExclusive):
+// one byte far past any store's end, where no other program that locks
+// the file's real bytes would look.
+struct flock WriterRecordLock(short type) {
+  struct flock lock {};
+  lock.l_type = type;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = off_t{1} << 62;
+  lock.l_len = 1;
+  return lock;
+}
 
 uint64_t ClockNanos(clockid_t clock) {
   struct timespec now {};
@@ -324,7 +339,34 @@ class PosixFile final : public File {
       }
       return Status::FromErrno(error, "lock", path_);
     }
+    // Beside the flock, an open-file-description record lock that readers
+    // can test without taking (F_OFD_GETLK; flock has no test), so that a
+    // reader can tell a dead writer's leftovers from a live writer's work
+    // (HasWriter). Same owner and lifetime as the flock. Where the kernel
+    // has no OFD locks (before 3.15) readers cannot tell, and say so.
+    struct flock record = WriterRecordLock(F_WRLCK);
+    do {
+      rc = Syscalls().fcntl_lock(fd_, F_OFD_SETLK, &record);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0 && errno != EINVAL) {
+      const int error = errno;
+      if (error == EAGAIN || error == EACCES) {
+        return Status::Error(StatusCode::kBusy, "lock", path_,
+                             "another writer holds this store's record lock", error);
+      }
+      return Status::FromErrno(error, "lock (record lock)", path_);
+    }
     return Status::Ok();
+  }
+
+  Result<bool> HasWriter() override {
+    struct flock probe = WriterRecordLock(F_RDLCK);
+    int rc;
+    do {
+      rc = Syscalls().fcntl_lock(fd_, F_OFD_GETLK, &probe);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) return Status::FromErrno(errno, "test the writer's lock (F_OFD_GETLK)", path_);
+    return probe.l_type != F_UNLCK;
   }
 
   Result<FileStat> Stat() override { return StatNoTimes(fd_, "", AT_EMPTY_PATH, "fstat", path_); }
@@ -791,6 +833,8 @@ Status NotSupportedByThisIo(const std::string& path, const char* operation) {
                        EOPNOTSUPP);
 }
 }  // namespace
+
+Result<bool> File::HasWriter() { return NotSupportedByThisIo(path(), "test the writer's lock"); }
 
 Result<uint32_t> File::InodeFlags() { return NotSupportedByThisIo(path(), "get inode flags"); }
 

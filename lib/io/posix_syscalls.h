@@ -9,6 +9,7 @@
 #ifndef REGIONSTORE_LIB_IO_POSIX_SYSCALLS_H_
 #define REGIONSTORE_LIB_IO_POSIX_SYSCALLS_H_
 
+#include <fcntl.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -48,6 +49,9 @@ struct PosixSyscalls {
   // CLOCK_MONOTONIC `deadline` (nullptr: none), or FUTEX_WAKE (`deadline`
   // unused). -1 and errno.
   long (*futex)(uint32_t* word, int op, uint32_t value, const struct timespec* deadline);
+  // fcntl with a struct flock (F_OFD_SETLK, F_OFD_GETLK); libc's is
+  // variadic, so the table holds a wrapper. -1 and errno.
+  int (*fcntl_lock)(int fd, int command, struct flock* lock);
 };
 
 // The table every PosixFile and PosixMapping call goes through; at start

@@ -110,6 +110,7 @@ class ForwardingFile : public File {
   Status DataSync() override { return base_->DataSync(); }
   Status Sync() override { return base_->Sync(); }
   Status LockExclusive() override { return base_->LockExclusive(); }
+  Result<bool> HasWriter() override { return base_->HasWriter(); }
   Result<FileStat> Stat() override { return base_->Stat(); }
   Result<std::unique_ptr<Mapping>> Map(uint64_t length, OpenMode mode) override {
     return base_->Map(length, mode);

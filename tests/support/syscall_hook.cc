@@ -148,6 +148,13 @@ long HookFutex(uint32_t* word, int op, uint32_t value, const struct timespec* de
                     [&] { return Active().real().futex(word, op, value, deadline); });
 }
 
+int HookFcntlLock(int fd, int command, struct flock* lock) {
+  const SyscallCall call{Syscall::kFcntlLock, fd, static_cast<uint64_t>(lock->l_start),
+                         static_cast<uint64_t>(lock->l_len), command};
+  return FailOrCall(Active().Enter(call),
+                    [&] { return Active().real().fcntl_lock(fd, command, lock); });
+}
+
 constexpr internal::PosixSyscalls kHookedSyscalls = {
     .pread = HookPread,
     .pwrite = HookPwrite,
@@ -165,6 +172,7 @@ constexpr internal::PosixSyscalls kHookedSyscalls = {
     .ioctl = HookIoctl,
     .fallocate = HookFallocate,
     .futex = HookFutex,
+    .fcntl_lock = HookFcntlLock,
 };
 
 bool TransfersBytes(Syscall call) {
@@ -204,6 +212,8 @@ const char* SyscallName(Syscall call) {
       return "fallocate";
     case Syscall::kFutex:
       return "futex";
+    case Syscall::kFcntlLock:
+      return "fcntl";
   }
   return "?";
 }

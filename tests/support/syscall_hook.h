@@ -35,6 +35,7 @@ enum class Syscall {
   kIoctl,              // offset 0, length 0, flags: the request (FS_IOC_*)
   kFallocateWithMode,  // fallocate(2) with a mode; flags: the mode
   kFutex,              // fd -1; offset: the word's address; flags: the op (FUTEX_WAKE, ...)
+  kFcntlLock,          // offset: the lock's l_start; flags: the command (F_OFD_GETLK, ...)
 };
 
 const char* SyscallName(Syscall call);

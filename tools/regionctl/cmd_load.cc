@@ -1,6 +1,9 @@
 #include "cmd_load.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -19,12 +22,51 @@ struct LoadArgs : StoreArgs {
   std::string name;
   std::string output_path;  // empty: standard output
   std::vector<std::string> gets;  // NAME=FILE, one consistent set
-  std::optional<uint64_t> wait_newer_than;  // --wait-newer-than G
-  std::optional<double> timeout_seconds;    // --timeout SECONDS (none: wait for ever)
+  std::optional<std::string> wait_newer_than;  // --wait-newer-than G, as typed
+  std::optional<std::string> timeout_seconds;  // --timeout SECONDS, as typed (none: for ever)
 };
 
 Status Usage(const LoadArgs& args, std::string message) {
   return Status::Error(StatusCode::kInvalidArgument, "load", args.path, std::move(message));
+}
+
+// The longest --timeout: a little over 31 years, far past any wait a caller
+// means, and well inside what a nanosecond count holds.
+constexpr double kMaxTimeoutSeconds = 1e9;
+
+// A generation as typed: decimal digits only (no sign, no 0x, no spaces),
+// at most the largest generation a commit can have (FORMAT.md). CLI11's own
+// conversion wraps "-1" and clamps what overflows, so it is parsed here.
+Result<uint64_t> ParseGeneration(const LoadArgs& args, const std::string& text) {
+  constexpr uint64_t kMax = (uint64_t{1} << 63) - 1;
+  uint64_t value = 0;
+  bool ok = !text.empty() && text.size() <= 19;
+  for (const char c : text) {
+    if (c < '0' || c > '9') {
+      ok = false;
+      break;
+    }
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (!ok || value > kMax) {
+    return Usage(args, "--wait-newer-than " + QuoteName(text) +
+                           ": expected a generation, a whole number from 0 to " +
+                           std::to_string(kMax));
+  }
+  return value;
+}
+
+// Seconds as typed: a finite number above 0, at most kMaxTimeoutSeconds.
+Result<std::chrono::nanoseconds> ParseTimeout(const LoadArgs& args, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double seconds = std::strtod(text.c_str(), &end);
+  const bool parsed = !text.empty() && end == text.c_str() + text.size() && errno != ERANGE;
+  if (!parsed || !std::isfinite(seconds) || seconds <= 0 || seconds > kMaxTimeoutSeconds) {
+    return Usage(args, "--timeout " + QuoteName(text) +
+                           ": expected a number of seconds above 0 and at most 1e9");
+  }
+  return std::chrono::nanoseconds(static_cast<int64_t>(seconds * 1e9));
 }
 
 // load PATH --get NAME=FILE ...: every region found and every output
@@ -35,6 +77,9 @@ Status RunLoadSet(const LoadArgs& args) {
   }
   if (args.wait_newer_than) {
     return Usage(args, "--wait-newer-than waits for one region: give NAME, not --get");
+  }
+  if (args.timeout_seconds) {
+    return Usage(args, "--timeout goes with --wait-newer-than, which waits for one region");
   }
   std::vector<std::string> names, files;
   for (const std::string& text : args.gets) {
@@ -61,16 +106,40 @@ Status RunLoadSet(const LoadArgs& args) {
     Result<RegionEntry> region = FindRegionEntry(store->info(), names[i], args.path, "load");
     if (!region.ok()) return region.status();
   }
+  // Every output opened and checked before anything loads or is written:
+  // a bad one (the store, a missing directory, one named twice) fails the
+  // command with no file written, and files this run made are removed.
+  std::vector<OutputFile> outputs;
+  const auto discard_all = [&outputs] {
+    for (OutputFile& output : outputs) output.Discard();
+  };
+  for (size_t i = 0; i < files.size(); ++i) {
+    Result<OutputFile> output = OutputFile::Open(files[i] == "-" ? "" : files[i], args.path);
+    if (!output.ok()) {
+      discard_all();
+      return output.status();
+    }
+    const auto identity = output->identity();
+    for (size_t earlier = 0; earlier < outputs.size(); ++earlier) {
+      if (identity && outputs[earlier].identity() == identity) {
+        output->Discard();
+        discard_all();
+        return Usage(args, "--get: " + QuoteName(files[earlier]) + " and " + QuoteName(files[i]) +
+                               " are the same file: give each region its own");
+      }
+    }
+    outputs.push_back(std::move(*output));
+  }
   std::vector<std::string_view> views(names.begin(), names.end());
   std::vector<std::vector<std::byte>> payloads;
-  // Load before opening any output: a failed load leaves no file.
   Result<std::vector<CheckpointMeta>> loaded = store->LoadSet(views, payloads);
-  if (!loaded.ok()) return loaded.status();
+  if (!loaded.ok()) {
+    discard_all();
+    return loaded.status();
+  }
   for (size_t i = 0; i < names.size(); ++i) WarnAboutLoaded(names[i], (*loaded)[i]);
   for (size_t i = 0; i < names.size(); ++i) {
-    if (Status s = WriteOutput(files[i] == "-" ? "" : files[i], payloads[i], args.path); !s.ok()) {
-      return s;
-    }
+    if (Status s = outputs[i].Write(payloads[i]); !s.ok()) return s;
   }
   return Status::Ok();
 }
@@ -89,13 +158,16 @@ Status RunLoad(const LoadArgs& args) {
   // Load before opening --output: a failed load leaves no file.
   std::vector<std::byte> payload;
   if (args.wait_newer_than) {
+    Result<uint64_t> generation = ParseGeneration(args, *args.wait_newer_than);
+    if (!generation.ok()) return generation.status();
     // No --timeout: wait for ever (a signal still ends the process).
-    const std::chrono::nanoseconds timeout =
-        args.timeout_seconds && *args.timeout_seconds < 1e9
-            ? std::chrono::nanoseconds(static_cast<int64_t>(*args.timeout_seconds * 1e9))
-            : std::chrono::nanoseconds::max();
-    Result<CheckpointMeta> loaded =
-        store->WaitForNewer(args.name, *args.wait_newer_than, timeout, payload);
+    std::chrono::nanoseconds timeout = std::chrono::nanoseconds::max();
+    if (args.timeout_seconds) {
+      Result<std::chrono::nanoseconds> parsed = ParseTimeout(args, *args.timeout_seconds);
+      if (!parsed.ok()) return parsed.status();
+      timeout = *parsed;
+    }
+    Result<CheckpointMeta> loaded = store->WaitForNewer(args.name, *generation, timeout, payload);
     if (!loaded.ok()) return loaded.status();
     WarnAboutLoaded(args.name, *loaded);
     return WriteOutput(args.output_path, payload, args.path);
@@ -127,7 +199,8 @@ void SetupLoad(CLI::App& app, Status& outcome) {
       "Several regions as one consistent set (all as of one moment, never one region\n"
       "from before a batch or commit and another from after it):\n"
       "  regionctl load state.rs --get model=model.bin --get step=step.bin\n"
-      "Each FILE is written only once the whole set loaded; exit codes as above.\n"
+      "Every FILE is opened and checked first (not the store, each named once), and\n"
+      "none is written unless the whole set loaded; exit codes as above.\n"
       "Waiting for the next commit (no polling: the writer wakes the waiter):\n"
       "  regionctl load state.rs state --wait-newer-than 41 --timeout 30\n"
       "returns the first commit above generation 41 once there is one (at once if\n"
@@ -152,8 +225,7 @@ void SetupLoad(CLI::App& app, Status& outcome) {
   command
       ->add_option("--timeout", args->timeout_seconds,
                    "With --wait-newer-than: give up after SECONDS (exit 5)")
-      ->type_name("SECONDS")
-      ->check(CLI::PositiveNumber);
+      ->type_name("SECONDS");
   command->callback([args, &outcome] { outcome = RunLoad(*args); });
 }
 

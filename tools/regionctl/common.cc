@@ -729,8 +729,21 @@ Result<size_t> InputReader::Read(std::span<std::byte> buffer) {
   return filled;
 }
 
-Status WriteOutput(const std::string& output_path, std::span<const std::byte> data,
-                   const std::string& store_path, bool sync_regular_file) {
+OutputFile::OutputFile(int fd, bool to_stdout, bool created, std::string path, std::string name)
+    : fd_(fd), to_stdout_(to_stdout), created_(created), path_(std::move(path)),
+      name_(std::move(name)) {}
+
+OutputFile::OutputFile(OutputFile&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), to_stdout_(other.to_stdout_),
+      created_(std::exchange(other.created_, false)), written_(other.written_),
+      path_(std::move(other.path_)), name_(std::move(other.name_)) {}
+
+OutputFile::~OutputFile() {
+  if (!to_stdout_ && fd_ >= 0) ::close(fd_);
+}
+
+Result<OutputFile> OutputFile::Open(const std::string& output_path,
+                                    const std::string& store_path) {
   const bool to_stdout = output_path.empty();
   const std::string name = to_stdout ? std::string(kStdoutName) : output_path;
   if (to_stdout && StandardOutputWasClosed()) {
@@ -739,45 +752,72 @@ Status WriteOutput(const std::string& output_path, std::span<const std::byte> da
                          "or redirect it (> FILE); nothing written");
   }
   int fd = STDOUT_FILENO;
+  bool created = false;
   if (!to_stdout) {
     // No O_TRUNC yet: the descriptor is compared with the store first, so a
     // destination that is the store (by any name) is refused untouched. A
     // FIFO blocks here until its reader opens it, as `cat > fifo` does.
-    fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    // O_EXCL first, to know whether this call made the file (Discard).
+    fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    created = fd >= 0;
+    if (fd < 0 && errno == EEXIST) fd = ::open(output_path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return Status::FromErrno(errno, "open output", name);
   }
-  ScopedFd owned_fd(to_stdout ? -1 : fd);
+  OutputFile output(fd, to_stdout, created, output_path, name);
   if (const auto store = IdentityOf(store_path); store.has_value() && IdentityOf(fd) == store) {
+    output.Discard();
     return OutputIsTheStore(store_path, output_path, "write output");
   }
-  if (!to_stdout) {
+  return output;
+}
+
+std::optional<std::pair<dev_t, ino_t>> OutputFile::identity() const { return IdentityOf(fd_); }
+
+void OutputFile::Discard() {
+  if (created_ && !written_) static_cast<void>(::unlink(path_.c_str()));
+  created_ = false;
+}
+
+Status OutputFile::Write(std::span<const std::byte> data, bool sync_regular_file) {
+  written_ = true;
+  if (!to_stdout_) {
     struct stat st {};
-    if (::fstat(fd, &st) != 0) return Status::FromErrno(errno, "fstat output", name);
-    if (S_ISREG(st.st_mode) && ::ftruncate(fd, 0) != 0) {
-      return Status::FromErrno(errno, "truncate output", name);
+    if (::fstat(fd_, &st) != 0) return Status::FromErrno(errno, "fstat output", name_);
+    if (S_ISREG(st.st_mode) && ::ftruncate(fd_, 0) != 0) {
+      return Status::FromErrno(errno, "truncate output", name_);
     }
     sync_regular_file = sync_regular_file && S_ISREG(st.st_mode);
   }
-
   size_t written = 0;
   while (written < data.size()) {
     const size_t chunk = std::min<size_t>(data.size() - written, kChunkBytes);
-    const ssize_t put = ::write(fd, data.data() + written, chunk);
+    const ssize_t put = ::write(fd_, data.data() + written, chunk);
     if (put < 0) {
       if (errno == EINTR) continue;
       return Status::FromErrno(
-          errno, "write output", name,
+          errno, "write output", name_,
           std::to_string(written) + " of " + std::to_string(data.size()) + " bytes written");
     }
     written += static_cast<size_t>(put);
   }
-  if (sync_regular_file && ::fsync(fd) != 0) return Status::FromErrno(errno, "fsync output", name);
-  if (!to_stdout) {
+  if (sync_regular_file && ::fsync(fd_) != 0) {
+    return Status::FromErrno(errno, "fsync output", name_);
+  }
+  if (!to_stdout_) {
     // close() can report a deferred write error (NFS, quota); it is not retried
     // on EINTR because Linux has already released the descriptor.
-    if (::close(owned_fd.Release()) != 0) return Status::FromErrno(errno, "close output", name);
+    if (::close(std::exchange(fd_, -1)) != 0) {
+      return Status::FromErrno(errno, "close output", name_);
+    }
   }
   return Status::Ok();
+}
+
+Status WriteOutput(const std::string& output_path, std::span<const std::byte> data,
+                   const std::string& store_path, bool sync_regular_file) {
+  Result<OutputFile> output = OutputFile::Open(output_path, store_path);
+  if (!output.ok()) return output.status();
+  return output->Write(data, sync_regular_file);
 }
 
 }  // namespace regionstore::regionctl

@@ -8,6 +8,8 @@
 #ifndef REGIONSTORE_TOOLS_REGIONCTL_COMMON_H_
 #define REGIONSTORE_TOOLS_REGIONCTL_COMMON_H_
 
+#include <sys/types.h>
+
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -316,6 +318,42 @@ class InputReader {
 
   int fd_;
   bool owned_;
+  std::string name_;
+};
+
+// A destination opened and checked but not written yet (OutputFile::Open),
+// so that a command with several outputs can check every one before it
+// writes any. Move-only; the destructor closes it.
+class OutputFile {
+ public:
+  // Opens `output_path` for writing (created, mode 0644 before umask, if
+  // missing; nothing truncated yet), or standard output if it is empty, and
+  // refuses a destination that is the store at `store_path` by any name.
+  // Errors: as WriteOutput's before its first byte.
+  static Result<OutputFile> Open(const std::string& output_path, const std::string& store_path);
+  OutputFile(OutputFile&& other) noexcept;
+  OutputFile& operator=(OutputFile&&) = delete;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile();
+
+  // Truncates a regular file, then writes all of `data` (fsynced first with
+  // `sync_regular_file`) and closes. Once per file.
+  Status Write(std::span<const std::byte> data, bool sync_regular_file = false);
+  // Removes the file if Open created it and Write never ran: a command that
+  // fails after opening its outputs leaves none of them behind.
+  void Discard();
+  // The destination's device and inode (standard output's too), if known.
+  std::optional<std::pair<dev_t, ino_t>> identity() const;
+  const std::string& name() const { return name_; }
+
+ private:
+  OutputFile(int fd, bool to_stdout, bool created, std::string path, std::string name);
+  int fd_ = -1;
+  bool to_stdout_ = false;
+  bool created_ = false;
+  bool written_ = false;
+  std::string path_;
   std::string name_;
 };
 
