@@ -455,6 +455,8 @@ struct LoopCounts {
   int changed = 0;     // other bytes or generation after recovery than shown
   int mixed_sets = 0;  // a LoadSet no moment of the history held
   int reused = 0;      // one generation of a region shown with two payloads
+  int kills_in_barrier = 0;  // kills that landed while the child was in a barrier
+  int batches_shown = 0;     // rounds whose shown set holds a batch's members
 };
 
 LoopCounts KillLoop(const std::string& path, int rounds, uint64_t seed) {
@@ -503,12 +505,19 @@ LoopCounts KillLoop(const std::string& path, int rounds, uint64_t seed) {
         FAIL("the committing child ended by itself: " << DescribeWait(status));
       }
     }
+    if (shared->phase.load() == internal::kFlush) ++counts.kills_in_barrier;
     ::kill(child, SIGKILL);
     const int status = Reap(guard);
     REQUIRE(WIFSIGNALED(status));
     next_op = first_op + shared->done.load() + 1;
     const Shown shown = ShowAll(path);
     if (!ConsistentSet(shown)) ++counts.mixed_sets;
+    for (const auto& payload : shown.payloads) {
+      if (__builtin_popcount(TagOf(payload).members) > 1) {
+        ++counts.batches_shown;
+        break;
+      }
+    }
     remember(shown);
     const AfterRecovery after = RecoverAndCompare(path, shown);
     counts.gone_back += after.regions_gone_back;
@@ -528,9 +537,11 @@ TEST_CASE(
   TempDir dir;
   const int rounds = static_cast<int>(ScaledCount(300));
   const LoopCounts counts = KillLoop(dir.File("loop.rgn"), rounds, 0x5ee4);
-  INFO("rounds " << counts.rounds << ": gone back " << counts.gone_back << ", changed "
-                 << counts.changed << ", mixed sets " << counts.mixed_sets << ", reused "
-                 << counts.reused);
+  WARN("kill loop: " << counts.rounds << " rounds, " << counts.kills_in_barrier
+                     << " kills inside a barrier, " << counts.batches_shown
+                     << " sets shown with a batch; gone back " << counts.gone_back << ", changed "
+                     << counts.changed << ", mixed sets " << counts.mixed_sets << ", reused "
+                     << counts.reused);
   CHECK(counts.rounds == rounds);
   CHECK(counts.gone_back == 0);
   CHECK(counts.changed == 0);
@@ -543,8 +554,9 @@ TEST_CASE("Negative control: the kill loop catches recovery that undoes an unfin
   TempDir dir;
   MutationScope broken(internal::Mutation::kRecoveryUndoesUnfinishedBarrier);
   const LoopCounts counts = KillLoop(dir.File("loop.rgn"), 60, 0xbad5ee4);
-  INFO("rounds " << counts.rounds << ": gone back " << counts.gone_back << ", reused "
-                 << counts.reused);
+  WARN("negative control: " << counts.rounds << " rounds, " << counts.kills_in_barrier
+                              << " kills inside a barrier; gone back " << counts.gone_back
+                              << ", reused " << counts.reused);
   CHECK(counts.gone_back > 0);
 }
 
