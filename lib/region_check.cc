@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "batch.h"
+#include "bytes.h"
 #include "shared_copy.h"
 #include "test_hooks.h"
 
@@ -145,6 +146,14 @@ Result<std::string> BatchVerdict(const ReadFn& read, const BatchContext& context
   return Verdict(read, context, region, slot, header, check_payloads, 0);
 }
 
+Result<bool> BatchRecordTorn(const ReadFn& read, const BatchContext& context, uint64_t id) {
+  if (!context.log_offset || id == 0 || id == batch::kWithdrawnId) return false;
+  batch::UnitBytes unit;
+  if (Status s = read(batch::UnitOffset(*context.log_offset, id), unit); !s.ok()) return s;
+  if (batch::DecodeRecord(unit)) return false;
+  return !internal::AllZero(unit);
+}
+
 Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region,
                                    uint32_t region_index, bool check_payloads,
                                    const BatchContext* batch) {
@@ -200,6 +209,9 @@ Result<RegionReport> ExamineRegion(const ReadFn& read, const RegionEntry& region
             slot_report.state = SlotState::kIncomplete;
             slot_report.reason = "member of an interrupted batch: " + *verdict;
             slot_report.batch_incomplete = true;
+            auto torn = BatchRecordTorn(read, *batch, decoded.header.batch_id);
+            if (!torn.ok()) return torn.status();
+            slot_report.batch_record_torn = *torn;
           }
         }
         if (!newest_header || decoded.header.generation > report.slots[*newest_header].generation) {

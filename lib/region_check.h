@@ -59,6 +59,11 @@ Result<std::string> BatchVerdict(const ReadFn& read, const BatchContext& context
                                  uint32_t slot, const slot::Header& header,
                                  bool check_payloads = true);
 
+// Whether batch `id`'s unit of the batch log holds bytes that fail the
+// record's checks (not all zero, and no valid record of any batch): a torn
+// or damaged record rather than one never written or since reused.
+Result<bool> BatchRecordTorn(const ReadFn& read, const BatchContext& context, uint64_t id);
+
 // Every slot of one region: header checks and, for a header that passes,
 // the payload checksum (unless `check_payloads` is off) and, in a store with
 // a batch log (`batch`), whether its batch completed. Then the region-level

@@ -298,7 +298,15 @@ TEST_CASE("A commit filled in place checks its lengths, and outlives its store h
   CHECK(pending->Append(PatternBytes(41, 2)).code() == StatusCode::kInvalidArgument);
   CHECK(pending->appended() == 60);
   CHECK(pending->Finish(101, Durability::kNone).status().code() == StatusCode::kInvalidArgument);
-  CHECK(pending->pending());
+  // A refused Finish abandons the commit (store.h): nothing pending, and
+  // the region free for the next one.
+  CHECK_FALSE(pending->pending());
+  CHECK(pending->Finish(60, Durability::kNone).status().code() == StatusCode::kInvalidArgument);
+  {
+    auto begun = store.BeginCommit("b", 100);
+    REQUIRE(begun.ok());
+    pending.emplace(std::move(*begun));
+  }
   // The store closes first: the pending commit can no longer reach it.
   { Store gone = std::move(store); }
   CHECK_FALSE(pending->pending());

@@ -222,16 +222,27 @@ TEST_CASE("While a batch is filled in place its regions refuse other commits, an
   REQUIRE(store.Commit("wide", old_b, Durability::kPwriteFdatasync).ok());
   CHECK(MustLoad(store, "b") == old_b);
 
-  // Bad finishes are refused and leave it pending.
+  // Bad appends are refused and leave it pending; a bad finish is refused
+  // and abandons it (store.h), leaving the regions as they were.
   REQUIRE(pending->Append(0, PatternBytes(100, 2)).ok());
   CHECK(pending->Append(0, PatternBytes(1, 2)).code() == StatusCode::kInvalidArgument);
   CHECK(pending->Append(2, PatternBytes(1, 2)).code() == StatusCode::kInvalidArgument);
+  CHECK(pending->pending());
   const std::array<uint64_t, 1> one_length{100};
   CHECK(pending->Finish(one_length, Durability::kSync).status().code() ==
         StatusCode::kInvalidArgument);
+  CHECK_FALSE(pending->pending());
+  const auto begin_again = [&] {
+    auto begun = store.BeginBatch(a_and_b);
+    REQUIRE(begun.ok());
+    pending.emplace(std::move(*begun));
+  };
+  begin_again();
   const std::array<uint64_t, 2> over{100, 101};
   CHECK(pending->Finish(over, Durability::kSync).status().code() == StatusCode::kInvalidArgument);
-  CHECK(pending->pending());
+  CHECK_FALSE(pending->pending());
+  CHECK(MustLoad(store, "b") == old_b);
+  begin_again();
 
   // The store closes first: the batch can no longer reach it.
   { Store gone = std::move(store); }

@@ -104,8 +104,10 @@ void PlantCommitMark(const std::string& path, const std::string& region,
   PwriteAt(path, *area + intent::kFirstCommitEntry * intent::kEntrySize, entry);
 }
 
-TEST_CASE("A current-boot commit mark costs the next open one header unit, another boot's, nothing",
-          "[checkpoint][open][fs-matrix]") {
+TEST_CASE(
+    "A current-boot commit mark keeps a whole commit and writes it once more, undoes a torn one, "
+    "and another boot's costs nothing",
+    "[checkpoint][open][fs-matrix]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   MustCreateWithRegions(path, 0, kBigStore);
@@ -118,24 +120,48 @@ TEST_CASE("A current-boot commit mark costs the next open one header unit, anoth
     REQUIRE(store.Commit("big2", older, Durability::kSync).ok());
   }
   const intent::BootId boot = MustBootId();
-  SECTION("this boot: the marked commit did not return, so it is undone") {
+  SECTION("this boot, whole: readers may have been given it, so it stays") {
     PlantCommitMark(path, "big1", boot);
     TestIo io;
     {
       Store store = MustOpen(path, OpenMode::kReadWrite, &io);
-      // The marked header unit zeroed and the mark cleared; the fdatasync
-      // that makes the zero durable runs as a marked file barrier (set,
-      // cleared); the publication word odd before the zeroing (the commit
-      // was visible) and even after the open. Nothing else.
-      CHECK(io.BytesWritten() ==
-            slot::kHeaderUnitSize + 3 * intent::kEntrySize + 2 * intent::kPublicationSize);
-      CHECK(io.BytesRead() <= 16 * kKiB);
+      // The marked commit's header unit and payload written again, byte for
+      // byte (a failed barrier may have left their pages clean but never
+      // written), the mark cleared, and the fdatasync run as a marked file
+      // barrier (set, cleared). Nothing visible changed: the publication word
+      // is not written.
+      CHECK(io.BytesWritten() == slot::kHeaderUnitSize + newer.size() + 3 * intent::kEntrySize);
+      // The intent area and headers, the payload checked, then read to be written.
+      CHECK(io.BytesRead() <= 16 * kKiB + 2 * newer.size());
       CheckpointMeta meta;
-      CHECK(MustLoad(store, "big1", &meta) == older);
-      CHECK(meta.generation == 1);
+      CHECK(MustLoad(store, "big1", &meta) == newer);
+      CHECK(meta.generation == 2);
       CHECK(MustLoad(store, "big2") == older);
     }
     // Acted on once: the next open writes nothing.
+    TestIo again;
+    Store store = MustOpen(path, OpenMode::kReadWrite, &again);
+    CHECK(again.BytesWritten() == 0);
+  }
+  SECTION("this boot, torn (its pages read back from the disk): undone with one header unit") {
+    PlantCommitMark(path, "big1", boot);
+    Store reader = MustOpen(path, OpenMode::kReadOnly);
+    auto report = reader.Report("big1");
+    REQUIRE(report.ok());
+    const RegionEntry& region = reader.info().regions[0];
+    REQUIRE(region.name == "big1");
+    FlipByte(path, slot::PayloadFileOffset(region, report->active_slot) + 12345);
+    TestIo io;
+    {
+      Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+      // The header unit zeroed and the mark cleared; the marked fdatasync
+      // (set, cleared); the publication word odd around the zeroing.
+      CHECK(io.BytesWritten() ==
+            slot::kHeaderUnitSize + 3 * intent::kEntrySize + 2 * intent::kPublicationSize);
+      CheckpointMeta meta;
+      CHECK(MustLoad(store, "big1", &meta) == older);
+      CHECK(meta.generation == 1);
+    }
     TestIo again;
     Store store = MustOpen(path, OpenMode::kReadWrite, &again);
     CHECK(again.BytesWritten() == 0);

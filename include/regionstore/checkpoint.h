@@ -103,6 +103,11 @@ struct SlotReport {
   // slot is reused).
   uint64_t batch_id = 0;
   bool batch_incomplete = false;
+  // With batch_incomplete: the batch's record is there but fails its
+  // checksum. No kill leaves that (the record is written whole, before any
+  // member's header): the batch log was damaged, or a power loss tore the
+  // record. Either way the batch no longer loads; `regionctl verify` exits 6.
+  bool batch_record_torn = false;
 };
 inline constexpr uint64_t kWithdrawnBatch = UINT64_MAX;
 

@@ -348,7 +348,10 @@ class PosixFile final : public File {
     do {
       rc = Syscalls().fcntl_lock(fd_, F_OFD_SETLK, &record);
     } while (rc != 0 && errno == EINTR);
-    if (rc != 0 && errno != EINVAL) {
+    // EBADF: a read-only descriptor (Store::Create locks the store it
+    // replaces through one), which cannot take a write lock and publishes
+    // nothing, so needs none. EINVAL: no OFD locks in this kernel.
+    if (rc != 0 && errno != EINVAL && errno != EBADF) {
       const int error = errno;
       if (error == EAGAIN || error == EACCES) {
         return Status::Error(StatusCode::kBusy, "lock", path_,

@@ -1,5 +1,6 @@
 #include "cmd_verify.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -36,10 +37,15 @@ struct Verdict {
   // kill cannot leave one, so it is damage or a power loss's trace, and it
   // may have held a newer commit than the one Load returns.
   std::vector<std::string> bad_header_regions;
+  // Batches (by id) whose record fails its checksum while a member stands:
+  // no kill leaves that, so it is damage or a power loss, and the batch no
+  // longer loads.
+  std::vector<uint64_t> torn_batch_records;
   std::vector<std::string> notes;
 
   bool ok() const {
-    return damaged_regions.empty() && torn_regions.empty() && bad_header_regions.empty();
+    return damaged_regions.empty() && torn_regions.empty() && bad_header_regions.empty() &&
+           torn_batch_records.empty();
   }
 };
 
@@ -59,6 +65,13 @@ std::string IncompleteNote(const RegionView& region, const SlotReport& slot) {
   note += std::to_string(slot.index);
   note += " is incomplete (";
   note += slot.reason;
+  if (slot.batch_record_torn) {
+    note +=
+        "): its batch's record in the batch log fails its checksum, which no kill leaves: the "
+        "batch log was damaged, or a power loss tore the record; load skips the batch and returns "
+        "the commit before it in each of its regions, so the batch is lost";
+    return note;
+  }
   if (slot.batch_incomplete) {
     note +=
         "): a member of a batch that did not complete, the trace of a batch interrupted by a kill "
@@ -102,6 +115,11 @@ Verdict Judge(const std::vector<RegionView>& regions) {
       if (slot.state != SlotState::kIncomplete) continue;
       ++verdict.incomplete_slots;
       bad_header = bad_header || HeaderFailed(slot);
+      if (slot.batch_record_torn &&
+          std::find(verdict.torn_batch_records.begin(), verdict.torn_batch_records.end(),
+                    slot.batch_id) == verdict.torn_batch_records.end()) {
+        verdict.torn_batch_records.push_back(slot.batch_id);
+      }
       verdict.notes.push_back(IncompleteNote(region, slot));
     }
     if (bad_header && !region.report.torn) {
@@ -150,6 +168,7 @@ void PrintJson(const std::string& path, const StoreRegions& store, const Verdict
       {"damaged_regions", verdict.damaged_regions},
       {"torn_regions", std::move(torn_regions)},
       {"bad_header_regions", verdict.bad_header_regions},
+      {"torn_batch_records", verdict.torn_batch_records},
       {"notes", verdict.notes},
   };
   // Names and paths need not be UTF-8 in a damaged file: replace bad bytes
@@ -171,6 +190,15 @@ Status VerdictStatus(const std::string& path, const Verdict& verdict) {
       message += QuoteName(name);
     }
     return Status::Error(StatusCode::kCorruption, "verify", path, std::move(message));
+  }
+  if (verdict.torn_regions.empty() && verdict.bad_header_regions.empty()) {
+    std::string message = std::to_string(verdict.torn_batch_records.size());
+    message += verdict.torn_batch_records.size() == 1 ? " batch has" : " batches have";
+    message +=
+        " a record that fails its checksum while its members stand (damage to the batch log, or "
+        "a power loss that tore it; load returns the commits before it):";
+    for (const uint64_t id : verdict.torn_batch_records) message += " " + std::to_string(id);
+    return Status::Error(StatusCode::kTornCommit, "verify", path, std::move(message));
   }
   if (verdict.torn_regions.empty()) {
     std::string message = std::to_string(verdict.bad_header_regions.size());
