@@ -125,7 +125,7 @@ struct CreateOptions {
   // takes batch commits (Store::CommitBatch). Such a store sets an
   // incompatible-feature flag: releases before 0.8 refuse it. Without it the
   // store is laid out exactly as before, and CommitBatch is refused. With
-  // it, at most 7,136 regions keep the data area at 1 MiB.
+  // it, at most 7,104 regions keep the data area at 1 MiB.
   bool batch_log = false;
   // Called after each zero-filled chunk (8 MiB) with the bytes written so
   // far and the file size: a store of many GiB takes seconds to fill.
