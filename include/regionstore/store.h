@@ -275,7 +275,9 @@ class REGIONSTORE_EXPORT Store {
   // then maps the whole file MAP_SHARED from that same locked descriptor.
   // A writer then reads the intent area (4 KiB, pread): if an earlier
   // writer in this boot died while a barrier of its was running, or saw it
-  // fail, the commit it was making is zeroed (one header unit); it then calls
+  // fail, the commit (or batch) it was making is kept if it is whole, since
+  // readers may have been given it, and written again so that the open's
+  // barrier covers it (its payload once), or zeroed if it is not; it then calls
   // fdatasync once, which makes whatever earlier handles left in the page
   // cache durable. That is all: after a clean close or a kill between
   // commits the open reads the superblock, the region table (128 bytes a
@@ -477,7 +479,10 @@ class REGIONSTORE_EXPORT Store {
   // of 0.9 or later (older ones do not keep the word). Errors: as Load for
   // any region (the set fails whole), kInvalidArgument (no names, a name
   // twice, a store without an intent area), kBusy (the writer kept
-  // changing the set; retry later).
+  // changing the set; retry later). A writer killed mid-batch does not make
+  // it kBusy: with no writer holding the store (File::HasWriter) the set is
+  // what that writer left visible; an Io that cannot tell gets kBusy with a
+  // message saying so.
   Result<std::vector<CheckpointMeta>> LoadSet(std::span<const std::string_view> names,
                                               std::vector<std::vector<std::byte>>& outs) const;
 
