@@ -1,9 +1,12 @@
 #include "temp_file.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <filesystem>
 #include <span>
+#include <string_view>
+#include <vector>
 
 #include "bytes.h"
 #include "temp_registry.h"
@@ -11,23 +14,121 @@
 namespace regionstore::internal {
 namespace {
 
-// ".<name of path>.tmp-<16 random hex digits>" in path's directory.
+// The start of every temp name beside `path`: "." and its file name (cut
+// so that the whole name fits in NAME_MAX), then ".tmp-".
+constexpr size_t kOwnerChars = 8 + 1 + 8 + 1 + 8;  // pid, boot id, random
+std::string TempPrefix(const std::string& path) {
+  // Built by appending: GCC 12 warns falsely (-Wrestrict) on "." + std::string at -O2.
+  std::string base = std::filesystem::path(path).filename().string();
+  constexpr size_t kAdded = 1 + 5 + kOwnerChars;  // ".", ".tmp-", the owner
+  if (base.size() > 255 - kAdded) base.resize(255 - kAdded);
+  std::string prefix = ".";
+  prefix += base;
+  prefix += ".tmp-";
+  return prefix;
+}
+
+// The first 4 bytes of this boot's id in hex, or "00000000" if it cannot be
+// read (a temp named so is never judged by its boot).
+constexpr std::string_view kUnknownBoot = "00000000";
+std::string BootTag(Io& io) {
+  auto boot = io.BootId();
+  if (!boot.ok()) return std::string(kUnknownBoot);
+  return HexBytes(std::span<const std::byte>(*boot).first(4));
+}
+
+// ".<name of path>.tmp-<pid, 8 hex>-<boot, 8 hex>-<8 random hex>" in
+// path's directory: the owner's process id and boot tell a later create or
+// export whether the temp was abandoned (FindStrayTemps).
 Result<std::string> HiddenNameBeside(Io& io, const std::string& path,
                                      const std::string& operation) {
-  std::array<std::byte, 8> suffix{};
+  std::array<std::byte, 4> suffix{};
   if (Status s = io.FillRandom(suffix); !s.ok())
     return s.WithOperation(operation + ": random", path);
-  // Built by appending: GCC 12 warns falsely (-Wrestrict) on "." + std::string at -O2.
-  // At most 255 bytes (NAME_MAX): a long destination name is cut short here.
-  std::string base = std::filesystem::path(path).filename().string();
-  constexpr size_t kAdded = 1 + 5 + 16;  // ".", ".tmp-", 16 hex digits
-  if (base.size() > 255 - kAdded) base.resize(255 - kAdded);
-  std::string name = ".";
-  name += base;
-  name += ".tmp-";
+  std::string name = TempPrefix(path);
+  name += HexNumber(io.ProcessId() & 0xffffffffu, 8).substr(2);
+  name += '-';
+  name += BootTag(io);
+  name += '-';
   name += HexBytes(suffix);
   return (std::filesystem::path(DirectoryOf(path)) / name).string();
 }
+
+bool AllHex(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+}
+
+// "<pid, 8 hex>-<boot, 8 hex>-<8 random hex>".
+bool IsOwnerName(std::string_view owner) {
+  return owner.size() == kOwnerChars && owner[8] == '-' && owner[17] == '-' &&
+         AllHex(owner.substr(0, 8)) && AllHex(owner.substr(9, 8)) && AllHex(owner.substr(18));
+}
+
+// Whether the owner named in `owner` ("<pid>-<boot>-<random>") is gone:
+// another boot's process is; one of this boot is once no process has its
+// id. An unknown boot (ours or the temp's) says nothing.
+bool OwnerGone(Io& io, std::string_view owner, const std::string& boot) {
+  const std::string_view pid_hex = owner.substr(0, 8);
+  const std::string_view temp_boot = owner.substr(9, 8);
+  if (temp_boot == kUnknownBoot || boot == kUnknownBoot) return false;
+  if (temp_boot != boot) return true;
+  const uint64_t pid = std::stoull(std::string(pid_hex), nullptr, 16);
+  if (pid == io.ProcessId()) return false;
+  auto alive = io.StatPath("/proc/" + std::to_string(pid));
+  return !alive.ok() && alive.status().code() == StatusCode::kNotFound;
+}
+
+}  // namespace
+}  // namespace regionstore::internal
+
+namespace regionstore {
+
+Result<std::vector<StrayTemp>> FindStrayTemps(const std::string& path, Io* io_or_null) {
+  using internal::DirectoryOf;
+  Io& io = io_or_null != nullptr ? *io_or_null : *Io::Default();
+  const std::string directory = DirectoryOf(path);
+  auto names = io.ListDirectory(directory);
+  if (!names.ok()) return names.status().WithOperation("list temp files", directory);
+  const std::string prefix = internal::TempPrefix(path);
+  const std::string boot = internal::BootTag(io);
+  std::vector<StrayTemp> stray;
+  for (const std::string& name : *names) {
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string_view owner = std::string_view(name).substr(prefix.size());
+    StrayTemp temp;
+    temp.path = (std::filesystem::path(directory) / name).string();
+    if (internal::IsOwnerName(owner)) {
+      if (!internal::OwnerGone(io, owner, boot)) continue;  // alive, or cannot be told
+      temp.owner_gone = true;
+    } else if (owner.size() == 16 && internal::AllHex(owner)) {
+      temp.owner_gone = false;  // named before 0.11: no owner in the name
+    } else {
+      continue;  // not a name the library gives
+    }
+    stray.push_back(std::move(temp));
+  }
+  std::sort(stray.begin(), stray.end(),
+            [](const StrayTemp& a, const StrayTemp& b) { return a.path < b.path; });
+  return stray;
+}
+
+}  // namespace regionstore
+
+namespace regionstore::internal {
+
+int RemoveAbandonedTemps(Io& io, const std::string& path) {
+  auto stray = FindStrayTemps(path, &io);
+  if (!stray.ok()) return 0;
+  int removed = 0;
+  for (const StrayTemp& temp : *stray) {
+    if (temp.owner_gone && io.Remove(temp.path).ok()) ++removed;
+  }
+  return removed;
+}
+
+namespace {
 
 void ForgetName(TempFile& temp) {
   UnregisterTemp(temp.registry_slot);
@@ -43,6 +144,8 @@ std::string DirectoryOf(const std::string& path) {
 }
 
 Result<TempFile> CreateTempBeside(Io& io, const std::string& path, const std::string& operation) {
+  // Temps a killed process left beside this destination go first.
+  static_cast<void>(RemoveAbandonedTemps(io, path));
   TempFile temp;
   if (auto anonymous = io.CreateAnonymous(DirectoryOf(path)); anonymous.ok()) {
     temp.file = std::move(*anonymous);

@@ -15,6 +15,7 @@
 
 #include "regionstore/io.h"
 #include "regionstore/status.h"
+#include "regionstore/temp_files.h"
 
 namespace regionstore::internal {
 
@@ -33,14 +34,22 @@ struct TempFile {
 };
 
 // Creates the temp for `path` in path's directory: anonymous if the Io can
-// make one there, else ".<name of path>.tmp-<16 random hex digits>",
+// make one there, else ".<name of path>.tmp-<owner>" (temp_files.h),
 // exclusively (O_EXCL, mode 0600): an unpredictable name that never opens
 // something planted there. `operation` prefixes the errors, which name
 // `path`: those of FillRandom and CreateExclusive (kNotFound when the
 // directory is missing, kPermissionDenied). Any failure of CreateAnonymous
 // means "use a named temp": if the directory itself is the problem, the
 // named attempt reports it.
+// (First removes what RemoveAbandonedTemps finds beside `path`.)
 Result<TempFile> CreateTempBeside(Io& io, const std::string& path, const std::string& operation);
+
+// Removes the temps FindStrayTemps (regionstore/temp_files.h) finds beside
+// `path` whose owner is gone; never one named before 0.11. Returns how many
+// it removed; a directory it cannot list removes nothing (the create or
+// export that calls this goes on, and reports what is wrong with the
+// directory itself if anything is).
+int RemoveAbandonedTemps(Io& io, const std::string& path);
 
 // Puts the complete, synced temp at `path` and closes it. Without `replace`
 // it never replaces an existing file (kAlreadyExists): an anonymous temp is

@@ -281,6 +281,14 @@ class REGIONSTORE_EXPORT Io {
   virtual Result<std::array<std::byte, 16>> BootId();
   // The runtime page size (sysconf(_SC_PAGESIZE)).
   virtual uint64_t PageSize() = 0;
+  // This process's id (getpid). Temp files carry it in their names, so that
+  // a later create beside them can tell an abandoned one from a live one.
+  // The default implementation asks Io::Default().
+  virtual uint64_t ProcessId();
+  // The names in `directory` (readdir), without "." and "..", in no order.
+  // The default implementation asks Io::Default(). Errors: kNotFound,
+  // kPermissionDenied, kIOError.
+  virtual Result<std::vector<std::string>> ListDirectory(const std::string& directory);
   // CLOCK_REALTIME in nanoseconds since the Unix epoch.
   virtual uint64_t NowUnixNanos() = 0;
   // CLOCK_MONOTONIC in nanoseconds, the clock of Mapping::WaitWord's

@@ -2,6 +2,7 @@
 // calls the operating system. Every call retries EINTR and keeps errno. The
 // calls on an open file or mapping go through the table of posix_syscalls.h,
 // so that tests can make them fail and the recovery code here is what runs.
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/fiemap.h>
@@ -674,6 +675,24 @@ class PosixIo final : public Io {
     return info;
   }
 
+  uint64_t ProcessId() override { return static_cast<uint64_t>(::getpid()); }
+
+  Result<std::vector<std::string>> ListDirectory(const std::string& directory) override {
+    DIR* dir = ::opendir(directory.c_str());
+    if (dir == nullptr) return Status::FromErrno(errno, "list directory", directory);
+    std::vector<std::string> names;
+    errno = 0;
+    while (const dirent* entry = ::readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+      errno = 0;
+    }
+    const int error = errno;
+    ::closedir(dir);
+    if (error != 0) return Status::FromErrno(error, "list directory", directory);
+    return names;
+  }
+
   Result<std::array<std::byte, 16>> BootId() override {
     constexpr const char* kPath = "/proc/sys/kernel/random/boot_id";
     auto opened = OpenWith(kPath, O_RDONLY | O_CLOEXEC, 0, "open");
@@ -811,6 +830,12 @@ void Mapping::WakeWord(uint64_t offset) {
 }
 
 Result<std::array<std::byte, 16>> Io::BootId() { return Default()->BootId(); }
+
+uint64_t Io::ProcessId() { return Default()->ProcessId(); }
+
+Result<std::vector<std::string>> Io::ListDirectory(const std::string& directory) {
+  return Default()->ListDirectory(directory);
+}
 
 Result<std::unique_ptr<File>> Io::CreateAnonymous(const std::string& directory) {
   return Status::FromErrno(EOPNOTSUPP, "create temp file", directory,

@@ -42,6 +42,10 @@ class ForwardingIo : public Io {
   Status FillRandom(std::span<std::byte> out) override { return base_->FillRandom(out); }
   Result<FsInfo> StatFs(const std::string& path) override { return base_->StatFs(path); }
   Result<std::array<std::byte, 16>> BootId() override { return base_->BootId(); }
+  uint64_t ProcessId() override { return base_->ProcessId(); }
+  Result<std::vector<std::string>> ListDirectory(const std::string& directory) override {
+    return base_->ListDirectory(directory);
+  }
   uint64_t PageSize() override { return base_->PageSize(); }
   uint64_t NowUnixNanos() override { return base_->NowUnixNanos(); }
   uint64_t MonotonicNanos() override { return base_->MonotonicNanos(); }

@@ -77,6 +77,7 @@ Status RunStat(const StatArgs& args) {
     newest = std::max(newest, region.report.commit_unix_ns);
   }
   const StoreInfo& info = store->info;
+  const StrayTempReport stray = ReportStrayTemps(args.path);
   if (args.json) {
     // Without a tree per region (JsonObjectWriter): 10,000 regions print fast.
     const auto append_region = [&store, now](std::string& out, size_t index) {
@@ -119,6 +120,7 @@ Status RunStat(const StatArgs& args) {
         {"newest_commit_utc", newest != 0 ? nlohmann::ordered_json(Rfc3339Nanos(newest))
                                           : nlohmann::ordered_json(nullptr)},
         {"payload_checked", false},
+        {"stray_temps", stray.json},
         {"regions", nullptr},  // printed one region at a time
     };
     PrintJsonDocumentWithArray(document, "regions", store->regions.size(), append_region);
@@ -138,6 +140,7 @@ Status RunStat(const StatArgs& args) {
            newest != 0 ? Age(newest, now) + " (payload not checked: run verify)" : "never"},
       },
       /*left=*/true);
+  for (const std::string& line : stray.lines) std::cout << "note: " << line << '\n';
   if (store->regions.empty()) return Status::Ok();
   std::cout << '\n';
   std::vector<std::vector<std::string>> rows = {

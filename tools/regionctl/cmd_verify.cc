@@ -129,10 +129,11 @@ Verdict Judge(const std::vector<RegionView>& regions) {
   return verdict;
 }
 
-void PrintHuman(const std::string& path, const StoreRegions& store, const Verdict& verdict) {
-  std::cout << QuoteName(path) << ": superblock and region table valid (format " << store.info.format_version
-            << "), data area " << HumanBytes(store.info.data_size) << " readable (it has no checksums), "
-            << store.regions.size() << " checkpoint region"
+void PrintHuman(const std::string& path, const StoreRegions& store, const Verdict& verdict,
+                const StrayTempReport& stray) {
+  std::cout << QuoteName(path) << ": superblock and region table valid (format "
+            << store.info.format_version << "), data area " << HumanBytes(store.info.data_size)
+            << " readable (it has no checksums), " << store.regions.size() << " checkpoint region"
             << (store.regions.size() == 1 ? "" : "s") << '\n';
   for (const RegionView& region : store.regions) {
     std::cout << "region " << QuoteName(region.entry.name) << ": " << CapacitySummary(region.entry)
@@ -142,6 +143,7 @@ void PrintHuman(const std::string& path, const StoreRegions& store, const Verdic
     }
   }
   for (const std::string& note : verdict.notes) std::cout << "note: " << note << '\n';
+  for (const std::string& line : stray.lines) std::cout << "note: " << line << '\n';
   // A torn or damaged region is reported on stderr (the failure line).
   if (verdict.ok()) {
     std::cout << "ok: every checksum verified";
@@ -155,7 +157,8 @@ void PrintHuman(const std::string& path, const StoreRegions& store, const Verdic
   }
 }
 
-void PrintJson(const std::string& path, const StoreRegions& store, const Verdict& verdict) {
+void PrintJson(const std::string& path, const StoreRegions& store, const Verdict& verdict,
+               const StrayTempReport& stray) {
   nlohmann::ordered_json torn_regions = nlohmann::ordered_json::array();
   for (const RegionReport* report : verdict.torn_regions) torn_regions.push_back(report->name);
   const nlohmann::ordered_json document = {
@@ -170,6 +173,7 @@ void PrintJson(const std::string& path, const StoreRegions& store, const Verdict
       {"bad_header_regions", verdict.bad_header_regions},
       {"torn_batch_records", verdict.torn_batch_records},
       {"notes", verdict.notes},
+      {"stray_temps", stray.json},
   };
   // Names and paths need not be UTF-8 in a damaged file: replace bad bytes
   // rather than let dump() throw.
@@ -250,11 +254,13 @@ Status RunVerify(const VerifyArgs& args) {
   Result<StoreRegions> store = read_everything();
   if (!store.ok()) return store.status();
   const Verdict verdict = Judge(store->regions);
+  // Not damage: a killed create's leftovers beside the store, said so.
+  const StrayTempReport stray = ReportStrayTemps(args.path);
   // The report goes out even for a damaged store: it says which slots and why.
   if (args.json) {
-    PrintJson(args.path, *store, verdict);
+    PrintJson(args.path, *store, verdict, stray);
   } else {
-    PrintHuman(args.path, *store, verdict);
+    PrintHuman(args.path, *store, verdict, stray);
   }
   if (verdict.ok()) return Status::Ok();
   return VerdictStatus(args.path, verdict);

@@ -238,4 +238,25 @@ std::string SlotSummary(const SlotReport& slot) {
   return text;
 }
 
+StrayTempReport ReportStrayTemps(const std::string& path) {
+  StrayTempReport report;
+  Result<std::vector<StrayTemp>> found = FindStrayTemps(path);
+  if (!found.ok()) {
+    report.lines.push_back("could not look for stray temp files: " + found.status().ToString());
+    report.json = nullptr;
+    return report;
+  }
+  report.json = nlohmann::ordered_json::array();
+  for (const StrayTemp& temp : *found) {
+    report.lines.push_back(
+        "stray temp file " + QuoteName(temp.path) +
+        (temp.owner_gone ? ": the process that made it is gone; the next create of this path "
+                           "removes it"
+                         : ": named by regionstore 0.10 or older, which cannot tell whether its "
+                           "process lives; remove it by hand when no create of this path runs"));
+    report.json.push_back({{"path", temp.path}, {"owner_gone", temp.owner_gone}});
+  }
+  return report;
+}
+
 }  // namespace regionstore::regionctl

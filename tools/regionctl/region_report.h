@@ -12,6 +12,7 @@
 #include "regionstore/checkpoint.h"
 #include "regionstore/status.h"
 #include "regionstore/store_info.h"
+#include "regionstore/temp_files.h"
 
 namespace regionstore::regionctl {
 
@@ -74,6 +75,16 @@ std::string TornVerdict(const RegionReport& report);
 // "valid, generation 7, length 4096 (4.0 KiB), committed <time>",
 // "incomplete: payload checksum mismatch (generation 8, length 10 B)", "empty".
 std::string SlotSummary(const SlotReport& slot);
+
+// The temps that a killed create left beside the store at `path`
+// (regionstore::FindStrayTemps), for stat and verify: one line each, in
+// plain words, or one line saying why the directory could not be listed.
+// Empty when there are none.
+struct StrayTempReport {
+  std::vector<std::string> lines;
+  nlohmann::ordered_json json;  // [{"path", "owner_gone"}, ...], null if not listed
+};
+StrayTempReport ReportStrayTemps(const std::string& path);
 
 }  // namespace regionstore::regionctl
 
