@@ -141,8 +141,8 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
     // mark, a 4 KiB header unit) walks all its blocks on ext4, 6-10 us
     // instead of under 1 (docs/BENCH-CHECKPOINTS.md, "Compact slots and
     // many regions").
-    const uint64_t data_end = info.data_offset + format::AlignUp(info.data_size,
-                                                                 format::kAreaAlignment);
+    const uint64_t data_end =
+        info.data_offset + format::AlignUp(info.data_size, format::kAreaAlignment);
     const std::vector<std::byte> zeros(std::min(kZeroFillChunk, info.file_size));
     for (uint64_t offset = 0; offset < info.file_size;) {
       const bool data_area = offset >= info.data_offset && offset < data_end;
@@ -162,7 +162,7 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
     }
     if (Status s = file.Sync(); !s.ok()) return s.WithOperation("create: fsync", path);
     if (Status s = internal::PublishTemp(io, *temp, path, options.replace_existing,
-                                             /*durable=*/true, "create");
+                                         /*durable=*/true, "create");
         !s.ok()) {
       if (s.code() == StatusCode::kAlreadyExists) {
         return Status::Error(StatusCode::kAlreadyExists, s.operation(), path,
@@ -175,8 +175,8 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   if (Status s = build(); !s.ok()) return internal::DiscardTemp(io, *temp, s);
   if (Status s = io.SyncDirectory(directory); !s.ok()) {
     // Published, but the new name may not survive a power loss yet.
-    return s.WithOperation("create: fsync directory (the store exists; its name may not be durable)",
-                           path);
+    return s.WithOperation(
+        "create: fsync directory (the store exists; its name may not be durable)", path);
   }
   return Status::Ok();
 }
@@ -224,8 +224,8 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   if (!info.ok()) return info.status();
   if (rep->writable) {
     // Blocks shared with a reflink copy fault on a full disk when written.
-    if (Status s = internal::CheckSharedExtents(*rep->io, *rep->file, path, info->file_size,
-                                                options);
+    if (Status s =
+            internal::CheckSharedExtents(*rep->io, *rep->file, path, info->file_size, options);
         !s.ok()) {
       return s;
     }
@@ -268,14 +268,13 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
       }
       std::memmove(target, data.data(), data.size());
       const bool sync = durability == Durability::kSync;
-      Status synced = r.Barrier({.kind = sync ? Rep::BarrierKind::kMsyncSync
-                                              : Rep::BarrierKind::kMsyncAsync,
-                                 .counted_as = durability,
-                                 .operation = sync ? "write: msync(MS_SYNC)"
-                                                   : "write: msync(MS_ASYNC)",
-                                 .file_offset = file_offset,
-                                 .length = data.size(),
-                                 .reset_page_tables = true});
+      Status synced =
+          r.Barrier({.kind = sync ? Rep::BarrierKind::kMsyncSync : Rep::BarrierKind::kMsyncAsync,
+                     .counted_as = durability,
+                     .operation = sync ? "write: msync(MS_SYNC)" : "write: msync(MS_ASYNC)",
+                     .file_offset = file_offset,
+                     .length = data.size(),
+                     .reset_page_tables = true});
       return synced.ok() ? r.CountWrite(durability, data.size()) : synced;
     }
     case Durability::kPwriteFdatasync: {
@@ -292,6 +291,20 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
     }
   }
   return Status::Error(StatusCode::kInvalidArgument, "write", r.path, "unknown durability mode");
+}
+
+Status Store::Pwrite(uint64_t offset, std::span<const std::byte> data) {
+  Rep& r = *rep_;
+  if (Status s = r.CheckWritable("write"); !s.ok()) return s;
+  if (Status s = r.CheckRange(offset, data.size(), "write"); !s.ok()) return s;
+  if (data.empty()) return Status::Ok();
+  // As kPwriteFdatasync's first half: a failed pwrite may have changed some
+  // pages, so it poisons.
+  if (Status s = r.file->WriteAt(r.info.data_offset + offset, data); !s.ok()) {
+    ++r.stats.failed_writes;
+    return r.Poison(s, "write: pwrite");
+  }
+  return r.CountWrite(Durability::kNone, data.size());
 }
 
 Status Store::Flush(uint64_t offset, uint64_t length, Durability durability) {
@@ -356,10 +369,9 @@ Result<std::span<std::byte>> Store::MutableView(uint64_t offset, uint64_t length
 }
 
 Result<uint32_t> Store::Rep::FindRegion(std::string_view name, const char* operation) const {
-  const auto at = std::lower_bound(by_name.begin(), by_name.end(), name,
-                                   [&](uint32_t index, std::string_view wanted) {
-                                     return info.regions[index].name < wanted;
-                                   });
+  const auto at = std::lower_bound(
+      by_name.begin(), by_name.end(), name,
+      [&](uint32_t index, std::string_view wanted) { return info.regions[index].name < wanted; });
   if (at != by_name.end() && info.regions[*at].name == name) return *at;
   return Status::Error(StatusCode::kNotFound, operation, path,
                        "no checkpoint region named '" + std::string(name) + "'");

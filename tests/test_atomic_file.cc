@@ -1,6 +1,7 @@
 // ReplaceFileAtomically: the new content is complete, the old one stays on
 // every failure, and no temp file is left behind.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cerrno>
@@ -59,13 +60,13 @@ TEST_CASE("ReplaceFileAtomically keeps the old file on every failure and removes
     StatusCode code;
     const char* step;
   };
-  for (const Case& c : {Case{Op::kCreateExclusive, 1, EACCES, StatusCode::kPermissionDenied,
-                             "create temp file"},
-                        Case{Op::kWriteAt, 1, ENOSPC, StatusCode::kNoSpace, "write temp file"},
-                        Case{Op::kWriteAt, 2, ENOSPC, StatusCode::kNoSpace, "write temp file"},
-                        Case{Op::kWriteAt, 3, EIO, StatusCode::kIOError, "write temp file"},
-                        Case{Op::kSync, 1, EIO, StatusCode::kIOError, "fsync"},
-                        Case{Op::kRename, 1, EIO, StatusCode::kIOError, "rename"}}) {
+  for (const Case& c :
+       {Case{Op::kCreateExclusive, 1, EACCES, StatusCode::kPermissionDenied, "create temp file"},
+        Case{Op::kWriteAt, 1, ENOSPC, StatusCode::kNoSpace, "write temp file"},
+        Case{Op::kWriteAt, 2, ENOSPC, StatusCode::kNoSpace, "write temp file"},
+        Case{Op::kWriteAt, 3, EIO, StatusCode::kIOError, "write temp file"},
+        Case{Op::kSync, 1, EIO, StatusCode::kIOError, "fsync"},
+        Case{Op::kRename, 1, EIO, StatusCode::kIOError, "rename"}}) {
     DYNAMIC_SECTION("fail " << static_cast<int>(c.op) << " #" << c.nth << " with errno "
                             << c.sys_errno) {
       TempDir dir;
@@ -169,12 +170,14 @@ TEST_CASE("CreateExclusive never follows a symbolic link planted at its path", "
 TEST_CASE("ReplaceFileAtomically fails rather than follow a link planted at its temp path",
           "[atomic_file][symlink]") {
   // With the random bytes fixed, the temp's name is known in advance:
-  // ".out.bin.tmp-" and 16 hex digits. Plant a link there, to a file and
-  // dangling; the replace must fail and write through neither.
+  // ".out.bin.tmp-", this process's id and boot, and the random bytes. Plant
+  // a link there, to a file and dangling; the replace must fail and write
+  // through neither.
   TempDir dir;
   const std::string victim = dir.File("victim.bin");
   WriteWholeFile(victim, PatternBytes(1000, 4));
-  const std::string temp = dir.File(".out.bin.tmp-abababababababab");
+  const std::string temp =
+      TempNameOf(dir.File("out.bin"), static_cast<uint64_t>(::getpid()), "abababab");
   TestIo io;
   io.FixRandom(std::byte{0xab});
   ReplaceOptions options;

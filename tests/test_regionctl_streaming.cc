@@ -1,5 +1,5 @@
 // regionctl commit (one region or a batch) and import stream their input
-// into the slot: the peak
+// into the slot, and write into the data area: the peak
 // resident memory of the child (ru_maxrss, through a probe) stays under 100 MiB for
 // a 512 MiB payload from a file and from a pipe, the payload loads
 // byte-exact, and an input longer than the capacity leaves the region as it
@@ -15,6 +15,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,13 @@ constexpr uint64_t kPayloadSize = 128 * kMiB;
 constexpr uint64_t kPayloadSize = 512 * kMiB;
 #endif
 constexpr long kMaxResidentKiB = 100 * 1024;
+// write holds one 16 MiB chunk; its bound is tighter where no sanitizer
+// runtime adds its own tens of MiB.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr long kWriteMaxResidentKiB = kMaxResidentKiB;
+#else
+constexpr long kWriteMaxResidentKiB = 32 * 1024;
+#endif
 
 struct Outcome {
   int exit_code = -1;
@@ -183,6 +192,100 @@ TEST_CASE("regionctl commit and import of a large payload stream it, from a file
   Store reader = MustOpen(store, OpenMode::kReadOnly);
   std::vector<std::byte> out;
   CHECK(reader.Load("small", out).status().code() == StatusCode::kNotFound);
+}
+
+// The data-area offset every write below starts at: not a multiple of a
+// chunk, so chunks straddle folios.
+constexpr uint64_t kWriteOffset = 3 * kMiB + 4097;
+
+// Bytes [offset, offset + size) of the store's data area, read back.
+std::vector<std::byte> DataArea(const std::string& store, uint64_t offset, uint64_t size) {
+  Store reader = MustOpen(store, OpenMode::kReadOnly);
+  std::vector<std::byte> out(size);
+  REQUIRE(reader.Read(offset, out).ok());
+  return out;
+}
+
+TEST_CASE(
+    "regionctl write of a large input streams it, from a file and a pipe, and refuses one "
+    "too long before writing",
+    "[regionctl][streaming][slow]") {
+  TempDir dir;
+  const std::string store = dir.File("big.rgn");
+  const std::string input = dir.File("payload.bin");
+  const std::string spool_dir = dir.File("spool");
+  REQUIRE(std::filesystem::create_directory(spool_dir));
+  REQUIRE(Store::Create(store, kWriteOffset + kPayloadSize).ok());
+  {
+    const int fd = ::open(input.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    REQUIRE(fd >= 0);
+    for (uint64_t done = 0; done < kPayloadSize; done += kMiB) {
+      const std::vector<std::byte> chunk = PatternBytes(kMiB, done / kMiB + 7);
+      REQUIRE(::pwrite(fd, chunk.data(), chunk.size(), static_cast<off_t>(done)) ==
+              static_cast<ssize_t>(kMiB));
+    }
+    REQUIRE(::close(fd) == 0);
+  }
+  // The piped input's spool goes to TMPDIR: the test's own directory.
+  REQUIRE(::setenv("TMPDIR", spool_dir.c_str(), 1) == 0);
+  struct Unset {
+    ~Unset() { ::unsetenv("TMPDIR"); }
+  } unset;
+  const std::string offset = std::to_string(kWriteOffset);
+  const auto from_pipe = [&](const std::vector<std::string>& args, uint64_t extra) {
+    pid_t writer = -1;
+    const int pipe_fd = PipeFrom(input, extra, writer);
+    const Outcome run = RunMeasured(args, pipe_fd);
+    ::close(pipe_fd);
+    Reap(writer);
+    return run;
+  };
+  const std::vector<std::byte> before = DataArea(store, kWriteOffset, kPayloadSize);
+
+  // One byte too many, from a pipe and from a file: exit 2, nothing written
+  // (the data area is still all zeros), memory bounded, no spool left.
+  const Outcome piped_long = from_pipe({"write", store, "--offset", offset}, 1);
+  CHECK(piped_long.exit_code == 2);
+  CHECK(piped_long.max_resident_kib < kWriteMaxResidentKiB);
+  const std::string longer = dir.File("longer.bin");
+  std::filesystem::copy_file(input, longer);
+  {
+    const int fd = ::open(longer.c_str(), O_WRONLY | O_APPEND);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, "x", 1) == 1);
+    REQUIRE(::close(fd) == 0);
+  }
+  const Outcome file_long =
+      RunMeasured({"write", store, "--offset", offset, "--input", longer}, -1);
+  CHECK(file_long.exit_code == 2);
+  CHECK(DataArea(store, kWriteOffset, kPayloadSize) == before);
+
+  // From a pipe, durably (spooled, then a chunk at a time); from a file,
+  // with each mode's barrier at the end.
+  for (const std::string mode : {"pwrite-fdatasync", "sync", "none"}) {
+    INFO("durability " << mode);
+    const Outcome piped = from_pipe({"write", store, "--offset", offset, "--durability", mode}, 0);
+    INFO("write from a pipe: peak resident " << piped.max_resident_kib << " KiB");
+    REQUIRE(piped.exit_code == 0);
+    CHECK(piped.max_resident_kib < kWriteMaxResidentKiB);
+    CHECK(DataArea(store, kWriteOffset, kPayloadSize) == ReadWholeFile(input));
+    // Zero it again between the runs, so each proves its own bytes.
+    {
+      Store writer = MustOpen(store, OpenMode::kReadWrite);
+      const std::vector<std::byte> zeros(kPayloadSize);
+      REQUIRE(writer.Write(kWriteOffset, zeros, Durability::kNone).ok());
+    }
+    const Outcome file = RunMeasured(
+        {"write", store, "--offset", offset, "--durability", mode, "--input", input}, -1);
+    INFO("write from a file: peak resident " << file.max_resident_kib << " KiB");
+    REQUIRE(file.exit_code == 0);
+    CHECK(file.max_resident_kib < kWriteMaxResidentKiB);
+    CHECK(DataArea(store, kWriteOffset, kPayloadSize) == ReadWholeFile(input));
+    WARN("write " << mode << ": peak resident " << piped.max_resident_kib << " KiB from a pipe, "
+                  << file.max_resident_kib << " KiB from a file");
+  }
+  // The spool was nameless: nothing left in TMPDIR.
+  CHECK(std::filesystem::is_empty(spool_dir));
 }
 
 }  // namespace

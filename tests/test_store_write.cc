@@ -1,6 +1,8 @@
 // Writes land at exactly data_offset + offset, in every mode, and each mode
 // makes exactly the syscalls it documents.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <tuple>
@@ -30,9 +32,16 @@ TEST_CASE("Writes land at data_offset + offset in every mode, and only there", "
   // (offset, length): page-aligned and not, empty, one byte, crossing a page
   // boundary, ending on the last byte of the data area, the lab's 2 MiB.
   const std::vector<std::pair<uint64_t, uint64_t>> cases = {
-      {0, 0},          {0, 1},           {page, 1},        {page - 1, 2},
-      {page + 5, 0},   {3 * page + 7, 2 * page + 3},        {2 * kMiB, 1 * kMiB},
-      {data_size - 1, 1}, {data_size - page - 3, page + 3}, {data_size, 0},
+      {0, 0},
+      {0, 1},
+      {page, 1},
+      {page - 1, 2},
+      {page + 5, 0},
+      {3 * page + 7, 2 * page + 3},
+      {2 * kMiB, 1 * kMiB},
+      {data_size - 1, 1},
+      {data_size - page - 3, page + 3},
+      {data_size, 0},
       {5, page},
   };
   uint64_t seed = 0;
@@ -180,6 +189,40 @@ TEST_CASE("Flush makes several kNone writes durable with one barrier", "[store][
   for (uint64_t i = 0; i < 4; ++i) {
     CHECK(PreadFile(path, store.info().data_offset + 10 + i * page, 100) == PatternBytes(100, i));
   }
+}
+
+TEST_CASE("Pwrite writes through the file, not the mapping, and a Flush makes it durable",
+          "[store][write]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreate(path, 1 * kMiB);
+  TestIo io;
+  Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+  const auto view = store.View(0, store.data_size());
+  REQUIRE(view.ok());
+  io.ClearLog();
+  const auto data = PatternBytes(3 * 4096 + 5, 8);
+  REQUIRE(store.Pwrite(4096 - 3, data).ok());
+  // One pwrite at the data offset, no barrier; the mapping sees it at once.
+  const auto writes = io.Writes();
+  REQUIRE(writes.size() == 1);
+  CHECK(writes[0].offset == store.info().data_offset + 4096 - 3);
+  CHECK(writes[0].length == data.size());
+  CHECK(io.Msyncs().empty());
+  CHECK(io.Count(Op::kDataSync) == 0);
+  CHECK(std::equal(data.begin(), data.end(), view->begin() + 4096 - 3));
+  CHECK(store.Stats().of(Durability::kNone).bytes_written == data.size());
+  REQUIRE(store.Flush(4096 - 3, data.size(), Durability::kPwriteFdatasync).ok());
+  CHECK(io.Count(Op::kDataSync) == 1);
+  CHECK(PreadFile(path, store.info().data_offset + 4096 - 3, data.size()) == data);
+  // Bounds and a failed pwrite, as Write.
+  CHECK(store.Pwrite(store.data_size() - 1, PatternBytes(2, 1)).code() ==
+        StatusCode::kInvalidArgument);
+  io.FailNth(Op::kWriteAt, 1, EIO);
+  CHECK(store.Pwrite(0, PatternBytes(10, 2)).code() == StatusCode::kIOError);
+  CHECK(store.Pwrite(0, PatternBytes(10, 2)).code() == StatusCode::kPoisoned);
+  Store reader = MustOpen(path, OpenMode::kReadOnly);
+  CHECK(reader.Pwrite(0, PatternBytes(10, 2)).code() == StatusCode::kInvalidArgument);
 }
 
 // After MS_SYNC the library drops the range's page-table entries

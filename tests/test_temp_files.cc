@@ -415,13 +415,6 @@ TEST_CASE("Exports killed with SIGKILL 100 times leave no temp after the next ex
   }
 }
 
-// The name a temp of `destination` gets: ".<name>.tmp-<pid>-<boot>-<random>".
-std::string TempName(const std::string& destination, uint64_t pid, const std::string& boot) {
-  const std::string name = std::filesystem::path(destination).filename().string();
-  return std::filesystem::path(destination).parent_path().string() + "/." + name + ".tmp-" +
-         internal::HexNumber(pid, 8).substr(2) + "-" + boot + "-0123abcd";
-}
-
 TEST_CASE("Only temps whose owner is gone are removed, and verify and stat list them",
           "[temp_files][regionctl]") {
   TempDir dir;
@@ -438,14 +431,16 @@ TEST_CASE("Only temps whose owner is gone are removed, and verify and stat list 
   if (child == 0) ::_exit(0);
   REQUIRE(::waitpid(child, nullptr, 0) == child);
 
-  const std::string dead_here = TempName(store, static_cast<uint64_t>(child), boot);
-  const std::string other_boots = TempName(store, 1, other_boot);
-  const std::string live_parent = TempName(store, static_cast<uint64_t>(::getppid()), boot);
-  const std::string ours = TempName(store, static_cast<uint64_t>(::getpid()), boot);
-  const std::string unknown_boot = TempName(store, static_cast<uint64_t>(child), "00000000");
+  const std::string dead_here = TempNameOf(store, static_cast<uint64_t>(child), "0123abcd", boot);
+  const std::string other_boots = TempNameOf(store, 1, "0123abcd", other_boot);
+  const std::string live_parent =
+      TempNameOf(store, static_cast<uint64_t>(::getppid()), "0123abcd", boot);
+  const std::string ours = TempNameOf(store, static_cast<uint64_t>(::getpid()), "0123abcd", boot);
+  const std::string unknown_boot =
+      TempNameOf(store, static_cast<uint64_t>(child), "0123abcd", "00000000");
   const std::string legacy = dir.File(".s.rs.tmp-0123456789abcdef");
   const std::string someone_elses =
-      TempName(dir.File("other.rs"), static_cast<uint64_t>(child), boot);
+      TempNameOf(dir.File("other.rs"), static_cast<uint64_t>(child), "0123abcd", boot);
   const std::string not_ours = dir.File(".s.rs.tmp-notatemp");
   for (const std::string& path :
        {dead_here, other_boots, live_parent, ours, unknown_boot, legacy, someone_elses, not_ours}) {

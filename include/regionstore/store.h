@@ -49,13 +49,13 @@ static_assert(sizeof(off_t) == 8, "regionstore needs a 64-bit off_t");
 
 // What one durability mode did through one handle since it was opened.
 struct ModeStats {
-  uint64_t writes = 0;          // Write calls that returned OK
-  uint64_t bytes_written = 0;   // their bytes
-  uint64_t flushes = 0;         // barriers issued (msync, fdatasync, RWF_DSYNC): Write, Flush, Commit
-  uint64_t flush_nanos = 0;     // wall time inside those barriers
-  uint64_t commits = 0;         // Commit calls that returned OK
-  uint64_t bytes_committed = 0; // their payload bytes (a batch counts each member)
-  uint64_t batches = 0;         // CommitBatch calls that returned OK
+  uint64_t writes = 0;         // Write calls that returned OK
+  uint64_t bytes_written = 0;  // their bytes
+  uint64_t flushes = 0;      // barriers issued (msync, fdatasync, RWF_DSYNC): Write, Flush, Commit
+  uint64_t flush_nanos = 0;  // wall time inside those barriers
+  uint64_t commits = 0;      // Commit calls that returned OK
+  uint64_t bytes_committed = 0;  // their payload bytes (a batch counts each member)
+  uint64_t batches = 0;          // CommitBatch calls that returned OK
 };
 
 // Counters of a Store handle. Per process and per handle: nothing is stored
@@ -292,13 +292,12 @@ class REGIONSTORE_EXPORT Store {
   // A symbolic link at `path` is refused unless options.symlinks is kFollow.
   // Copy-on-write blocks: a writer's open asks FIEMAP whether the store's
   // blocks are shared, one ioctl per 64 extents (about 0.5 us on ext4 and
-  // XFS for a store in few extents; where FIEMAP is missing, no check). Shared on btrfs: a warning (OpenOptions::warnings). Shared
-  // elsewhere: kSharedExtents unless OpenOptions::allow_shared_extents.
-  // A reflink made while a writer has the store open is not seen until the
-  // next open: that writer's mapped writes can then fault on a full disk.
-  // Errors: kSharedExtents (the message names regionctl unshare PATH),
-  // kInvalidArgument (`path` is a symbolic link and options.symlinks is
-  // kRefuse; the message says how to allow it), kNotFound,
+  // XFS for a store in few extents; where FIEMAP is missing, no check). Shared on btrfs: a warning
+  // (OpenOptions::warnings). Shared elsewhere: kSharedExtents unless
+  // OpenOptions::allow_shared_extents. A reflink made while a writer has the store open is not seen
+  // until the next open: that writer's mapped writes can then fault on a full disk. Errors:
+  // kSharedExtents (the message names regionctl unshare PATH), kInvalidArgument (`path` is a
+  // symbolic link and options.symlinks is kRefuse; the message says how to allow it), kNotFound,
   // kPermissionDenied, kCorruption, kUnsupportedVersion, kBusy (another
   // writer, in this process or another, holds the lock), kIOError (ELOOP:
   // a symbolic link loop, or more than 40 links, in the path).
@@ -322,8 +321,19 @@ class REGIONSTORE_EXPORT Store {
   // msync, pwrite or fdatasync poisons the store), kPoisoned.
   Status Write(uint64_t offset, std::span<const std::byte> data, Durability durability);
 
+  // Copies `data` to data offset `offset` with pwrite, without a flush and
+  // without touching the mapping: for streaming an input larger than memory
+  // (a copy into the mapping faults every page it writes into this process,
+  // where it counts as resident memory until the handle closes). Other
+  // processes' mappings and this one see the bytes at once, as after a
+  // kNone Write, with kNone's guarantees until a Flush of the range makes
+  // them durable (Flush in kSync or kPwriteFdatasync covers pages written
+  // this way too). Errors: as Write (a failed pwrite may have changed some
+  // pages: the store is poisoned).
+  Status Pwrite(uint64_t offset, std::span<const std::byte> data);
+
   // Makes [offset, offset + length) durable with one barrier, for several
-  // kNone writes or stores through a MutableView: kSync msyncs the covering
+  // kNone writes, Pwrites or stores through a MutableView: kSync msyncs the covering
   // pages, kPwriteFdatasync calls fdatasync (the whole file), kAsync msyncs
   // with MS_ASYNC, kNone does nothing. After a durable barrier the covering
   // pages' page-table entries are dropped (the page cache keeps the data):
@@ -385,8 +395,7 @@ class REGIONSTORE_EXPORT Store {
   // or copied piece after piece (kNone, kAsync), so callers need not join
   // their state first. At most kMaxPayloadPieces pieces (kInvalidArgument);
   // empty pieces are skipped. Otherwise exactly as Commit.
-  Result<uint64_t> CommitPieces(std::string_view name, PayloadPieces pieces,
-                                Durability durability);
+  Result<uint64_t> CommitPieces(std::string_view name, PayloadPieces pieces, Durability durability);
 
   // Commits `members` (distinct regions, 1 to kMaxBatchMembers of them) as
   // one batch, all or nothing, in `durability`; returns each member's new
@@ -462,8 +471,7 @@ class REGIONSTORE_EXPORT Store {
   // without an intent area, made before 0.4 with 8,129 to 8,160 regions;
   // a recheck interval that is not positive).
   Result<CheckpointMeta> WaitForNewer(std::string_view name, uint64_t generation,
-                                      std::chrono::nanoseconds timeout,
-                                      std::vector<std::byte>& out,
+                                      std::chrono::nanoseconds timeout, std::vector<std::byte>& out,
                                       const WaitOptions& options = {}) const;
 
   // Loads several distinct regions as one consistent set: every region as

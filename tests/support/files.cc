@@ -7,7 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <span>
 #include <system_error>
+
+#include "bytes.h"
+#include "regionstore/io.h"
 
 namespace regionstore::testing {
 
@@ -24,7 +28,8 @@ std::vector<std::byte> ReadWholeFile(const std::string& path) {
 void WriteWholeFile(const std::string& path, const std::vector<std::byte>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   REQUIRE(out.good());
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   REQUIRE(out.good());
 }
 
@@ -34,8 +39,8 @@ std::vector<std::byte> PreadFile(const std::string& path, uint64_t offset, uint6
   std::vector<std::byte> bytes(length);
   uint64_t done = 0;
   while (done < length) {
-    const ssize_t n = ::pread(fd, bytes.data() + done, length - done,
-                              static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pread(fd, bytes.data() + done, length - done, static_cast<off_t>(offset + done));
     REQUIRE(n > 0);
     done += static_cast<uint64_t>(n);
   }
@@ -62,6 +67,27 @@ std::vector<std::byte> PatternBytes(uint64_t length, uint64_t seed) {
   std::vector<std::byte> bytes(length);
   for (auto& b : bytes) b = static_cast<std::byte>(generator() & 0xff);
   return bytes;
+}
+
+std::string TempNameOf(const std::string& destination, uint64_t pid, const std::string& random,
+                       const std::string& boot) {
+  std::string owner_boot = boot;
+  if (owner_boot.empty()) {
+    auto id = Io::Default()->BootId();
+    REQUIRE(id.ok());
+    owner_boot = internal::HexBytes(std::span<const std::byte>(*id).first(4));
+  }
+  // Built by appending: GCC 12 warns falsely (-Wstringop-overflow) on "." + std::string.
+  const std::filesystem::path path(destination);
+  std::string name = ".";
+  name += path.filename().string();
+  name += ".tmp-";
+  name += internal::HexNumber(pid, 8).substr(2);
+  name += '-';
+  name += owner_boot;
+  name += '-';
+  name += random;
+  return (path.parent_path() / name).string();
 }
 
 }  // namespace regionstore::testing

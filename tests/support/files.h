@@ -23,6 +23,11 @@ void PwriteFile(const std::string& path, uint64_t offset, const std::vector<std:
 // XORs one byte of the file in place (with 0x40), as a bad sector or a stray
 // write would.
 void FlipByte(const std::string& path, uint64_t offset);
+// The name the library gives a named temp of `destination`
+// (regionstore/temp_files.h): "." + its file name + ".tmp-" + the owner's
+// pid and `boot` (8 hex digits each; this boot's if empty) and `random`.
+std::string TempNameOf(const std::string& destination, uint64_t pid, const std::string& random,
+                       const std::string& boot = "");
 // Deterministic pseudo-random bytes, distinct for distinct seeds.
 std::vector<std::byte> PatternBytes(uint64_t length, uint64_t seed);
 
