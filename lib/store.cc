@@ -104,6 +104,15 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   const std::string directory = internal::DirectoryOf(path);
   // Copy-on-write: btrfs gets FS_NOCOW_FL in `build` (and its warning there).
   const Result<FsInfo> fs = io.StatFs(directory);
+  if (fs.ok() && fs->mixed_block_groups) {
+    return Status::Error(
+        StatusCode::kInvalidArgument, "create", path,
+        "'" + directory +
+            "' is on a btrfs whose data and metadata share block groups (mkfs.btrfs --mixed, "
+            "as small filesystems are often made): there a full disk turns a store's mapped "
+            "writes into SIGBUS even with NOCOW; put the store on another filesystem, or on a "
+            "btrfs made without --mixed; nothing created");
+  }
   if (options.warnings != nullptr) {
     // Only a warning: the store still works, but the reservation below does
     // not protect mapped writes from a full disk there.

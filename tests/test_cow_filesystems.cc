@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -77,8 +78,8 @@ void WritePattern(const std::string& path, uint64_t seed) {
   auto store = Store::Open(path, OpenMode::kReadWrite);
   INFO(store.status().ToString());
   REQUIRE(store.ok());
-  REQUIRE(store->Write(0, testing::PatternBytes(kStoreData, seed), Durability::kPwriteFdatasync)
-              .ok());
+  REQUIRE(
+      store->Write(0, testing::PatternBytes(kStoreData, seed), Durability::kPwriteFdatasync).ok());
 }
 
 // Writes the whole data area in each durability mode, then commits region
@@ -87,8 +88,8 @@ std::string WriteAndCommitEveryMode(const std::string& path) {
   auto store = Store::Open(path, OpenMode::kReadWrite);
   if (!store.ok()) return "open: " + store.status().ToString();
   uint64_t seed = 1;
-  for (Durability mode : {Durability::kNone, Durability::kAsync, Durability::kSync,
-                          Durability::kPwriteFdatasync}) {
+  for (Durability mode :
+       {Durability::kNone, Durability::kAsync, Durability::kSync, Durability::kPwriteFdatasync}) {
     // kNone dirties every page of the data area; the modes with a barrier
     // write 256 KiB each (on a full btrfs each barrier takes seconds while
     // it hunts for space).
@@ -148,6 +149,36 @@ TEST_CASE("On btrfs, Create sets FS_NOCOW_FL on the store and says what remains"
   REQUIRE(json.exit_code == 0);
   CHECK(json.stdout_bytes.find("\"nocow\": true") != std::string::npos);
   CHECK(json.stdout_bytes.find("\"shared_bytes\": 0") != std::string::npos);
+}
+
+TEST_CASE("On a --mixed btrfs, create refuses with a clear error and leaves nothing behind",
+          "[cow]") {
+  TempDir dir;
+  // 32 MiB: MakeFilesystem makes it --mixed (support/loop_fs.h).
+  auto mixed = MountLoopFs(dir, FsKind::kBtrfs, 32 * kMiB);
+  if (!mixed) return;
+  auto info = Io::Default()->StatFs(mixed->path());
+  REQUIRE(info.ok());
+  CHECK(info->mixed_block_groups);
+  const std::string path = mixed->File("s.rs");
+  const Status created = Store::Create(path, 1 * kMiB);
+  CHECK(created.code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(created.message(), Catch::Contains("--mixed") && Catch::Contains("SIGBUS") &&
+                                    Catch::Contains("nothing created"));
+  CHECK(std::filesystem::is_empty(mixed->path()));
+  const ProcessResult tool = RunProcess(REGIONCTL_PATH, {"create", path, "--size", "1MiB"});
+  CHECK(tool.exit_code == 2);
+  CHECK_THAT(tool.stderr_bytes, Catch::Contains("--mixed"));
+  CHECK(std::filesystem::is_empty(mixed->path()));
+
+  // The ordinary layout (separate block groups) is told apart, and creates.
+  TempDir other;
+  auto separate = MountLoopFs(other, FsKind::kBtrfs, kBtrfsImage);
+  REQUIRE(separate != nullptr);
+  auto separate_info = Io::Default()->StatFs(separate->path());
+  REQUIRE(separate_info.ok());
+  CHECK_FALSE(separate_info->mixed_block_groups);
+  CHECK(Store::Create(separate->File("s.rs"), 1 * kMiB).ok());
 }
 
 TEST_CASE("On btrfs, a SETFLAGS that succeeds without setting the flag keeps the SIGBUS warning",
@@ -217,9 +248,9 @@ TEST_CASE("On XFS, a reflink copy makes a writer's open refuse both copies, nami
   }
   // regionctl: write exits 1 and names the fix; inspect shows the shared bytes.
   const std::vector<std::byte> input(16, std::byte{1});
-  const ProcessResult refused = RunProcess(
-      REGIONCTL_PATH, {"write", path, "--offset", "0", "--durability", "none"},
-      {.stdin_bytes = std::span<const std::byte>(input)});
+  const ProcessResult refused =
+      RunProcess(REGIONCTL_PATH, {"write", path, "--offset", "0", "--durability", "none"},
+                 {.stdin_bytes = std::span<const std::byte>(input)});
   CHECK(refused.exit_code == 1);
   CHECK(refused.stderr_bytes.find("regionctl unshare " + path) != std::string::npos);
   const ProcessResult inspect = RunProcess(REGIONCTL_PATH, {"inspect", "--json", path});
@@ -301,12 +332,13 @@ TEST_CASE("On btrfs, a snapshot's shared blocks warn at a writer's open and unsh
   }
   // regionctl write takes it, and prints the warning.
   const std::vector<std::byte> input = testing::PatternBytes(4096, 9);  // the bytes already there
-  const ProcessResult written = RunProcess(
-      REGIONCTL_PATH, {"write", path, "--offset", "0", "--durability", "sync"},
-      {.stdin_bytes = std::span<const std::byte>(input)});
+  const ProcessResult written =
+      RunProcess(REGIONCTL_PATH, {"write", path, "--offset", "0", "--durability", "sync"},
+                 {.stdin_bytes = std::span<const std::byte>(input)});
   INFO(written.stderr_bytes);
   CHECK(written.exit_code == 0);
-  CHECK(written.stderr_bytes.find("regionctl: warning: '" + path + "' shares") != std::string::npos);
+  CHECK(written.stderr_bytes.find("regionctl: warning: '" + path + "' shares") !=
+        std::string::npos);
   const std::vector<std::byte> before = testing::ReadWholeFile(path);
   auto report = UnshareStore(path);
   INFO(report.status().ToString());

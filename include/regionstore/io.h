@@ -124,7 +124,7 @@ struct FileStat {
 
 // What statfs reports about the filesystem holding a path.
 struct FsInfo {
-  uint64_t type_magic = 0;   // f_type
+  uint64_t type_magic = 0;  // f_type
   // "ext2/3/4" (one magic number for the three), "xfs", "btrfs", "tmpfs",
   // ... or "0x<magic in hex>". Io::Default()'s StatFs is the one table of
   // these names.
@@ -133,6 +133,11 @@ struct FsInfo {
   // posix_fallocate does not reserve the blocks a later overwrite needs, so a
   // full disk can still turn a mapped write into SIGBUS.
   bool copy_on_write = false;
+  // btrfs whose data and metadata share block groups (mkfs.btrfs --mixed, as
+  // small filesystems are often made): there a full disk turns mapped writes
+  // into SIGBUS even for a NOCOW file, so Store::Create refuses it. false
+  // where the Io cannot tell (BTRFS_IOC_SPACE_INFO failed).
+  bool mixed_block_groups = false;
   uint64_t block_size = 0;
   uint64_t available_bytes = 0;  // for unprivileged users
 };

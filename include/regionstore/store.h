@@ -263,7 +263,10 @@ class REGIONSTORE_EXPORT Store {
   // (its name may not survive a power loss) and a retry gets kAlreadyExists.
   // Errors: kInvalidArgument (size too large; a bad, duplicate or
   // zero-capacity checkpoint region; replace_existing and `path` is a
-  // symbolic link), kAlreadyExists, kNotFound (no such directory),
+  // symbolic link; `path` is on a btrfs with mixed data and metadata block
+  // groups, FsInfo::mixed_block_groups, where a full disk turns mapped
+  // writes into SIGBUS whatever Create does), kAlreadyExists, kNotFound (no
+  // such directory),
   // kPermissionDenied, kNoSpace, kIOError.
   static Status Create(const std::string& path, uint64_t data_size,
                        const CreateOptions& options = {});

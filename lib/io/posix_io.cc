@@ -4,13 +4,15 @@
 // so that tests can make them fail and the recovery code here is what runs.
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/btrfs.h>
+#include <linux/btrfs_tree.h>
 #include <linux/falloc.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <linux/futex.h>
 #include <linux/magic.h>
-#include <sys/ioctl.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -53,9 +55,9 @@ int IoctlWithPointer(int fd, unsigned long request, void* arg) { return ::ioctl(
 // libc has no futex wrapper. A shared futex (no FUTEX_PRIVATE_FLAG); waits
 // take an absolute CLOCK_MONOTONIC deadline, so a retry after EINTR keeps it.
 long Futex(uint32_t* word, int op, uint32_t value, const struct timespec* deadline) {
-  return op == FUTEX_WAKE ? ::syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0)
-                          : ::syscall(SYS_futex, word, op, value, deadline, nullptr,
-                                      FUTEX_BITSET_MATCH_ANY);
+  return op == FUTEX_WAKE
+             ? ::syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0)
+             : ::syscall(SYS_futex, word, op, value, deadline, nullptr, FUTEX_BITSET_MATCH_ANY);
 }
 
 int FcntlLock(int fd, int command, struct flock* lock) { return ::fcntl(fd, command, lock); }
@@ -472,9 +474,9 @@ class PosixFile final : public File {
       // A filesystem that answers with extents ending before `at` (zero
       // length, or out of order) would make this loop forever.
       if (at <= batch_start) {
-        return Status::Error(StatusCode::kIOError, "ioctl(FS_IOC_FIEMAP)", path_,
-                             "the extent map did not advance past offset " +
-                                 std::to_string(batch_start));
+        return Status::Error(
+            StatusCode::kIOError, "ioctl(FS_IOC_FIEMAP)", path_,
+            "the extent map did not advance past offset " + std::to_string(batch_start));
       }
     }
     return shared;
@@ -486,7 +488,8 @@ class PosixFile final : public File {
       rc = Syscalls().fallocate(fd_, FALLOC_FL_UNSHARE_RANGE, static_cast<off_t>(offset),
                                 static_cast<off_t>(length));
     } while (rc != 0 && errno == EINTR);
-    if (rc != 0) return Status::FromErrno(SavedErrno(), "fallocate(FALLOC_FL_UNSHARE_RANGE)", path_);
+    if (rc != 0)
+      return Status::FromErrno(SavedErrno(), "fallocate(FALLOC_FL_UNSHARE_RANGE)", path_);
     return Status::Ok();
   }
 
@@ -630,6 +633,35 @@ class PosixIo final : public Io {
     return Status::Ok();
   }
 
+  // Whether a space of the btrfs holding `path` is both data and metadata
+  // (BTRFS_IOC_SPACE_INFO: once for the count, once for the spaces). false
+  // if it cannot be told.
+  static bool BtrfsHasMixedBlockGroups(const std::string& path) {
+    int fd;
+    do {
+      fd = Syscalls().open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return false;
+    btrfs_ioctl_space_args count{};
+    bool mixed = false;
+    if (Syscalls().ioctl(fd, BTRFS_IOC_SPACE_INFO, &count) == 0 && count.total_spaces > 0 &&
+        count.total_spaces < 1024) {
+      const size_t slots = static_cast<size_t>(count.total_spaces);
+      std::vector<std::byte> buffer(sizeof(btrfs_ioctl_space_args) +
+                                    slots * sizeof(btrfs_ioctl_space_info));
+      auto* args = reinterpret_cast<btrfs_ioctl_space_args*>(buffer.data());
+      args->space_slots = slots;
+      if (Syscalls().ioctl(fd, BTRFS_IOC_SPACE_INFO, args) == 0) {
+        constexpr uint64_t kBoth = BTRFS_BLOCK_GROUP_DATA | BTRFS_BLOCK_GROUP_METADATA;
+        for (uint64_t i = 0; i < std::min<uint64_t>(args->total_spaces, slots); ++i) {
+          if ((args->spaces[i].flags & kBoth) == kBoth) mixed = true;
+        }
+      }
+    }
+    ::close(fd);
+    return mixed;
+  }
+
   Result<FsInfo> StatFs(const std::string& path) override {
     struct statfs st {};
     int rc;
@@ -660,6 +692,7 @@ class PosixIo final : public Io {
       case BTRFS_SUPER_MAGIC:
         info.type_name = "btrfs";
         info.copy_on_write = true;
+        info.mixed_block_groups = BtrfsHasMixedBlockGroups(path);
         break;
       case 0xca451a4e:
         info.type_name = "bcachefs";
@@ -808,7 +841,8 @@ Status Mapping::WaitWord(uint64_t offset, uint32_t expected, uint64_t deadline_n
                          "the word is not 4-byte aligned inside the mapping");
   }
   const struct timespec deadline {
-    static_cast<time_t>(deadline_ns / 1'000'000'000u), static_cast<long>(deadline_ns % 1'000'000'000u)
+    static_cast<time_t>(deadline_ns / 1'000'000'000u),
+        static_cast<long>(deadline_ns % 1'000'000'000u)
   };
   auto* word = reinterpret_cast<uint32_t*>(data() + offset);
   if (Syscalls().futex(word, FUTEX_WAIT_BITSET, expected, &deadline) == 0) return Status::Ok();
@@ -824,7 +858,8 @@ Status Mapping::WaitWord(uint64_t offset, uint32_t expected, uint64_t deadline_n
 }
 
 void Mapping::WakeWord(uint64_t offset) {
-  if (offset % sizeof(uint32_t) != 0 || offset > size() || size() - offset < sizeof(uint32_t)) return;
+  if (offset % sizeof(uint32_t) != 0 || offset > size() || size() - offset < sizeof(uint32_t))
+    return;
   static_cast<void>(
       Syscalls().futex(reinterpret_cast<uint32_t*>(data() + offset), FUTEX_WAKE, 0, nullptr));
 }
