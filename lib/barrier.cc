@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "store_rep.h"
+#include "test_hooks.h"
 
 namespace regionstore {
 
@@ -92,6 +93,7 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
                       ? SetMark(intent::kFileBarrierEntry, {Kind::kFileBarrier, 0, 0, 0, boot_id})
                       : Status::Ok();
   if (status.ok()) {
+    if (marked) internal::ReachPoint(internal::Point::kFileBarrierMarked);
     step = call.operation;
     if (whole_file) {
       status = file->DataSync();

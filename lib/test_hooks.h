@@ -76,6 +76,10 @@ enum class Point : uint32_t {
   // A writer's open: recovery wrote what it writes, its fdatasync not yet
   // called.
   kRecoveryBeforeBarrier,
+  // Any barrier that sets the kFileBarrier mark (commits without a barrier
+  // were pending): the mark is written, the msync or fdatasync not yet
+  // called.
+  kFileBarrierMarked,
 };
 
 #if defined(REGIONSTORE_TESTING)
