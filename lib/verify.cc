@@ -43,6 +43,7 @@ Result<VerifyReport> VerifyRegions(const std::string& path, const VerifyOptions&
   VerifyReport verified;
   verified.info = std::move(*read_info);
   const StoreInfo& info = verified.info;
+  if (options.on_info) options.on_info(info);
   // At most what this call reads: headers (and payloads, up to capacity) of
   // every slot, the data area. The last report says all of it.
   uint64_t total = 0;
@@ -67,6 +68,7 @@ Result<VerifyReport> VerifyRegions(const std::string& path, const VerifyOptions&
     auto report =
         region_check::ExamineRegion(read, info.regions[i], i, options.check_payloads, &*batch);
     if (!report.ok()) return report.status();
+    if (options.on_region) options.on_region(i, *report);
     verified.regions.push_back(std::move(*report));
   }
   if (options.read_data_area) {

@@ -303,6 +303,55 @@ std::string TableName(uint32_t index) {
   return name;
 }
 
+std::string RegionName(int i) {
+  std::string name = "r";
+  name += std::to_string(i);
+  return name;
+}
+
+TEST_CASE("VerifyRegions hands out the store, then each region in order, before it returns",
+          "[checkpoint][verify]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  std::vector<CheckpointSpec> specs;
+  for (int i = 0; i < 40; ++i) specs.push_back({RegionName(i), 100 + 37 * uint64_t(i)});
+  MustCreateWithRegions(path, 0, specs);
+  {
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    for (int i = 0; i < 40; i += 3) {
+      for (int g = 0; g <= i % 4; ++g) {
+        REQUIRE(store.Commit(RegionName(i), PatternBytes(50 + g, i), Durability::kNone).ok());
+      }
+    }
+  }
+  for (const bool payloads : {false, true}) {
+    INFO("check_payloads " << payloads);
+    // ('i', region count) for on_info, ('r', index) for on_region.
+    std::vector<std::pair<char, size_t>> events;
+    std::vector<RegionReport> handed;
+    VerifyOptions options;
+    options.check_payloads = payloads;
+    options.on_info = [&](const StoreInfo& info) { events.emplace_back('i', info.regions.size()); };
+    options.on_region = [&](size_t index, const RegionReport& report) {
+      events.emplace_back('r', index);
+      handed.push_back(report);
+    };
+    auto verified = VerifyRegions(path, options);
+    REQUIRE(verified.ok());
+    std::vector<std::pair<char, size_t>> expected = {{'i', 40}};
+    for (size_t i = 0; i < 40; ++i) expected.emplace_back('r', i);
+    CHECK(events == expected);
+    REQUIRE(handed.size() == verified->regions.size());
+    for (size_t i = 0; i < handed.size(); ++i) {
+      CHECK(handed[i].name == verified->regions[i].name);
+      CHECK(handed[i].generation == verified->regions[i].generation);
+      CHECK(handed[i].length == verified->regions[i].length);
+      CHECK(handed[i].slots.size() == verified->regions[i].slots.size());
+    }
+    CHECK(handed[3].generation == 4);
+  }
+}
+
 TEST_CASE("Region tables of 8128 to 8161 entries move the data area and flag the large ones",
           "[checkpoint][scale][format]") {
   struct Case {

@@ -172,6 +172,14 @@ struct VerifyOptions {
   // Called after each read of up to 1 MiB with the bytes read so far and the
   // total this call will read (slot payloads and headers, data area).
   std::function<void(uint64_t done, uint64_t total)> progress;
+  // Called once the superblock and region table are validated, before any
+  // slot is read, with what VerifyReport::info will hold: a report can print
+  // its first lines before the slots of many regions are read.
+  std::function<void(const StoreInfo& info)> on_info;
+  // Called with each region's report as soon as it is complete, in table
+  // order (index into info.regions). An error later still fails the call, so
+  // what was handed out until then is not the whole store.
+  std::function<void(size_t index, const RegionReport& report)> on_region;
 };
 
 // What VerifyRegions read: the validated superblock and region table (what

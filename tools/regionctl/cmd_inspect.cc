@@ -106,58 +106,89 @@ std::string SharedText(const CowState& state) {
          " shared with a reflink copy or snapshot; regionctl unshare)";
 }
 
-void PrintTable(const std::string& path, const StoreInfo& info,
-                const std::vector<RegionView>& regions, uint64_t page_size, const CowState& cow) {
-  std::vector<std::pair<std::string, std::string>> rows = {
-      {"path", QuoteName(path)},
-      {"format_version", std::to_string(info.format_version)},
-      {"incompat_flags", FlagsWithNames(info.incompat_flags)},
-      {"uuid", FormatUuid(info.uuid)},
-      {"file_size", BytesWithHuman(info.file_size)},
-      {"page_size", BytesWithHuman(page_size)},
-      {"created_page_size", BytesWithHuman(info.created_page_size)},
-      {"created_unix_ns", UnixNanosWithUtc(info.created_unix_ns)},
-      {"data_offset", BytesWithHuman(info.data_offset)},
-      {"data_size", BytesWithHuman(info.data_size)},
-      {"region_table_offset", BytesWithHuman(info.region_table_offset)},
-      {"superblock_checksum", HexChecksum(info.superblock_checksum)},
-      {"regions", std::to_string(info.regions.size())},
-      {"filesystem", FilesystemOf(path)},
-      {"nocow", NocowText(cow)},
-      {"shared_bytes", SharedText(cow)},
-  };
-  for (size_t index = 0; index < regions.size(); ++index) {
-    const RegionView& region = regions[index];
+// The table, printed as VerifyRegions reads it: the store's rows once the
+// superblock and region table are validated, then each region's rows as
+// soon as its slots are read (with 10,000 regions the first lines appear
+// before 30,000 headers are read). The key column's width is known from the
+// region table alone.
+class StreamedTable {
+ public:
+  StreamedTable(const std::string& path, SymlinkPolicy symlinks)
+      : path_(path), symlinks_(symlinks) {}
+
+  void Start(const StoreInfo& info) {
+    const CowState cow = CowStateOf(path_, symlinks_, info.file_size);
+    const std::vector<std::pair<std::string, std::string>> rows = {
+        {"path", QuoteName(path_)},
+        {"format_version", std::to_string(info.format_version)},
+        {"incompat_flags", FlagsWithNames(info.incompat_flags)},
+        {"uuid", FormatUuid(info.uuid)},
+        {"file_size", BytesWithHuman(info.file_size)},
+        {"page_size", BytesWithHuman(Io::Default()->PageSize())},
+        {"created_page_size", BytesWithHuman(info.created_page_size)},
+        {"created_unix_ns", UnixNanosWithUtc(info.created_unix_ns)},
+        {"data_offset", BytesWithHuman(info.data_offset)},
+        {"data_size", BytesWithHuman(info.data_size)},
+        {"region_table_offset", BytesWithHuman(info.region_table_offset)},
+        {"superblock_checksum", HexChecksum(info.superblock_checksum)},
+        {"regions", std::to_string(info.regions.size())},
+        {"filesystem", FilesystemOf(path_)},
+        {"nocow", NocowText(cow)},
+        {"shared_bytes", SharedText(cow)},
+    };
+    for (const auto& [key, value] : rows) key_width_ = std::max(key_width_, key.size());
+    for (size_t index = 0; index < info.regions.size(); ++index) {
+      const std::string key = RegionKey(index);
+      key_width_ = std::max(key_width_, key.size() + std::string(".commit").size());
+      const uint32_t slots = info.regions[index].slot_count;
+      if (slots > 0) {
+        key_width_ =
+            std::max(key_width_, key.size() + (".slot[" + std::to_string(slots - 1) + "]").size());
+      }
+    }
+    for (const auto& [key, value] : rows) Print(key, value);
+    std::cout.flush();
+  }
+
+  void Region(size_t index, const RegionEntry& region, const RegionReport& report) {
+    const std::string key = RegionKey(index);
+    // The name comes from the file: quoted and escaped, never raw.
+    std::string entry = "name=";
+    entry += QuoteName(region.name);
+    entry += " capacity=";
+    entry += std::to_string(region.capacity);
+    entry += " slot_count=";
+    entry += std::to_string(region.slot_count);
+    entry += " slots_offset=";
+    entry += std::to_string(region.slots_offset);
+    entry += " slot_stride=";
+    entry += std::to_string(region.slot_stride);
+    entry += " layout=";
+    entry += SlotLayoutName(region.layout);
+    entry += " slot_alignment=";
+    entry += std::to_string(region.slot_alignment);
+    Print(key, entry);
+    Print(key + ".commit", CommitSummary(report));
+    for (const SlotReport& slot : report.slots) {
+      Print(key + ".slot[" + std::to_string(slot.index) + "]", SlotSummary(slot));
+    }
+  }
+
+ private:
+  static std::string RegionKey(size_t index) {
     std::string key = "region[";
     key += std::to_string(index);
     key += ']';
-    // The name comes from the file: quoted and escaped, never raw.
-    std::string entry = "name=";
-    entry += QuoteName(region.entry.name);
-    entry += " capacity=";
-    entry += std::to_string(region.entry.capacity);
-    entry += " slot_count=";
-    entry += std::to_string(region.entry.slot_count);
-    entry += " slots_offset=";
-    entry += std::to_string(region.entry.slots_offset);
-    entry += " slot_stride=";
-    entry += std::to_string(region.entry.slot_stride);
-    entry += " layout=";
-    entry += SlotLayoutName(region.entry.layout);
-    entry += " slot_alignment=";
-    entry += std::to_string(region.entry.slot_alignment);
-    rows.emplace_back(key, std::move(entry));
-    rows.emplace_back(key + ".commit", CommitSummary(region.report));
-    for (const SlotReport& slot : region.report.slots) {
-      rows.emplace_back(key + ".slot[" + std::to_string(slot.index) + "]", SlotSummary(slot));
-    }
+    return key;
   }
-  size_t key_width = 0;
-  for (const auto& [key, value] : rows) key_width = std::max(key_width, key.size());
-  for (const auto& [key, value] : rows) {
-    std::cout << key << std::string(key_width - key.size() + 2, ' ') << value << '\n';
+  void Print(const std::string& key, const std::string& value) const {
+    std::cout << key << std::string(key_width_ - key.size() + 2, ' ') << value << '\n';
   }
-}
+
+  std::string path_;
+  SymlinkPolicy symlinks_;
+  size_t key_width_ = 0;
+};
 
 void PrintJson(const std::string& path, const StoreInfo& info,
                const std::vector<RegionView>& regions, uint64_t page_size, const CowState& cow) {
@@ -199,15 +230,26 @@ Status RunInspect(const InspectArgs& args) {
   VerifyOptions options;
   options.check_payloads = false;
   options.symlinks = args.symlinks;
+  if (!args.json) {
+    // Streamed: a failure after the first lines ends the table where it got
+    // to, and the exit code and message say why.
+    StreamedTable table(args.path, args.symlinks);
+    const StoreInfo* info = nullptr;
+    options.on_info = [&](const StoreInfo& validated) {
+      info = &validated;
+      table.Start(validated);
+    };
+    options.on_region = [&](size_t index, const RegionReport& report) {
+      table.Region(index, info->regions[index], report);
+    };
+    Result<VerifyReport> verified = VerifyRegions(args.path, options);
+    return verified.ok() ? Status::Ok() : verified.status();
+  }
   Result<StoreRegions> store = ReadStoreRegions(args.path, options);
   if (!store.ok()) return store.status();
   const uint64_t page_size = Io::Default()->PageSize();
   const CowState cow = CowStateOf(args.path, args.symlinks, store->info.file_size);
-  if (args.json) {
-    PrintJson(args.path, store->info, store->regions, page_size, cow);
-  } else {
-    PrintTable(args.path, store->info, store->regions, page_size, cow);
-  }
+  PrintJson(args.path, store->info, store->regions, page_size, cow);
   return Status::Ok();
 }
 
