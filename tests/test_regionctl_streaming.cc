@@ -126,6 +126,30 @@ void Reap(pid_t writer) {
   REQUIRE(::waitpid(writer, &status, 0) == writer);
 }
 
+// RunMeasured with `input`'s bytes (and `extra` more) on a pipe.
+Outcome RunMeasuredFromPipe(const std::vector<std::string>& args, const std::string& input,
+                            uint64_t extra) {
+  pid_t writer = -1;
+  const int pipe_fd = PipeFrom(input, extra, writer);
+  const Outcome run = RunMeasured(args, pipe_fd);
+  ::close(pipe_fd);
+  Reap(writer);
+  return run;
+}
+
+// kPayloadSize bytes of PatternBytes at `path`, a MiB (of seed `seed` + the
+// MiB's number) at a time: never whole in memory.
+void WritePatternFile(const std::string& path, uint64_t seed) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(fd >= 0);
+  for (uint64_t done = 0; done < kPayloadSize; done += kMiB) {
+    const std::vector<std::byte> chunk = PatternBytes(kMiB, done / kMiB + seed);
+    REQUIRE(::pwrite(fd, chunk.data(), chunk.size(), static_cast<off_t>(done)) ==
+            static_cast<ssize_t>(kMiB));
+  }
+  REQUIRE(::close(fd) == 0);
+}
+
 TEST_CASE("regionctl commit and import of a large payload stream it, from a file and a pipe",
           "[regionctl][streaming][slow]") {
   TempDir dir;
@@ -135,17 +159,7 @@ TEST_CASE("regionctl commit and import of a large payload stream it, from a file
   options.checkpoints = {{"big", kPayloadSize}, {"small", 100}};
   options.batch_log = true;
   REQUIRE(Store::Create(store, 0, options).ok());
-  {
-    // The payload: a pattern written a MiB at a time (never whole in memory).
-    const int fd = ::open(input.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    REQUIRE(fd >= 0);
-    for (uint64_t done = 0; done < kPayloadSize; done += kMiB) {
-      const std::vector<std::byte> chunk = PatternBytes(kMiB, done / kMiB + 1);
-      REQUIRE(::pwrite(fd, chunk.data(), chunk.size(), static_cast<off_t>(done)) ==
-              static_cast<ssize_t>(kMiB));
-    }
-    REQUIRE(::close(fd) == 0);
-  }
+  WritePatternFile(input, 1);
   const auto check_loaded = [&](uint64_t generation) {
     Store reader = MustOpen(store, OpenMode::kReadOnly);
     CheckpointMeta meta;
@@ -159,12 +173,7 @@ TEST_CASE("regionctl commit and import of a large payload stream it, from a file
   // settles the region, reading the 512 MiB commit); from a pipe again,
   // undurably.
   const auto from_pipe = [&](const std::vector<std::string>& args, uint64_t extra) {
-    pid_t writer = -1;
-    const int pipe_fd = PipeFrom(input, extra, writer);
-    const Outcome run = RunMeasured(args, pipe_fd);
-    ::close(pipe_fd);
-    Reap(writer);
-    return run;
+    return RunMeasuredFromPipe(args, input, extra);
   };
   const Outcome first = from_pipe({"commit", store, "big", "--durability", "pwrite-fdatasync"}, 0);
   INFO("commit from a pipe, pwrite-fdatasync: peak resident " << first.max_resident_kib << " KiB");
@@ -216,16 +225,7 @@ TEST_CASE(
   const std::string spool_dir = dir.File("spool");
   REQUIRE(std::filesystem::create_directory(spool_dir));
   REQUIRE(Store::Create(store, kWriteOffset + kPayloadSize).ok());
-  {
-    const int fd = ::open(input.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    REQUIRE(fd >= 0);
-    for (uint64_t done = 0; done < kPayloadSize; done += kMiB) {
-      const std::vector<std::byte> chunk = PatternBytes(kMiB, done / kMiB + 7);
-      REQUIRE(::pwrite(fd, chunk.data(), chunk.size(), static_cast<off_t>(done)) ==
-              static_cast<ssize_t>(kMiB));
-    }
-    REQUIRE(::close(fd) == 0);
-  }
+  WritePatternFile(input, 7);
   // The piped input's spool goes to TMPDIR: the test's own directory.
   REQUIRE(::setenv("TMPDIR", spool_dir.c_str(), 1) == 0);
   struct Unset {
@@ -233,12 +233,7 @@ TEST_CASE(
   } unset;
   const std::string offset = std::to_string(kWriteOffset);
   const auto from_pipe = [&](const std::vector<std::string>& args, uint64_t extra) {
-    pid_t writer = -1;
-    const int pipe_fd = PipeFrom(input, extra, writer);
-    const Outcome run = RunMeasured(args, pipe_fd);
-    ::close(pipe_fd);
-    Reap(writer);
-    return run;
+    return RunMeasuredFromPipe(args, input, extra);
   };
   const std::vector<std::byte> before = DataArea(store, kWriteOffset, kPayloadSize);
 
