@@ -642,16 +642,17 @@ class PosixIo final : public Io {
       fd = Syscalls().open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) return false;
-    btrfs_ioctl_space_args count{};
+    // Through byte buffers: the struct ends in a flexible array member.
+    std::vector<std::byte> head(sizeof(btrfs_ioctl_space_args));
     bool mixed = false;
-    if (Syscalls().ioctl(fd, BTRFS_IOC_SPACE_INFO, &count) == 0 && count.total_spaces > 0 &&
-        count.total_spaces < 1024) {
-      const size_t slots = static_cast<size_t>(count.total_spaces);
+    if (Syscalls().ioctl(fd, BTRFS_IOC_SPACE_INFO, head.data()) == 0) {
+      const uint64_t count = reinterpret_cast<btrfs_ioctl_space_args*>(head.data())->total_spaces;
+      const size_t slots = static_cast<size_t>(std::min<uint64_t>(count, 1024));
       std::vector<std::byte> buffer(sizeof(btrfs_ioctl_space_args) +
                                     slots * sizeof(btrfs_ioctl_space_info));
       auto* args = reinterpret_cast<btrfs_ioctl_space_args*>(buffer.data());
       args->space_slots = slots;
-      if (Syscalls().ioctl(fd, BTRFS_IOC_SPACE_INFO, args) == 0) {
+      if (slots > 0 && Syscalls().ioctl(fd, BTRFS_IOC_SPACE_INFO, args) == 0) {
         constexpr uint64_t kBoth = BTRFS_BLOCK_GROUP_DATA | BTRFS_BLOCK_GROUP_METADATA;
         for (uint64_t i = 0; i < std::min<uint64_t>(args->total_spaces, slots); ++i) {
           if ((args->spaces[i].flags & kBoth) == kBoth) mixed = true;
