@@ -3,7 +3,7 @@
 #  - release:    the whole suite (Release); then installs into a scratch
 #                prefix and builds and runs the consumer example against it;
 #                then the real-kernel crash run (scripts/crash-vm.sh: a QEMU
-#                guest on ext4, XFS and btrfs, about 1,000 crash states, 4 minutes);
+#                guest on ext4, XFS and btrfs, about 1,000 crash states, 5 minutes);
 #  - asan-ubsan: the whole suite under AddressSanitizer + UBSan;
 #  - tsan:       the whole suite under ThreadSanitizer;
 #  - fuzz:       each libFuzzer target (clang-14, ASan+UBSan) for
