@@ -5,12 +5,14 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "format.h"
 #include "fuzz_targets.h"
 #include "intent.h"
+#include "memory_io.h"
 #include "regionstore/checkpoint.h"
 #include "regionstore/store.h"
 #include "regionstore/store_info.h"
@@ -59,42 +61,59 @@ class ScratchFile {
   std::string path_;
 };
 
-// pread/pwrite of a whole buffer; short or failed calls end the input's run.
-bool ReadAt(int fd, uint64_t offset, std::span<std::byte> out) {
-  return ::pread(fd, out.data(), out.size(), static_cast<off_t>(offset)) ==
-         static_cast<ssize_t>(out.size());
+// `bytes` as the whole content of `path` (created or truncated, 0600).
+bool WriteFile(const std::string& path, std::span<const std::byte> bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  const bool written = ::pwrite(fd, bytes.data(), bytes.size(), 0) ==
+                       static_cast<ssize_t>(bytes.size());
+  return ::close(fd) == 0 && written;
 }
-void WriteAt(int fd, uint64_t offset, std::span<const std::byte> data) {
-  if (::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset)) !=
-      static_cast<ssize_t>(data.size())) {
-    Broken("cannot write the scratch file");
+
+// The file under test: a path and the Io that reaches it (a real file
+// through Io::Default(), or a MemoryIo's buffer).
+struct Subject {
+  std::string path;
+  Io* io = nullptr;
+};
+
+// Bytes [offset, offset + out.size()) of the subject's file, through its Io.
+bool ReadAt(const Subject& subject, uint64_t offset, std::span<std::byte> out) {
+  auto file = subject.io->Open(subject.path, OpenMode::kReadOnly, SymlinkPolicy::kRefuse);
+  if (!file.ok()) return false;
+  auto read = (*file)->ReadAt(offset, out);
+  return read.ok() && *read == out.size();
+}
+
+// The image's bytes: `file_size` bytes, zero where no record writes.
+void Materialise(const Image& image, std::vector<std::byte>& file) {
+  file.assign(image.file_size, std::byte{0});
+  for (const Record& record : image.records) {
+    if (record.offset >= file.size()) continue;
+    const size_t length = static_cast<size_t>(
+        std::min<uint64_t>(record.bytes.size(), file.size() - record.offset));
+    std::copy_n(record.bytes.begin(), length, file.begin() + static_cast<ptrdiff_t>(record.offset));
   }
 }
 
 // Slot headers first (their payload and header checksums), then the region
 // table's and the superblock's, as the fields found in the file say. Fields
 // pointing outside the file are skipped: the readers must refuse those.
-void FixChecksums(const std::string& path, uint64_t file_size) {
+void FixChecksums(std::span<std::byte> file) {
   using format::Load32;
   using format::Load64;
-  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) Broken("cannot reopen the scratch file");
-  std::vector<std::byte> superblock(format::kSuperblockSize);
-  if (file_size < format::kSuperblockSize || !ReadAt(fd, 0, superblock)) {
-    ::close(fd);
-    return;
-  }
+  const uint64_t file_size = file.size();
+  if (file_size < format::kSuperblockSize) return;
+  const std::span<std::byte> superblock = file.first(format::kSuperblockSize);
   const uint64_t table_offset = Load64(superblock, format::sb::kRegionTableOffset);
   const uint32_t region_count = Load32(superblock, format::sb::kRegionCount);
-  std::vector<std::byte> table;
+  std::span<const std::byte> table;
   if (region_count <= format::kMaxRegions && table_offset <= file_size &&
       format::RegionTableBytes(region_count) <= file_size - table_offset) {
-    table.resize(format::RegionTableBytes(region_count));
-    if (!ReadAt(fd, table_offset, table)) table.clear();
+    table = file.subspan(table_offset, format::RegionTableBytes(region_count));
   }
   for (uint32_t r = 0; r < table.size() / format::kRegionEntrySize; ++r) {
-    const std::span<const std::byte> entry =
-        std::span<const std::byte>(table).subspan(r * format::kRegionEntrySize);
+    const std::span<const std::byte> entry = table.subspan(r * format::kRegionEntrySize);
     const uint32_t slot_count =
         std::min(Load32(entry, format::re::kSlotCount), slot::kMaxSlotsPerRegion);
     const uint64_t capacity = Load64(entry, format::re::kCapacity);
@@ -111,25 +130,20 @@ void FixChecksums(const std::string& path, uint64_t file_size) {
           file_size - at < slot::kHeaderSize) {
         break;
       }
-      slot::HeaderBytes header;
-      if (!ReadAt(fd, at, header)) break;
+      const std::span<std::byte> header = file.subspan(at, slot::kHeaderSize);
       if (std::all_of(header.begin(), header.end(),
                       [](std::byte b) { return b == std::byte{0}; })) {
         continue;
       }
       const uint64_t length = Load64(header, slot::hdr::kLength);
       const uint64_t payload_at = at + slot::kHeaderUnitSize;
-      if (length <= capacity && length <= file_size && payload_at <= file_size - length &&
-          length <= kMaxImageFileSize) {
-        std::vector<std::byte> payload(length);
-        if (ReadAt(fd, payload_at, payload)) {
-          format::Store64(header, slot::hdr::kPayloadChecksum, format::Checksum(payload));
-        }
+      if (length <= capacity && payload_at <= file_size && length <= file_size - payload_at) {
+        format::Store64(header, slot::hdr::kPayloadChecksum,
+                        format::Checksum(file.subspan(payload_at, length)));
       }
       format::Store64(
           header, slot::hdr::kHeaderChecksum,
           format::Checksum(std::span<const std::byte>(header).first(slot::hdr::kHeaderChecksum)));
-      WriteAt(fd, at, header);
     }
   }
   if (!table.empty()) {
@@ -139,8 +153,6 @@ void FixChecksums(const std::string& path, uint64_t file_size) {
       superblock, format::kSuperblockChecksumOffset,
       format::Checksum(
           std::span<const std::byte>(superblock).first(format::kSuperblockChecksumOffset)));
-  WriteAt(fd, 0, superblock);
-  ::close(fd);
 }
 
 // What ReadStoreInfo accepted must lie inside the file, whatever it says.
@@ -221,10 +233,10 @@ void CheckReports(const std::vector<RegionReport>& reports, const StoreInfo& inf
 }
 
 // The read-only handle: List, Load and View agree with the full verify.
-void CheckReader(const std::string& path, const StoreInfo& info,
+void CheckReader(const Subject& subject, const StoreInfo& info,
                  const std::vector<RegionReport>& verified) {
   // ReadStoreInfo accepted the file; Open validates the same bytes.
-  auto reader = Store::Open(path, OpenMode::kReadOnly);
+  auto reader = Store::Open(subject.path, OpenMode::kReadOnly, {.io = subject.io});
   if (!reader.ok()) {
     Broken("Open(read-only) refused what ReadStoreInfo accepted: " + reader.status().ToString());
   }
@@ -254,10 +266,7 @@ void CheckReader(const std::string& path, const StoreInfo& info,
                                   uint64_t{loaded->slot} * region.slot_stride +
                                   (region.layout == SlotLayout::kCompact ? 4096 : 65536);
       std::vector<std::byte> on_disk(out.size());
-      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      const bool read = fd >= 0 && ReadAt(fd, payload_at, on_disk);
-      if (fd >= 0) ::close(fd);
-      if (!read || on_disk != out) Broken("Load returned bytes that are not at the slot's payload");
+      if (!ReadAt(subject, payload_at, on_disk) || on_disk != out) Broken("Load returned bytes that are not at the slot's payload");
     } else {
       const StatusCode code = loaded.status().code();
       // kNotFound: no commit yet; kTornCommit: only the torn newest;
@@ -280,19 +289,10 @@ void CheckReader(const std::string& path, const StoreInfo& info,
   if (reader->View(info.data_size, 1).ok()) Broken("View past the data area succeeded");
 }
 
-// The whole file (at most kMaxImageFileSize bytes).
-std::vector<std::byte> ReadWhole(const std::string& path, uint64_t size) {
-  std::vector<std::byte> bytes(size);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || !ReadAt(fd, 0, bytes)) Broken("cannot read the scratch file back");
-  ::close(fd);
-  return bytes;
-}
-
 // A writer changes bytes only where FORMAT.md lets it: a slot's header unit
 // and payload area (never the zero unit before an aligned slot's header, a
 // neighbouring slot, the table or the data area) and the intent area.
-void CheckWritesConfined(const std::vector<std::byte>& before, const std::vector<std::byte>& after,
+void CheckWritesConfined(std::span<const std::byte> before, std::span<const std::byte> after,
                          const StoreInfo& info) {
   if (before.size() != after.size()) Broken("a writer changed the file's size");
   std::vector<std::pair<uint64_t, uint64_t>> writable;
@@ -306,23 +306,33 @@ void CheckWritesConfined(const std::vector<std::byte>& before, const std::vector
     }
   }
   std::sort(writable.begin(), writable.end());
-  size_t next = 0;
-  for (uint64_t i = 0; i < before.size(); ++i) {
-    if (before[i] == after[i]) continue;
-    while (next < writable.size() && writable[next].second <= i) ++next;
-    if (next == writable.size() || i < writable[next].first) {
+  writable.emplace_back(before.size(), before.size());  // the end closes the last gap
+  // Compare each gap between writable ranges whole; look for the byte only
+  // when a gap differs.
+  uint64_t from = 0;
+  for (const auto& [first, end] : writable) {
+    const uint64_t to = std::min<uint64_t>(first, before.size());
+    if (from < to && std::memcmp(before.data() + from, after.data() + from, to - from) != 0) {
+      uint64_t i = from;
+      while (before[i] == after[i]) ++i;
       Broken("a writer changed file offset " + std::to_string(i) +
              ", outside every slot's header unit and payload area and the intent area");
     }
+    from = std::max(from, std::min<uint64_t>(end, before.size()));
   }
 }
 
 // A writer: recovery on open, then a commit to each region reads back.
-void CheckWriter(const std::string& path, const StoreInfo& info,
+void CheckWriter(const Subject& subject, const StoreInfo& info,
                  const std::vector<RegionReport>& verified) {
-  const std::vector<std::byte> before = ReadWhole(path, info.file_size);
+  // Kept between inputs: the allocation is the cost, not the copy.
+  static std::vector<std::byte> before;
+  static std::vector<std::byte> after;
+  before.resize(info.file_size);
+  after.resize(info.file_size);
+  if (!ReadAt(subject, 0, before)) Broken("cannot read the store file");
   {  // the writer closes before the file is read back
-    auto writer = Store::Open(path, OpenMode::kReadWrite);
+    auto writer = Store::Open(subject.path, OpenMode::kReadWrite, {.io = subject.io});
     if (!writer.ok()) {
       Broken("Open(read-write) refused what the readers accepted: " + writer.status().ToString());
     }
@@ -349,30 +359,27 @@ void CheckWriter(const std::string& path, const StoreInfo& info,
       }
     }
   }
-  CheckWritesConfined(before, ReadWhole(path, info.file_size), info);
+  if (!ReadAt(subject, 0, after)) Broken("cannot read the store file back");
+  CheckWritesConfined(before, after, info);
 }
 
-}  // namespace
 
-int StoreFile(std::span<const uint8_t> input) {
-  static ScratchFile scratch;
-  const Image image = DecodeImage(input);
-  if (!WriteImage(image, scratch.path())) Broken("cannot write the scratch file");
-  const std::string& path = scratch.path();
-  if ((image.flags & kFixChecksums) != 0) FixChecksums(path, image.file_size);
-
-  auto info = ReadStoreInfo(path);
+// Every check, on the file `subject` names.
+void CheckStore(const Subject& subject, const Image& image) {
+  const std::string& path = subject.path;
+  auto info = ReadStoreInfo(path, subject.io);
   if (!info.ok()) {
     ExpectRefusal(info.status(), "ReadStoreInfo");
     // Every other reader must refuse it too.
-    auto reader = Store::Open(path, OpenMode::kReadOnly);
+    auto reader = Store::Open(path, OpenMode::kReadOnly, {.io = subject.io});
     if (reader.ok()) Broken("Open accepted a file ReadStoreInfo refused");
     ExpectRefusal(reader.status(), "Open(read-only)");
-    return 0;
+    return;
   }
   CheckLayout(*info, image.file_size);
 
   VerifyOptions headers_only;
+  headers_only.io = subject.io;
   headers_only.check_payloads = false;
   // The file does not change under us, so once ReadStoreInfo has accepted
   // it, every reader must: a refusal now is two readers disagreeing.
@@ -380,12 +387,39 @@ int StoreFile(std::span<const uint8_t> input) {
   if (!headers.ok()) Broken("VerifyRegions(headers) refused: " + headers.status().ToString());
   CheckReports(headers->regions, *info);
   VerifyOptions full;
+  full.io = subject.io;
   full.read_data_area = (image.flags & kReadDataArea) != 0;
   auto verified = VerifyRegions(path, full);
   if (!verified.ok()) Broken("VerifyRegions(full) refused: " + verified.status().ToString());
   CheckReports(verified->regions, *info);
-  CheckReader(path, *info, verified->regions);
-  if ((image.flags & kOpenWriter) != 0) CheckWriter(path, *info, verified->regions);
+  CheckReader(subject, *info, verified->regions);
+  if ((image.flags & kOpenWriter) != 0) CheckWriter(subject, *info, verified->regions);
+}
+
+// The image's bytes, checksums resealed if its flags ask.
+std::vector<std::byte>& Prepare(const Image& image) {
+  static std::vector<std::byte> file;  // kept: most inputs are 1-2 MiB
+  Materialise(image, file);
+  if ((image.flags & kFixChecksums) != 0) FixChecksums(file);
+  return file;
+}
+
+}  // namespace
+
+int StoreFile(std::span<const uint8_t> input) {
+  const Image image = DecodeImage(input);
+  std::vector<std::byte>& file = Prepare(image);
+  MemoryIo io(file);
+  CheckStore({"store.rgn", &io}, image);
+  return 0;
+}
+
+int StoreFileOnDisk(std::span<const uint8_t> input) {
+  static ScratchFile scratch;
+  const Image image = DecodeImage(input);
+  const std::vector<std::byte>& file = Prepare(image);
+  if (!WriteFile(scratch.path(), file)) Broken("cannot write the scratch file");
+  CheckStore({scratch.path(), Io::Default()}, image);
   return 0;
 }
 

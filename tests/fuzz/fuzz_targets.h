@@ -16,11 +16,15 @@
 
 namespace regionstore::fuzz {
 
-// A store image (store_image.h) written to a scratch file, then every reader
-// of a store file: ReadStoreInfo, VerifyRegions headers-only and full, a
-// read-only Store with List, Load and View, and (by flag) a writer's open
-// with recovery and a commit that must read back.
+// A store image (store_image.h) held in memory (memory_io.h), then every
+// reader of a store file: ReadStoreInfo, VerifyRegions headers-only and
+// full, a read-only Store with List, Load and View, and (by flag) a writer's
+// open with recovery and a commit that must read back, changing bytes only
+// where the format lets it.
 int StoreFile(std::span<const uint8_t> input);
+// The same checks on a real file in TMPDIR through Io::Default(): the corpus
+// replay runs both, so the POSIX Io sees every input too.
+int StoreFileOnDisk(std::span<const uint8_t> input);
 
 // slot::DecodeHeader on 64 header bytes, for the region, slot and capacity
 // in the input's first 16 bytes (the region index's top bit: recompute the
