@@ -326,7 +326,7 @@ EOF
 }
 
 is_control() {
-  case $1 in commits-barrier-header-only | batches-record-late | export-no-dirsync) return 0 ;; esac
+  case $1 in commits-barrier-header-only | batches-record-late | export-no-dirsync | seen-recovery-undoes) return 0 ;; esac
   return 1
 }
 
@@ -347,9 +347,12 @@ plan=(
   "create ext4 $((30 * scale))"
   "eio ext4 $((30 * scale))"
   "eio xfs $((20 * scale))"
+  "seen ext4 $((30 * scale))"
+  "seen xfs $((20 * scale))"
   "commits-barrier-header-only ext4 $((20 * scale))"
   "batches-record-late ext4 $((20 * scale))"
   "export-no-dirsync ext4 $((20 * scale))"
+  "seen-recovery-undoes ext4 $((20 * scale))"
 )
 for entry in "${plan[@]}"; do
   read -r workload fs budget <<<"${entry}"

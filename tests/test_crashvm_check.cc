@@ -192,6 +192,21 @@ TEST_CASE("crash-VM checker: a batch split across its regions is a violation", "
   RequireViolation(run, "batch op " + std::to_string(batch) + " is split");
 }
 
+TEST_CASE("crash-VM checker: a recovery that takes back what a reader was given is a violation",
+          "[crashvm]") {
+  // The seen workload as it runs in the VM: each killed op's reader is given
+  // the op, and the next writer's open keeps it.
+  HostRun run("seen", 5);
+  RequireClean(run);
+  const crashvm::Plan plan = crashvm::MakePlan("seen", 5);
+  size_t killed = 0;
+  for (const crashvm::Op& op : plan.ops) killed += op.killed ? 1 : 0;
+  CHECK(killed == 6);
+  // Its control: the open before 0.11 undoes them.
+  HostRun control("seen-recovery-undoes", 5);
+  RequireViolation(control, "the recovery took back a commit readers were given");
+}
+
 #endif
 
 TEST_CASE("crash-VM markers round-trip, and a damaged one reads as absent", "[crashvm]") {

@@ -78,7 +78,7 @@ class Checker {
     if (!ReadMarkers()) return 2;
     const std::string& w = plan_.workload;
     if (w == "commits" || w == "commits-barrier-header-only" || w == "eio" || w == "batches" ||
-        w == "batches-record-late") {
+        w == "batches-record-late" || w == "seen" || w == "seen-recovery-undoes") {
       CheckCommits();
     } else if (w == "raw") {
       CheckRaw();
@@ -265,11 +265,14 @@ class Checker {
           }
           c.generation = g;
           newest[r] = std::max(newest[r], g);
+          // A killed op is in the page cache, not on disk: the next open's
+          // fdatasync makes it durable, as it does a kNone commit.
           pending[r] = std::max(pending[r], g);
-          if (IsDurable(op.mode)) required[r] = std::max(required[r], g);
+          if (IsDurable(op.mode) && !op.killed) required[r] = std::max(required[r], g);
         }
         candidates[r].push_back(std::move(c));
       };
+      if (op.killed && ReturnedOk(i)) CheckKilledSeen(i);
       if (op.kind == OpKind::kCommit) {
         member(op.region, CommitPayload(plan_, static_cast<uint32_t>(i)), op.generation,
                Returned(i) ? markers_[i]->value : 0);
@@ -373,12 +376,50 @@ class Checker {
     }
   }
 
-  // The eio workload's reopen in the guest, after the failed commit.
+  // A killed op (the seen workload): what the guest's reader was given
+  // after the kill is the whole op, at its planned generations.
+  void CheckKilledSeen(size_t i) {
+    const Op& op = plan_.ops[i];
+    const Marker& m = *markers_[i];
+    if (op.kind == OpKind::kCommit && (m.value2 != 2 || m.value != op.generation)) {
+      Violation(
+          "op %zu: after the kill before its barrier, a reader was given generation %llu, "
+          "payload %llu (2 the killed commit), not the published commit (generation %llu)",
+          i, static_cast<unsigned long long>(m.value), static_cast<unsigned long long>(m.value2),
+          static_cast<unsigned long long>(op.generation));
+    }
+    if (op.kind == OpKind::kBatch && m.value != op.members.size()) {
+      Violation("op %zu: after the kill before its barrier, a reader was given %llu of the %zu "
+                "members of the published batch",
+                i, static_cast<unsigned long long>(m.value), op.members.size());
+    }
+  }
+
+  // The reopen in the guest after a failed commit (eio) or a killed one
+  // (seen): what the writer's open left.
   void CheckReopenLoad(size_t i) {
     const Marker& m = *markers_[i];
     if (m.status != 0) {
       Finding("op %zu: the reopen after the failed commit failed in the guest: %s", i,
               m.message.c_str());
+      return;
+    }
+    size_t before = i;
+    while (before > 0 && !plan_.ops[before - 1].killed && !plan_.ops[before - 1].expect_failure) {
+      --before;
+    }
+    if (before > 0 && plan_.ops[before - 1].killed) {
+      // Readers were given the killed commit: the recovery keeps it.
+      const Op& killed = plan_.ops[before - 1];
+      if (m.value2 != 2 || m.value != killed.generation) {
+        Violation(
+            "op %zu: the writer's open after the kill of op %zu loads generation %llu, payload "
+            "%llu (2 the killed commit): the recovery took back a commit readers were given "
+            "(generation %llu)",
+            i, before - 1, static_cast<unsigned long long>(m.value),
+            static_cast<unsigned long long>(m.value2),
+            static_cast<unsigned long long>(killed.generation));
+      }
       return;
     }
     if (!(m.value2 == 1 && m.value == 1) && !(m.value2 == 2 && m.value == 2)) {

@@ -11,7 +11,10 @@
 // write failed, a bad argument). docs/CRASH-VM.md, "Workloads".
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cerrno>
@@ -179,6 +182,72 @@ Status CommitBatch(const Plan& plan, uint32_t index, Store& store) {
   return Status();
 }
 
+// Where the child of a killed op dies (RunKilled).
+internal::Point g_kill_point = internal::Point::kCommitBeforeBarrier;
+void KillAtPoint(internal::Point point, uint32_t) {
+  if (point == g_kill_point) ::raise(SIGKILL);
+}
+
+// A killed op (Op::killed): the guest's writer is closed (one writer at a
+// time), a child opens the store as the writer and runs the op until it is
+// published, and is SIGKILLed before its barrier. Then the guest loads, as a
+// reader, what the child left: for a commit, value is the generation loaded
+// and value2 which payload (WhichPayload: 2 the killed commit's); for a
+// batch, value counts the members that load their batch payload at the
+// batch's generation. OK once the child died at the point; the marker
+// holds what the reader saw.
+Status RunKilled(const Plan& plan, uint32_t index, const std::string& path,
+                 std::optional<Store>& store, Marker& marker) {
+  const Op& op = plan.ops[index];
+  store.reset();
+  std::fflush(stdout);
+  const pid_t pid = ::fork();
+  if (pid < 0) return Status::FromErrno(errno, "fork", path);
+  if (pid == 0) {
+    g_kill_point = op.kind == OpKind::kBatch ? internal::Point::kBatchBeforeBarrier
+                                             : internal::Point::kCommitBeforeBarrier;
+    internal::SetPointHook(KillAtPoint);
+    std::optional<Store> child;
+    Status status = OpenWriter(path, child);
+    if (status.ok() && op.kind == OpKind::kBatch) status = CommitBatch(plan, index, *child);
+    if (status.ok() && op.kind == OpKind::kCommit) {
+      status = child->Commit(plan.regions[op.region].name, CommitPayload(plan, index), op.mode)
+                   .status();
+    }
+    std::fprintf(stderr, "crashvm_guest: op %u: the child was not killed: %s\n", index,
+                 status.ToString().c_str());
+    ::_exit(status.ok() ? 3 : 4);
+  }
+  int wait_status = 0;
+  while (::waitpid(pid, &wait_status, 0) < 0) {
+    if (errno != EINTR) return Status::FromErrno(errno, "waitpid", path);
+  }
+  if (!WIFSIGNALED(wait_status) || WTERMSIG(wait_status) != SIGKILL) {
+    return Status::Error(StatusCode::kIOError, "crashvm", path,
+                         "the child writer was not killed before the barrier (wait status " +
+                             std::to_string(wait_status) + ")");
+  }
+  Result<Store> reader = Store::Open(path, OpenMode::kReadOnly);
+  if (!reader.ok()) return reader.status();
+  std::vector<std::byte> got;
+  if (op.kind == OpKind::kCommit) {
+    Result<CheckpointMeta> meta = reader.value().Load(plan.regions[op.region].name, got);
+    if (!meta.ok()) return meta.status();
+    marker.value = meta.value().generation;
+    marker.value2 = WhichPayload(plan, index, got);
+    return Status();
+  }
+  for (size_t m = 0; m < op.members.size(); ++m) {
+    Result<CheckpointMeta> meta =
+        reader.value().Load(plan.regions[op.members[m].region].name, got);
+    if (meta.ok() && meta.value().generation == op.members[m].generation &&
+        got == MemberPayload(plan, index, m)) {
+      ++marker.value;
+    }
+  }
+  return Status();
+}
+
 int Run(const Args& args) {
   const Plan plan = MakePlan(args.workload, args.seed);
   if (plan.ops.empty()) {
@@ -193,6 +262,9 @@ int Run(const Args& args) {
   if (plan.breakage == Breakage::kBatchRecordLate) {
     internal::SetMutation(internal::Mutation::kBatchRecordAfterBarrier);
   }
+  if (plan.breakage == Breakage::kRecoveryUndoesSeen) {
+    internal::SetMutation(internal::Mutation::kRecoveryUndoesUnfinishedBarrier);
+  }
   NoDirectorySyncIo no_dirsync;
   Io* export_io = plan.breakage == Breakage::kNoDirectorySync ? &no_dirsync : nullptr;
 
@@ -203,7 +275,14 @@ int Run(const Args& args) {
     const Op& op = plan.ops[i];
     Status status;
     Marker marker;
-    switch (op.kind) {
+    if (op.killed) {
+      Marker seen;
+      status = RunKilled(plan, i, store_path, store, seen);
+      marker = MarkerFor(i, status, store);
+      marker.value = seen.value;
+      marker.value2 = seen.value2;
+      if (op.kind == OpKind::kCommit) last_failed_commit = i;
+    } else switch (op.kind) {
       case OpKind::kCreateStore: {
         CreateOptions options;
         options.checkpoints = plan.regions;
@@ -291,10 +370,17 @@ int Run(const Args& args) {
     }
     if (!markers.Write(marker)) return 1;
     std::string said = marker.message.empty() ? "ok" : marker.message;
-    if (op.kind == OpKind::kCommit && status.ok()) {
+    if (op.killed && status.ok()) {
+      said = "killed before its barrier; a reader was given ";
+      said += op.kind == OpKind::kCommit
+                  ? "generation " + std::to_string(marker.value) +
+                        (marker.value2 == 2 ? " (the killed commit)" : " (not the killed commit)")
+                  : std::to_string(marker.value) + " of its " + std::to_string(op.members.size()) +
+                        " members";
+    } else if (op.kind == OpKind::kCommit && status.ok()) {
       said += ", generation " + std::to_string(marker.value);
     }
-    if (op.kind == OpKind::kBatch && status.ok()) {
+    if (op.kind == OpKind::kBatch && status.ok() && !op.killed) {
       said += ", generations";
       for (const Member& m : op.members) {
         said += ' ' + plan.regions[m.region].name + '=' + std::to_string(m.generation);

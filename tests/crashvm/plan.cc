@@ -123,6 +123,69 @@ Plan BatchesPlan(Plan plan) {
   return plan;
 }
 
+// Commits and batches killed after readers could see them and before their
+// barrier, each followed by a writer's open (recovery) in the same boot and
+// by more commits: what a reader was given must survive the recovery and,
+// once the open returned, a power cut. Six rounds on a store with a batch
+// log, in every durability mode around the killed ops (which are durable:
+// only those have a barrier to be killed before).
+Plan SeenPlan(Plan plan) {
+  plan.data_size = 64 * 1024;
+  plan.batch_log = true;
+  plan.regions = {{"big", 1024 * 1024, SlotLayout::kAuto},
+                  {"small", 4096, SlotLayout::kAuto},
+                  {"tiny", 100, SlotLayout::kCompact},
+                  {"odd", 70001, SlotLayout::kAligned}};
+  std::mt19937_64 rng(plan.seed);
+  std::vector<uint64_t> generation(plan.regions.size(), 0);
+  const auto commit = [&](Durability mode) {
+    const auto region = static_cast<uint32_t>(rng() % plan.regions.size());
+    const uint64_t size = CommitSize(rng, plan.regions[region].capacity);
+    plan.ops.push_back(CommitOp(region, size, mode, ++generation[region]));
+  };
+  const auto batch = [&](Durability mode) {
+    std::vector<uint32_t> order(plan.regions.size());
+    for (uint32_t r = 0; r < order.size(); ++r) order[r] = r;
+    std::shuffle(order.begin(), order.end(), rng);
+    order.resize(Between(rng, 2, plan.regions.size()));
+    Op op = KindOp(OpKind::kBatch);
+    op.mode = mode;
+    for (uint32_t region : order) {
+      const uint64_t size = CommitSize(rng, plan.regions[region].capacity);
+      op.members.push_back({region, size, ++generation[region]});
+      op.size += size;
+    }
+    plan.ops.push_back(std::move(op));
+  };
+  plan.ops.push_back(KindOp(OpKind::kCreateStore));
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 2; ++i) {
+      const auto mode = static_cast<Durability>(rng() % 4);
+      if (rng() % 2 == 0) {
+        commit(mode);
+      } else {
+        batch(mode);
+      }
+    }
+    const Durability durable = rng() % 2 == 0 ? Durability::kSync : Durability::kPwriteFdatasync;
+    // Alternate, so that every seed kills both kinds.
+    if (round % 2 == 0) {
+      commit(durable);
+      plan.ops.back().killed = true;
+      Op reopen = KindOp(OpKind::kReopenLoad);
+      reopen.region = plan.ops.back().region;
+      plan.ops.push_back(reopen);
+    } else {
+      batch(durable);
+      plan.ops.back().killed = true;
+      plan.ops.push_back(KindOp(OpKind::kReopen));
+    }
+  }
+  commit(Durability::kNone);
+  batch(Durability::kSync);
+  return plan;
+}
+
 // Raw data-area writes in every mode, and Flush of ranges written before.
 Plan RawPlan(Plan plan) {
   plan.data_size = 1024 * 1024;
@@ -250,15 +313,17 @@ const std::vector<std::string>& WorkloadNames() {
                                                  "export",
                                                  "create",
                                                  "eio",
+                                                 "seen",
                                                  "commits-barrier-header-only",
                                                  "batches-record-late",
-                                                 "export-no-dirsync"};
+                                                 "export-no-dirsync",
+                                                 "seen-recovery-undoes"};
   return names;
 }
 
 bool IsNegativeControl(std::string_view workload) {
   return workload == "commits-barrier-header-only" || workload == "batches-record-late" ||
-         workload == "export-no-dirsync";
+         workload == "export-no-dirsync" || workload == "seen-recovery-undoes";
 }
 
 Plan MakePlan(std::string_view workload, uint64_t seed) {
@@ -283,6 +348,11 @@ Plan MakePlan(std::string_view workload, uint64_t seed) {
   }
   if (workload == "create") return CreatePlan(std::move(plan));
   if (workload == "eio") return EioPlan(std::move(plan));
+  if (workload == "seen") return SeenPlan(std::move(plan));
+  if (workload == "seen-recovery-undoes") {
+    plan.breakage = Breakage::kRecoveryUndoesSeen;
+    return SeenPlan(std::move(plan));
+  }
   return plan;
 }
 

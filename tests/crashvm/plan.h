@@ -36,6 +36,9 @@ enum class Breakage : uint8_t {
   kBarrierHeaderOnly,  // durable commits flush only the header's page
   kNoDirectorySync,    // exports skip every directory fsync
   kBatchRecordLate,    // durable batches write their record after the barrier
+  // A writer's open undoes a commit or batch whose barrier never returned,
+  // though readers were given it (the rule before 0.11).
+  kRecoveryUndoesSeen,
 };
 
 // One region of a kBatch op.
@@ -57,6 +60,10 @@ struct Op {
   std::string path;             // kExport, kCreate, kCreateReplace: relative to the directory
   bool expect_failure = false;  // kCommit: a write the disk fails (the eio workload)
   std::vector<Member> members;  // kBatch: distinct regions, in the order committed
+  // kCommit, kBatch (durable modes): run by a child writer that is SIGKILLed
+  // after the commit is published and before its barrier; then the guest
+  // loads what a reader is given (the marker says what it saw).
+  bool killed = false;
 };
 
 struct Plan {
