@@ -4,8 +4,11 @@
 #                prefix and builds and runs the consumer example against it;
 #                then the real-kernel crash run (scripts/crash-vm.sh: a QEMU
 #                guest on ext4, XFS and btrfs, about 1,000 crash states, 5 minutes);
-#  - asan-ubsan: the whole suite under AddressSanitizer + UBSan;
-#  - tsan:       the whole suite under ThreadSanitizer;
+#  - asan-ubsan: the whole suite under AddressSanitizer + UBSan (the long
+#                randomized cases at a quarter of their count);
+#  - tsan:       ThreadSanitizer over the cases it can check: threads of one
+#                process sharing a store, and regionctl's signal handlers
+#                (docs/TESTING.md says why the others are not built there);
 #  - fuzz:       each libFuzzer target (clang-14, ASan+UBSan) for
 #                FUZZ_SECONDS (default 60) from the checked-in seed corpus.
 # Exits non-zero if any pass fails; every pass always runs.

@@ -431,13 +431,9 @@ uint64_t BaseSeed() {
 TEST_CASE("Power loss among batches and single commits keeps every batch whole",
           "[batch][powerloss]") {
   // 280 trials x 3 epochs x 12 images = 10,080 images in the Release pass
-  // (a tenth under TSan, a quarter under ASan: about 50 s in Release here).
+  // (a quarter under ASan: ScaledCount; about 27 s in Release here).
   const uint64_t base = BaseSeed();
-#if defined(__SANITIZE_ADDRESS__)
-  const uint64_t trials = 70;
-#else
   const uint64_t trials = testing::ScaledCount(280);
-#endif
   INFO("base seed " << base << " (replay with REGIONSTORE_SIM_SEED=" << base << ")");
   Totals totals;
   for (uint64_t t = 0; t < trials; ++t) RunTrial(base + t, totals);

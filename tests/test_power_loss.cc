@@ -406,13 +406,14 @@ void RunSimulation(const std::vector<CheckpointSpec>& regions, uint64_t trials, 
 
 TEST_CASE("Power loss at random points: every recovered region obeys G1 and G3",
           "[checkpoint][powerloss]") {
-  // 300 trials x 3 epochs x 12 images = 10,800 images (a tenth under TSan).
+  // 300 trials x 3 epochs x 12 images = 10,800 images (a quarter under
+  // ASan: ScaledCount).
   RunSimulation(kRegions, testing::ScaledCount(300), "100 B, 13,001 B, 64 KiB");
 }
 
 TEST_CASE("Power loss in compact slots of 1 B to 64 KiB keeps G1 and G3",
           "[checkpoint][powerloss]") {
-  // 30 trials x 3 epochs x 12 images = 1,080 images (a tenth under TSan):
+  // 30 trials x 3 epochs x 12 images = 1,080 images (a quarter under ASan):
   // the same code paths as the main case, other slot offsets and lengths.
   {
     CrashSim sim(CleanImage(kEdgeRegions), /*track=*/false);

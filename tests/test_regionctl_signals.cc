@@ -100,7 +100,7 @@ std::string AllocatedTemp(pid_t pid, const std::string& directory, uint64_t size
 }
 
 TEST_CASE("regionctl create killed by SIGINT, SIGTERM or SIGHUP leaves no file and frees its space",
-          "[regionctl][temp_files][multiprocess][slow]") {
+          "[regionctl][temp_files][multiprocess][signals][slow]") {
   TempDir dir;
   const std::string directory = std::filesystem::canonical(dir.path()).string();
   // Large enough that filling it takes far longer than noticing the
@@ -157,7 +157,7 @@ TEST_CASE("regionctl create killed by SIGINT, SIGTERM or SIGHUP leaves no file a
 }
 
 TEST_CASE("regionctl bench interrupted by SIGINT removes its two stores from DIR",
-          "[regionctl][temp_files][multiprocess]") {
+          "[regionctl][temp_files][multiprocess][signals]") {
   TempDir dir;
   const std::string directory = std::filesystem::canonical(dir.path()).string();
   for (const int signal_number : {SIGINT, SIGTERM}) {

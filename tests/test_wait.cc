@@ -242,7 +242,7 @@ bool Asleep(pid_t tid) {
   return close != nullptr && close[1] == ' ' && close[2] == 'S';
 }
 
-TEST_CASE("Signals and wake-ups for other regions do not end a wait early", "[wait]") {
+TEST_CASE("Signals and wake-ups for other regions do not end a wait early", "[wait][threads]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   CreateWaitStore(path);
@@ -365,7 +365,8 @@ TEST_CASE("A waiter whose writer was killed returns at its timeout", "[wait][mul
   CHECK(after.status().code() == StatusCode::kTimedOut);
 }
 
-TEST_CASE("A waiter notices at its recheck that the path names another store, or none", "[wait]") {
+TEST_CASE("A waiter notices at its recheck that the path names another store, or none",
+          "[wait][threads]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   CreateWaitStore(path);
@@ -404,7 +405,8 @@ class StatCountingIo final : public ForwardingIo {
   std::atomic<int> stat_calls{0};
 };
 
-TEST_CASE("A waiter makes no repeated system calls while it sleeps", "[wait][multiprocess]") {
+TEST_CASE("A waiter makes no repeated system calls while it sleeps",
+          "[wait][multiprocess][threads]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   CreateWaitStore(path);

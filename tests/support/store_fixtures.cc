@@ -1,9 +1,37 @@
 #include "support/store_fixtures.h"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <utility>
 
 namespace regionstore::testing {
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr uint64_t kSanitizerDivisor = 4;
+#else
+constexpr uint64_t kSanitizerDivisor = 1;
+#endif
+
+uint64_t ScaleFromEnvironment() {
+  const char* text = std::getenv("REGIONSTORE_TEST_SCALE");
+  if (text == nullptr || *text == '\0') return 1;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value == 0 || value > 1000 || *text == '-') return 1;
+  return value;
+}
+
+}  // namespace
+
+uint64_t ScaledCount(uint64_t count) {
+  static const uint64_t scale = ScaleFromEnvironment();
+  return std::max<uint64_t>(1, count * scale / kSanitizerDivisor);
+}
 
 void MustCreate(const std::string& path, uint64_t data_size, Io* io) {
   MustCreateWithRegions(path, data_size, {}, io);
