@@ -24,6 +24,7 @@
 #include "support/process.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
+#include "support/skip.h"
 
 // tests/CMakeLists.txt defines REGIONCTL_PATH only when the tool is built.
 #ifdef REGIONCTL_PATH
@@ -310,7 +311,7 @@ TEST_CASE("On btrfs, a snapshot's shared blocks warn at a writer's open and unsh
   if (!fs) return;
   const std::string btrfs = testing::SystemTool("btrfs");
   if (btrfs.empty()) {
-    WARN("skipped: the btrfs tool is missing");
+    SKIP_CASE("the btrfs tool is missing");
     return;
   }
   REQUIRE(RunProcess(btrfs, {"-q", "subvolume", "create", fs->File("vol")}).exit_code == 0);

@@ -25,6 +25,7 @@
 #include "support/files.h"
 #include "support/regionctl_runner.h"
 #include "support/temp_dir.h"
+#include "support/skip.h"
 
 #ifdef REGIONCTL_PATH
 
@@ -70,7 +71,7 @@ std::optional<std::string> MakeDevice(const TempDir& dir, const std::string& nam
   const std::string path = dir.File(name);
   // Major 1 is the kernel's memory devices: minor 3 null, 7 full.
   if (::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, minor)) != 0) {
-    WARN("skipped: mknod needs root (" << std::strerror(errno) << ")");
+    SKIP_CASE("mknod needs root (" << std::strerror(errno) << ")");
     return std::nullopt;
   }
   return path;

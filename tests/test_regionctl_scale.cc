@@ -21,6 +21,7 @@
 #include "support/regionctl_runner.h"
 #include "support/regionctl_stores.h"
 #include "support/temp_dir.h"
+#include "support/skip.h"
 
 // tests/CMakeLists.txt defines REGIONCTL_PATH only when the tool is built.
 #ifdef REGIONCTL_PATH
@@ -235,7 +236,7 @@ TEST_CASE("regionctl create draws a progress bar on a terminal past 1 GiB, never
 
   const std::string script = "/usr/bin/script";
   if (::access(script.c_str(), X_OK) != 0) {
-    WARN("skipped: no /usr/bin/script to run regionctl under a pseudo-terminal");
+    SKIP_CASE("no /usr/bin/script to run regionctl under a pseudo-terminal");
     return;
   }
   // Under a pseudo-terminal; a file of exactly 1 GiB (1023 MiB + 1 MiB)

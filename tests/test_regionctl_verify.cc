@@ -31,6 +31,7 @@
 #include "support/shared_memory.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
+#include "support/skip.h"
 
 // tests/CMakeLists.txt defines REGIONCTL_PATH only when the tool is built.
 #ifdef REGIONCTL_PATH
@@ -604,7 +605,7 @@ TEST_CASE("regionctl verify draws a progress bar on a terminal for a big store, 
   // Under a pseudo-terminal (script(1) from util-linux/bsdutils).
   const std::string script = "/usr/bin/script";
   if (::access(script.c_str(), X_OK) != 0) {
-    WARN("skipped: no /usr/bin/script to run regionctl under a pseudo-terminal");
+    SKIP_CASE("no /usr/bin/script to run regionctl under a pseudo-terminal");
     return;
   }
   for (const auto& [store, wants_bar] : {std::pair{path, true}, std::pair{small, false}}) {

@@ -30,6 +30,7 @@
 #include "support/regionctl_runner.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
+#include "support/skip.h"
 
 namespace regionstore::testing {
 namespace {
@@ -290,7 +291,7 @@ int InChild(Body body) {
 
 TEST_CASE("An unprivileged process gets nameless temps too", "[temp_files][multiprocess]") {
   if (::geteuid() != 0) {
-    WARN("skipped: needs root to drop to an unprivileged uid");
+    SKIP_CASE("needs root to drop to an unprivileged uid");
     return;
   }
   constexpr uid_t kNobody = 65534;

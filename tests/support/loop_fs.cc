@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/process.h"
+#include "support/skip.h"
 
 namespace regionstore::testing {
 
@@ -102,11 +103,11 @@ void LoopFs::Unmount() {
 std::unique_ptr<LoopFs> MountLoopFs(const TempDir& dir, FsKind kind, uint64_t size) {
   const std::string name = FsKindName(kind);
   if (::geteuid() != 0) {
-    WARN("skipped: loop-mounting a " << name << " image needs root");
+    SKIP_CASE("loop-mounting a " << name << " image needs root");
     return nullptr;
   }
   if (SystemTool("mount").empty() || SystemTool("umount").empty()) {
-    WARN("skipped: mount or umount is missing");
+    SKIP_CASE("mount or umount is missing");
     return nullptr;
   }
   // The image is a sparse file in the test's own directory: failing to make
@@ -120,7 +121,7 @@ std::unique_ptr<LoopFs> MountLoopFs(const TempDir& dir, FsKind kind, uint64_t si
     REQUIRE(sized);
   }
   if (std::string why = MakeFilesystem(kind, image, size); !why.empty()) {
-    WARN("skipped: " << why);
+    SKIP_CASE(why);
     return nullptr;
   }
   auto fs = std::make_unique<LoopFs>(kind, dir.File(name));
@@ -129,14 +130,14 @@ std::unique_ptr<LoopFs> MountLoopFs(const TempDir& dir, FsKind kind, uint64_t si
   static const bool private_namespace =
       ::unshare(CLONE_NEWNS) == 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;
   if (!private_namespace) {
-    WARN("skipped: cannot make a private mount namespace: " << std::strerror(errno));
+    SKIP_CASE("cannot make a private mount namespace: " << std::strerror(errno));
     return nullptr;
   }
   const ProcessResult mounted = RunProcess(
       SystemTool("mount"), {"-o", "loop", "-t", name, dir.File(name + ".img"), fs->path()});
   if (mounted.exit_code != 0) {
     ::umount2(fs->path().c_str(), MNT_DETACH);
-    WARN("skipped: cannot loop-mount a " << name << " image here (exit " << mounted.exit_code
+    SKIP_CASE("cannot loop-mount a " << name << " image here (exit " << mounted.exit_code
                                          << "): " << mounted.stderr_bytes);
     return nullptr;
   }
