@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "commit_bench.h"
-#include "common/counting_io.h"
-#include "common/die.h"
-#include "common/raw_io.h"
-#include "common/realtime_scope.h"
+#include "lab/counting_io.h"
+#include "lab/die.h"
+#include "lab/raw_io.h"
+#include "lab/realtime_scope.h"
 #include "peer_stores.h"
 
 namespace regionstore::bench {

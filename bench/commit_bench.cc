@@ -62,7 +62,7 @@
 // Files: this one parses the options and runs the sections; each section is
 // a file of its own (ratios_bench.cc, peers_bench.cc, folios_bench.cc,
 // open_bench.cc, layouts_bench.cc, batches_bench.cc, in_place_bench.cc), on the stores and arms of
-// commit_stores.cc (commit_bench.h) and the machinery of bench/common/.
+// commit_stores.cc (commit_bench.h) and the machinery of lab/.
 #include "commit_bench.h"
 
 #include <sys/utsname.h>
@@ -77,9 +77,9 @@
 #include <string_view>
 #include <vector>
 
-#include "common/bench_dir.h"
-#include "common/die.h"
-#include "common/flags.h"
+#include "lab/bench_dir.h"
+#include "lab/die.h"
+#include "lab/flags.h"
 #include "open_bench.h"
 #include "regionstore/io.h"
 

@@ -2,7 +2,7 @@
 // stores they create and the slots their raw arms write to, the arms every
 // section builds (commits, loops), and one entry point per section. The
 // program's comment (commit_bench.cc) says what each section measures;
-// bench/common/ holds the machinery (rounds, raw descriptors, folio census).
+// lab/ holds the machinery (rounds, raw descriptors, folio census).
 #ifndef REGIONSTORE_BENCH_COMMIT_BENCH_H_
 #define REGIONSTORE_BENCH_COMMIT_BENCH_H_
 
@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/rounds.h"
-#include "common/text_cells.h"
+#include "lab/rounds.h"
+#include "lab/text_cells.h"
 #include "regionstore/store.h"
 
 namespace regionstore::bench {

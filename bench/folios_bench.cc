@@ -1,6 +1,6 @@
 // Section 3 of regionstore_commit_bench: page-cache folios. 1 MiB
 // pwrite+fdatasync and 1 MiB commits on files whose pages sit in large
-// folios or in 4 KiB folios (the lab's folio regimes, bench/common/lab.h).
+// folios or in 4 KiB folios (the lab's folio regimes, lab/lab.h).
 #include <fcntl.h>
 #include <sys/mman.h>
 
@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "commit_bench.h"
-#include "common/die.h"
-#include "common/folio_census.h"
-#include "common/lab.h"
-#include "common/raw_io.h"
-#include "common/realtime_scope.h"
+#include "lab/die.h"
+#include "lab/folio_census.h"
+#include "lab/lab.h"
+#include "lab/raw_io.h"
+#include "lab/realtime_scope.h"
 
 namespace regionstore::bench {
 namespace {

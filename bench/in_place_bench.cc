@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "commit_bench.h"
-#include "common/die.h"
-#include "common/realtime_scope.h"
+#include "lab/die.h"
+#include "lab/realtime_scope.h"
 
 namespace regionstore::bench {
 namespace {

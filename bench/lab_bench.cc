@@ -1,7 +1,7 @@
 // The public region lab ("1 MiB at offset 2 MiB in a 16 MiB file"),
 // reproduced: a 16 MiB store, a 1 MiB slice updated at data offset 2 MiB
 // (file offset 3 MiB, 1 MiB-aligned, since the data area starts at file
-// offset 1 MiB; bench/common/lab.h, which regionctl bench shares), content
+// offset 1 MiB; lab/lab.h, which regionctl bench shares), content
 // changing on every update, in each of the lab's five arms:
 //
 //   pwrite            pwrite, no flush (raw only: the library has no such mode)
@@ -62,8 +62,8 @@
 #include <string>
 #include <vector>
 
-#include "common/bench_dir.h"
-#include "common/lab.h"
+#include "lab/bench_dir.h"
+#include "lab/lab.h"
 #include "publish_bench.h"
 #include "regionstore/io.h"
 #include "regionstore/store.h"
@@ -151,7 +151,7 @@ void Stamp(std::vector<std::byte>& slice, uint64_t round) {
 }
 
 // Puts the slice's pages into the page cache in `regime`'s folio size
-// (bench/common/lab.h). Returns an empty string or what failed.
+// (lab/lab.h). Returns an empty string or what failed.
 std::string PrepareRegimeAt(const std::string& path, Regime regime) {
   return PrepareFolioRegime(path, TheLab().slice_file_offset, regime);
 }

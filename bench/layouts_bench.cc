@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "commit_bench.h"
-#include "common/die.h"
-#include "common/folio_census.h"
-#include "common/raw_io.h"
-#include "common/realtime_scope.h"
+#include "lab/die.h"
+#include "lab/folio_census.h"
+#include "lab/raw_io.h"
+#include "lab/realtime_scope.h"
 
 namespace regionstore::bench {
 namespace {

@@ -57,12 +57,12 @@
 #include <thread>
 #include <vector>
 
-#include "common/counting_io.h"
-#include "common/die.h"
-#include "common/median.h"
-#include "common/realtime_scope.h"
-#include "common/rounds.h"
-#include "common/text_cells.h"
+#include "lab/counting_io.h"
+#include "lab/die.h"
+#include "lab/median.h"
+#include "lab/realtime_scope.h"
+#include "lab/rounds.h"
+#include "lab/text_cells.h"
 #include "regionstore/store.h"
 
 namespace regionstore::bench {

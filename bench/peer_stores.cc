@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "common/die.h"
-#include "common/text_cells.h"
+#include "lab/die.h"
+#include "lab/text_cells.h"
 
 namespace regionstore::bench {
 namespace {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "commit_bench.h"
-#include "common/folio_census.h"
-#include "common/raw_io.h"
-#include "common/realtime_scope.h"
+#include "lab/folio_census.h"
+#include "lab/raw_io.h"
+#include "lab/realtime_scope.h"
 #include "peer_stores.h"
 
 namespace regionstore::bench {

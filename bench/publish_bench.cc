@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "common/raw_io.h"
+#include "lab/raw_io.h"
 #include "regionstore/atomic_file.h"
 #include "regionstore/store.h"
 

@@ -49,14 +49,14 @@
 #include <string_view>
 #include <vector>
 
-#include "common/bench_dir.h"
-#include "common/counting_io.h"
-#include "common/die.h"
-#include "common/flags.h"
-#include "common/median.h"
-#include "common/realtime_scope.h"
-#include "common/rounds.h"
-#include "common/text_cells.h"
+#include "lab/bench_dir.h"
+#include "lab/counting_io.h"
+#include "lab/die.h"
+#include "lab/flags.h"
+#include "lab/median.h"
+#include "lab/realtime_scope.h"
+#include "lab/rounds.h"
+#include "lab/text_cells.h"
 #include "regionstore/store.h"
 
 #ifndef REGIONSTORE_SCALE_BENCH_DEFAULT_DIR

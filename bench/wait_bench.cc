@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "commit_bench.h"
-#include "common/die.h"
-#include "common/raw_io.h"
+#include "lab/die.h"
+#include "lab/raw_io.h"
 
 namespace regionstore::bench {
 namespace {

@@ -9,6 +9,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config
+  python3               # scripts/check-links.py and check-cmake.py (run by the tests)
   libboost-dev          # Boost.Interprocess (header-only): the mapping
   libxxhash-dev         # XXH3 checksums
   libcli11-dev          # regionctl's command line

@@ -12,7 +12,7 @@
 #include "regionstore/store.h"
 #include "slot.h"
 #include "support/files.h"
-#include "support/forwarding_io.h"
+#include "regionstore/io.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
@@ -21,7 +21,7 @@ namespace regionstore::testing {
 namespace {
 
 // The real Io, except for the page size it reports.
-class PageSizeIo final : public testing::ForwardingIo {
+class PageSizeIo final : public ForwardingIo {
  public:
   explicit PageSizeIo(uint64_t page_size) : page_size_(page_size) {}
   uint64_t PageSize() override { return page_size_; }

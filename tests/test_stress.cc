@@ -36,7 +36,7 @@
 #include "regionstore/store.h"
 #include "support/borrowed_mapping.h"
 #include "support/commit_payloads.h"
-#include "support/forwarding_io.h"
+#include "regionstore/io.h"
 #include "support/process.h"
 #include "support/shared_memory.h"
 #include "support/store_fixtures.h"

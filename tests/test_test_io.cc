@@ -14,7 +14,7 @@
 
 #include "regionstore/io.h"
 #include "support/files.h"
-#include "support/forwarding_io.h"
+#include "regionstore/io.h"
 #include "support/syscall_hook.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"

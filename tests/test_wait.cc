@@ -21,7 +21,7 @@
 
 #include "regionstore/store.h"
 #include "support/files.h"
-#include "support/forwarding_io.h"
+#include "regionstore/io.h"
 #include "support/mutation_scope.h"
 #include "support/process.h"
 #include "support/store_fixtures.h"

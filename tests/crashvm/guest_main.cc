@@ -30,7 +30,7 @@
 #include "crashvm/plan.h"
 #include "regionstore/atomic_file.h"
 #include "regionstore/store.h"
-#include "support/forwarding_io.h"
+#include "regionstore/io.h"
 #include "test_hooks.h"
 
 namespace regionstore::crashvm {
@@ -73,7 +73,7 @@ std::optional<Args> ParseArgs(int argc, char** argv) {
 }
 
 // An export without its directory fsyncs: the export-no-dirsync control.
-class NoDirectorySyncIo : public testing::ForwardingIo {
+class NoDirectorySyncIo : public ForwardingIo {
  public:
   Status SyncDirectory(const std::string&) override { return Status(); }
 };

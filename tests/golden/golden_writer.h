@@ -29,7 +29,7 @@
 #include "regionstore/io.h"
 #include "regionstore/status.h"
 #include "regionstore/store.h"
-#include "support/forwarding_io.h"
+#include "regionstore/io.h"
 
 namespace regionstore::golden {
 
@@ -184,7 +184,7 @@ inline std::vector<GoldenStore> GoldenStores() {
 
 // An Io that forwards to `base` except for the three inputs Create takes from
 // the machine, which it fixes so the same code always writes the same bytes.
-class DeterministicIo final : public testing::ForwardingIo {
+class DeterministicIo final : public ForwardingIo {
  public:
   explicit DeterministicIo(uint8_t random_base, Io* base = Io::Default())
       : ForwardingIo(base), random_base_(random_base) {}

@@ -10,7 +10,7 @@
 
 #include "regionstore/io.h"
 #include "regionstore/store.h"
-#include "support/forwarding_io.h"
+#include "regionstore/io.h"
 
 namespace regionstore::testing {
 
@@ -34,7 +34,7 @@ class BorrowedMapping final : public Mapping {
   uint64_t size_;
 };
 
-class BorrowingFile final : public testing::ForwardingFile {
+class BorrowingFile final : public ForwardingFile {
  public:
   BorrowingFile(std::unique_ptr<File> file, std::byte* data, uint64_t size)
       : ForwardingFile(std::move(file)), data_(data), size_(size) {}
@@ -50,7 +50,7 @@ class BorrowingFile final : public testing::ForwardingFile {
   uint64_t size_;
 };
 
-class BorrowingIo final : public testing::ForwardingIo {
+class BorrowingIo final : public ForwardingIo {
  public:
   BorrowingIo(std::byte* data, uint64_t size) : data_(data), size_(size) {}
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,

@@ -32,7 +32,7 @@
 
 namespace regionstore::testing {
 
-// A root Io, not a wrapper of another (support/forwarding_io.h): its one
+// A root Io, not a wrapper of another (ForwardingIo, regionstore/io.h): its one
 // file lives in memory, so there is no Io under it to forward to.
 class CrashSim final : public Io {
  public:

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "regionstore/io.h"
-#include "support/forwarding_io.h"
+#include "regionstore/io.h"
 
 namespace regionstore::testing {
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "common.h"
-#include "common/bench_dir.h"
-#include "common/lab.h"
+#include "lab/bench_dir.h"
+#include "lab/lab.h"
 #include "regionstore/checkpoint.h"
 #include "regionstore/durability.h"
 #include "regionstore/io.h"
@@ -33,7 +33,7 @@ namespace {
 
 using bench::kKiB;
 using bench::kMiB;
-// The region lab (bench/common/lab.h, as the benchmarks run it): a 16 MiB
+// The region lab (lab/lab.h, as the benchmarks run it): a 16 MiB
 // store, 1 MiB updates at data offset 2 MiB (a 1 MiB-aligned file offset,
 // so an update covers whole large folios).
 constexpr uint64_t kLabDataSize = bench::kLabStoreSize;

@@ -1,4 +1,4 @@
-#include "common/folio_census.h"
+#include "lab/folio_census.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/die.h"
-#include "common/raw_io.h"
-#include "common/text_cells.h"
+#include "lab/die.h"
+#include "lab/raw_io.h"
+#include "lab/text_cells.h"
 
 namespace regionstore::bench {
 

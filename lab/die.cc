@@ -1,4 +1,4 @@
-#include "common/die.h"
+#include "lab/die.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -1,8 +1,8 @@
 // Where a benchmark writes its files, and what that directory sits on. The
 // filesystem's name comes from the io seam (Io::StatFs, FsInfo::type_name),
 // so the benchmarks, regionctl bench and regionctl inspect name it alike.
-#ifndef REGIONSTORE_BENCH_COMMON_BENCH_DIR_H_
-#define REGIONSTORE_BENCH_COMMON_BENCH_DIR_H_
+#ifndef REGIONSTORE_LAB_BENCH_DIR_H_
+#define REGIONSTORE_LAB_BENCH_DIR_H_
 
 #include <string>
 
@@ -22,4 +22,4 @@ std::string KernelRelease();
 
 }  // namespace regionstore::bench
 
-#endif  // REGIONSTORE_BENCH_COMMON_BENCH_DIR_H_
+#endif  // REGIONSTORE_LAB_BENCH_DIR_H_

@@ -1,7 +1,7 @@
 // Median of a benchmark's samples, NaN samples (arms that did not run)
 // left out; NaN if none is left.
-#ifndef REGIONSTORE_BENCH_COMMON_MEDIAN_H_
-#define REGIONSTORE_BENCH_COMMON_MEDIAN_H_
+#ifndef REGIONSTORE_LAB_MEDIAN_H_
+#define REGIONSTORE_LAB_MEDIAN_H_
 
 #include <algorithm>
 #include <cmath>
@@ -20,4 +20,4 @@ inline double Median(std::vector<double> values) {
 
 }  // namespace regionstore::bench
 
-#endif  // REGIONSTORE_BENCH_COMMON_MEDIAN_H_
+#endif  // REGIONSTORE_LAB_MEDIAN_H_

@@ -12,13 +12,13 @@
 // comes back as 256 4 KiB folios.
 //
 // No Google Benchmark here, and no exit on an error: regionctl links this.
-#ifndef REGIONSTORE_BENCH_COMMON_LAB_H_
-#define REGIONSTORE_BENCH_COMMON_LAB_H_
+#ifndef REGIONSTORE_LAB_LAB_H_
+#define REGIONSTORE_LAB_LAB_H_
 
 #include <cstdint>
 #include <string>
 
-#include "common/text_cells.h"
+#include "lab/text_cells.h"
 #include "regionstore/status.h"
 #include "regionstore/store.h"
 
@@ -69,4 +69,4 @@ std::string PrepareFolioRegime(const std::string& path, uint64_t slice_file_offs
 
 }  // namespace regionstore::bench
 
-#endif  // REGIONSTORE_BENCH_COMMON_LAB_H_
+#endif  // REGIONSTORE_LAB_LAB_H_

@@ -1,7 +1,7 @@
 // Number formatting shared by the benchmarks' tables: fixed decimals,
 // thousands separators, operations per second, microseconds, and sizes.
-#ifndef REGIONSTORE_BENCH_COMMON_TEXT_CELLS_H_
-#define REGIONSTORE_BENCH_COMMON_TEXT_CELLS_H_
+#ifndef REGIONSTORE_LAB_TEXT_CELLS_H_
+#define REGIONSTORE_LAB_TEXT_CELLS_H_
 
 #include <cstdint>
 #include <string>
@@ -29,4 +29,4 @@ std::string SizeName(uint64_t bytes);
 
 }  // namespace regionstore::bench
 
-#endif  // REGIONSTORE_BENCH_COMMON_TEXT_CELLS_H_
+#endif  // REGIONSTORE_LAB_TEXT_CELLS_H_

@@ -4,8 +4,8 @@
 // for a CPU after every wait, which then measures the neighbours rather than
 // the I/O path. CPU-bound arms and setup stay SCHED_OTHER, so a bench never
 // hogs a CPU at real-time priority.
-#ifndef REGIONSTORE_BENCH_COMMON_REALTIME_SCOPE_H_
-#define REGIONSTORE_BENCH_COMMON_REALTIME_SCOPE_H_
+#ifndef REGIONSTORE_LAB_REALTIME_SCOPE_H_
+#define REGIONSTORE_LAB_REALTIME_SCOPE_H_
 
 #include <sched.h>
 
@@ -43,4 +43,4 @@ class RealtimeScope {
 
 }  // namespace regionstore::bench
 
-#endif  // REGIONSTORE_BENCH_COMMON_REALTIME_SCOPE_H_
+#endif  // REGIONSTORE_LAB_REALTIME_SCOPE_H_

@@ -1,4 +1,4 @@
-#include "common/rounds.h"
+#include "lab/rounds.h"
 
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <utility>
 
-#include "common/die.h"
-#include "common/text_cells.h"
+#include "lab/die.h"
+#include "lab/text_cells.h"
 
 namespace regionstore::bench {
 namespace {

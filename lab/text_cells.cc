@@ -1,4 +1,4 @@
-#include "common/text_cells.h"
+#include "lab/text_cells.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,8 +1,8 @@
 // CountingIo: an Io that forwards every call to another one (by default
 // Io::Default(), the production POSIX seam) and counts what the store asks
 // its files to read and write, so a benchmark can say how many bytes an Open
-// or a Commit moved. It is built on the forwarding bases of the tests
-// (tests/support/forwarding_io.h, header-only), which override every virtual
+// or a Commit moved. It is built on the public forwarding bases
+// (regionstore/io.h, ForwardingIo and its kin), which override every virtual
 // of Io, File and Mapping, so no call the store makes falls through to a
 // base-class default (File::WriteGatherAt's default would emulate pwritev2
 // with WriteAt per part, and count the same bytes while running other
@@ -18,8 +18,8 @@
 // disk at a barrier or at the kernel's writeback and are not in these counts.
 //
 // Thread safety: counts are plain integers; use one thread.
-#ifndef REGIONSTORE_BENCH_COMMON_COUNTING_IO_H_
-#define REGIONSTORE_BENCH_COMMON_COUNTING_IO_H_
+#ifndef REGIONSTORE_LAB_COUNTING_IO_H_
+#define REGIONSTORE_LAB_COUNTING_IO_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +28,6 @@
 #include <string>
 #include <utility>
 
-#include "forwarding_io.h"
 #include "regionstore/io.h"
 
 namespace regionstore::bench {
@@ -56,7 +55,7 @@ struct IoCounts {
 };
 
 // Owns the Mapping it forwards to.
-class CountingMapping : public testing::ForwardingMapping {
+class CountingMapping : public ForwardingMapping {
  public:
   CountingMapping(std::unique_ptr<Mapping> base, IoCounts* counts)
       : ForwardingMapping(std::move(base)), counts_(counts) {}
@@ -70,7 +69,7 @@ class CountingMapping : public testing::ForwardingMapping {
   IoCounts* counts_;
 };
 
-class CountingFile : public testing::ForwardingFile {
+class CountingFile : public ForwardingFile {
  public:
   // `counts` is not owned and must outlive the file.
   CountingFile(std::unique_ptr<File> base, IoCounts* counts)
@@ -117,7 +116,7 @@ class CountingFile : public testing::ForwardingFile {
   IoCounts* counts_;
 };
 
-class CountingIo : public testing::ForwardingIo {
+class CountingIo : public ForwardingIo {
  public:
   explicit CountingIo(Io* base = Io::Default()) : ForwardingIo(base) {}
 
@@ -150,4 +149,4 @@ class CountingIo : public testing::ForwardingIo {
 
 }  // namespace regionstore::bench
 
-#endif  // REGIONSTORE_BENCH_COMMON_COUNTING_IO_H_
+#endif  // REGIONSTORE_LAB_COUNTING_IO_H_

@@ -1,8 +1,8 @@
 // How the plain benchmark programs stop on an error they cannot measure
 // around: one line on stderr, prefixed with the program's name, and exit 1.
 // Not for regionctl, which reports errors as Status values.
-#ifndef REGIONSTORE_BENCH_COMMON_DIE_H_
-#define REGIONSTORE_BENCH_COMMON_DIE_H_
+#ifndef REGIONSTORE_LAB_DIE_H_
+#define REGIONSTORE_LAB_DIE_H_
 
 #include <string>
 
@@ -16,4 +16,4 @@ std::string Errno(const char* call, const std::string& path);
 
 }  // namespace regionstore::bench
 
-#endif  // REGIONSTORE_BENCH_COMMON_DIE_H_
+#endif  // REGIONSTORE_LAB_DIE_H_

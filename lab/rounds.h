@@ -5,8 +5,8 @@
 // give each arm's median over rounds; a ratio is the median of the
 // per-round ratios (two batches of one round ran a few tens of milliseconds
 // apart, so they saw about the same machine), with their range.
-#ifndef REGIONSTORE_BENCH_COMMON_ROUNDS_H_
-#define REGIONSTORE_BENCH_COMMON_ROUNDS_H_
+#ifndef REGIONSTORE_LAB_ROUNDS_H_
+#define REGIONSTORE_LAB_ROUNDS_H_
 
 #include <chrono>
 #include <cmath>
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "common/median.h"
+#include "lab/median.h"
 
 namespace regionstore::bench {
 
@@ -111,4 +111,4 @@ std::string FormatByState(const PairedRatio& ratio);
 
 }  // namespace regionstore::bench
 
-#endif  // REGIONSTORE_BENCH_COMMON_ROUNDS_H_
+#endif  // REGIONSTORE_LAB_ROUNDS_H_

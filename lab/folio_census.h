@@ -3,8 +3,8 @@
 // and how many faults a kept mapping takes, so the benchmarks print it beside
 // their durable arms. Reads /proc/kpageflags, so it needs root; without it
 // the census says "unknown" and why.
-#ifndef REGIONSTORE_BENCH_COMMON_FOLIO_CENSUS_H_
-#define REGIONSTORE_BENCH_COMMON_FOLIO_CENSUS_H_
+#ifndef REGIONSTORE_LAB_FOLIO_CENSUS_H_
+#define REGIONSTORE_LAB_FOLIO_CENSUS_H_
 
 #include <cstdint>
 #include <map>
@@ -34,4 +34,4 @@ std::string CensusText(const std::string& path, uint64_t offset, uint64_t length
 
 }  // namespace regionstore::bench
 
-#endif  // REGIONSTORE_BENCH_COMMON_FOLIO_CENSUS_H_
+#endif  // REGIONSTORE_LAB_FOLIO_CENSUS_H_

@@ -1,4 +1,4 @@
-#include "common/bench_dir.h"
+#include "lab/bench_dir.h"
 
 #include <sys/utsname.h>
 

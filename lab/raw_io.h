@@ -2,8 +2,8 @@
 // the library and without its Io seam, so that "commit vs raw" compares the
 // library with the syscalls it makes. A failed open or mmap ends the program
 // (Die); writes return "" or what failed, so an arm can report it.
-#ifndef REGIONSTORE_BENCH_COMMON_RAW_IO_H_
-#define REGIONSTORE_BENCH_COMMON_RAW_IO_H_
+#ifndef REGIONSTORE_LAB_RAW_IO_H_
+#define REGIONSTORE_LAB_RAW_IO_H_
 
 #include <sys/uio.h>
 
@@ -65,4 +65,4 @@ bool ReadAll(int fd, void* data, size_t size);
 
 }  // namespace regionstore::bench
 
-#endif  // REGIONSTORE_BENCH_COMMON_RAW_IO_H_
+#endif  // REGIONSTORE_LAB_RAW_IO_H_

@@ -1,4 +1,4 @@
-#include "common/raw_io.h"
+#include "lab/raw_io.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "common/die.h"
+#include "lab/die.h"
 
 namespace regionstore::bench {
 

@@ -1,6 +1,6 @@
 // The command-line flags every plain benchmark program takes.
-#ifndef REGIONSTORE_BENCH_COMMON_FLAGS_H_
-#define REGIONSTORE_BENCH_COMMON_FLAGS_H_
+#ifndef REGIONSTORE_LAB_FLAGS_H_
+#define REGIONSTORE_LAB_FLAGS_H_
 
 #include <string_view>
 
@@ -19,4 +19,4 @@ bool ParseCommonFlag(std::string_view arg, CommonFlags& flags);
 
 }  // namespace regionstore::bench
 
-#endif  // REGIONSTORE_BENCH_COMMON_FLAGS_H_
+#endif  // REGIONSTORE_LAB_FLAGS_H_

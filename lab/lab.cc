@@ -1,4 +1,4 @@
-#include "common/lab.h"
+#include "lab/lab.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

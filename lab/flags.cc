@@ -1,9 +1,9 @@
-#include "common/flags.h"
+#include "lab/flags.h"
 
 #include <cstdlib>
 #include <string>
 
-#include "common/die.h"
+#include "lab/die.h"
 
 namespace regionstore::bench {
 

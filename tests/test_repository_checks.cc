@@ -1,0 +1,88 @@
+// The repository's own checks, run by the suite: every relative link of the
+// documentation resolves (scripts/check-links.py), and the CMake files draw
+// dependencies as they are (scripts/check-cmake.py). Each is run on the
+// tree, which must pass, and on a scratch tree with one offence of each
+// kind, which must fail naming it.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "support/files.h"
+#include "support/process.h"
+#include "support/temp_dir.h"
+
+namespace regionstore::testing {
+namespace {
+
+const std::string kSource = REGIONSTORE_SOURCE_DIR;
+
+ProcessResult RunScript(const std::string& script, const std::string& root) {
+  return RunProcess("/usr/bin/python3", {kSource + "/scripts/" + script, root});
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  const auto* first = reinterpret_cast<const std::byte*>(text.data());
+  WriteWholeFile(path, std::vector<std::byte>(first, first + text.size()));
+}
+
+TEST_CASE("Every relative link in README.md and docs/ resolves, and a broken one is named",
+          "[repository]") {
+  const ProcessResult tree = RunScript("check-links.py", kSource);
+  INFO(tree.stdout_bytes << tree.stderr_bytes);
+  CHECK(tree.exit_code == 0);
+  CHECK(tree.stdout_bytes.find("check-links: ok") != std::string::npos);
+
+  TempDir dir;
+  const std::string root = dir.path();
+  WriteText(root + "/docs/GOOD.md", "# A heading, with `code`\n\ntext\n");
+  WriteText(root + "/README.md",
+            "[fine](docs/GOOD.md#a-heading-with-code) [site](https://example.org/x)\n"
+            "`[in code](nowhere.md)`\n"
+            "[gone](docs/MISSING.md)\n"
+            "[bad anchor](docs/GOOD.md#no-such-heading)\n"
+            "![picture](docs/missing.png)\n");
+  const ProcessResult broken = RunScript("check-links.py", root);
+  INFO(broken.stdout_bytes << broken.stderr_bytes);
+  CHECK(broken.exit_code == 1);
+  CHECK(broken.stdout_bytes.find("README.md:3: docs/MISSING.md: no such file") !=
+        std::string::npos);
+  CHECK(broken.stdout_bytes.find("README.md:4: docs/GOOD.md#no-such-heading: no heading") !=
+        std::string::npos);
+  CHECK(broken.stdout_bytes.find("README.md:5: docs/missing.png: no such file") !=
+        std::string::npos);
+  CHECK(broken.stdout_bytes.find("nowhere.md") == std::string::npos);
+  CHECK(broken.stdout_bytes.find("example.org") == std::string::npos);
+}
+
+TEST_CASE("No target outside tests/ includes from tests/, and no tool adds a part of bench/",
+          "[repository]") {
+  const ProcessResult tree = RunScript("check-cmake.py", kSource);
+  INFO(tree.stdout_bytes << tree.stderr_bytes);
+  CHECK(tree.exit_code == 0);
+
+  TempDir dir;
+  const std::string root = dir.path();
+  WriteText(root + "/CMakeLists.txt", "add_subdirectory(bench)\nadd_subdirectory(tools/x)\n");
+  WriteText(root + "/tests/CMakeLists.txt",
+            "target_include_directories(t PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)\n");
+  WriteText(root + "/tools/x/CMakeLists.txt",
+            "# add_subdirectory(${PROJECT_SOURCE_DIR}/bench/common) in a comment is fine\n"
+            "add_subdirectory(${PROJECT_SOURCE_DIR}/bench/common ${PROJECT_BINARY_DIR}/c)\n"
+            "target_include_directories(x\n  PRIVATE\n  ${PROJECT_SOURCE_DIR}/tests/support)\n");
+  const ProcessResult broken = RunScript("check-cmake.py", root);
+  INFO(broken.stdout_bytes << broken.stderr_bytes);
+  CHECK(broken.exit_code == 1);
+  CHECK(broken.stdout_bytes.find("tools/x/CMakeLists.txt:2: adds a subdirectory of bench/") !=
+        std::string::npos);
+  CHECK(broken.stdout_bytes.find("tools/x/CMakeLists.txt:3: target_include_directories gives a "
+                                 "target an include directory inside tests/") !=
+        std::string::npos);
+  // The top level adding bench/ itself, and tests/ including its own: fine.
+  CHECK(broken.stdout_bytes.find("CMakeLists.txt:1:") == std::string::npos);
+  CHECK(broken.stdout_bytes.find("tests/CMakeLists.txt") == std::string::npos);
+}
+
+}  // namespace
+}  // namespace regionstore::testing
