@@ -35,14 +35,14 @@ void CreateBatchStore(const std::string& path, bool batch_log = true) {
 constexpr std::array<BatchReservation, 3> kAll{{{"a", 20'000}, {"b", 4096}, {"wide", kWide}}};
 
 // The payloads of batch `n`: lengths below each capacity, distinct bytes.
-std::array<std::vector<std::byte>, 3> BatchPayloads(uint64_t n) {
+std::array<std::vector<std::byte>, 3> InPlaceBatchPayloads(uint64_t n) {
   return {PatternBytes(19'000 - n % 7, 3 * n), PatternBytes(4096 - n % 5, 3 * n + 1),
           PatternBytes(kWide - 100 * (n % 9), 3 * n + 2)};
 }
 
-// BatchPayloads(n) as FillEachWay leaves them.
+// InPlaceBatchPayloads(n) as FillEachWay leaves them.
 std::array<std::vector<std::byte>, 3> FilledPayloads(uint64_t n) {
-  std::array<std::vector<std::byte>, 3> payloads = BatchPayloads(n);
+  std::array<std::vector<std::byte>, 3> payloads = InPlaceBatchPayloads(n);
   payloads[2][777] ^= std::byte{0x3c};
   return payloads;
 }
@@ -52,7 +52,7 @@ std::array<std::vector<std::byte>, 3> FilledPayloads(uint64_t n) {
 // checksum is read back), with FilledPayloads(n). Usable in a child
 // process: reports failure instead of asserting.
 Status FillEachWay(PendingBatch& pending, uint64_t n) {
-  const std::array<std::vector<std::byte>, 3> payloads = BatchPayloads(n);
+  const std::array<std::vector<std::byte>, 3> payloads = InPlaceBatchPayloads(n);
   std::copy(payloads[0].begin(), payloads[0].end(), pending.payload(0).begin());
   for (uint64_t done = 0; done < payloads[1].size(); done += 1000) {
     const uint64_t piece = std::min<uint64_t>(1000, payloads[1].size() - done);
@@ -125,7 +125,7 @@ TEST_CASE("An abandoned batch filled in place leaves every region as it was", "[
   const std::string path = dir.File("s.rgn");
   CreateBatchStore(path);
   Store store = MustOpen(path, OpenMode::kReadWrite);
-  const std::array<std::vector<std::byte>, 3> before = BatchPayloads(1);
+  const std::array<std::vector<std::byte>, 3> before = InPlaceBatchPayloads(1);
   {
     std::vector<std::array<std::span<const std::byte>, 1>> pieces;
     std::vector<BatchMember> members;

@@ -65,7 +65,7 @@ struct Gather {
 
 // What the file must hold after `bytes` were written at `offset` of an
 // empty file.
-std::vector<std::byte> Expected(uint64_t offset, const std::vector<std::byte>& bytes) {
+std::vector<std::byte> ExpectedContents(uint64_t offset, const std::vector<std::byte>& bytes) {
   // Not insert() after `offset` zeros: GCC 12 warns falsely (-Warray-bounds).
   std::vector<std::byte> out(offset + bytes.size());
   std::copy(bytes.begin(), bytes.end(), out.begin() + static_cast<ptrdiff_t>(offset));
@@ -122,7 +122,7 @@ TEST_CASE(
   CheckCall(calls[0], Syscall::kPwritev2, 100, 4005, RWF_DSYNC);
   CheckCall(calls[1], Syscall::kPwritev, 100, 4005, 0);
   CheckCall(calls[2], Syscall::kFdatasync, 0, 0, 0);
-  CHECK(f.Contents() == Expected(100, gather.bytes));
+  CHECK(f.Contents() == ExpectedContents(100, gather.bytes));
 }
 
 TEST_CASE("A short pwritev2 is continued without the flag where it stopped, then one fdatasync",
@@ -142,7 +142,7 @@ TEST_CASE("A short pwritev2 is continued without the flag where it stopped, then
       CheckCall(calls[0], first, 100, 4005, data_sync ? RWF_DSYNC : 0);
       CheckCall(calls[1], Syscall::kPwritev, 100 + cut, 4005 - cut, 0);
       if (data_sync) CheckCall(calls[2], Syscall::kFdatasync, 0, 0, 0);
-      CHECK(f.Contents() == Expected(100, gather.bytes));
+      CHECK(f.Contents() == ExpectedContents(100, gather.bytes));
     }
   }
 }
@@ -163,7 +163,7 @@ TEST_CASE("Several short writes in a row are each continued, with one fdatasync 
   CheckCall(calls[3], Syscall::kPwritev, 4000, 5, 0);
   CheckCall(calls[4], Syscall::kFdatasync, 0, 0, 0);
   CHECK(f.hook.Shortened() == 3);
-  CHECK(f.Contents() == Expected(0, gather.bytes));
+  CHECK(f.Contents() == ExpectedContents(0, gather.bytes));
 }
 
 TEST_CASE("Short pwrite and pread calls are continued where they stopped", "[io][fault]") {
@@ -176,7 +176,7 @@ TEST_CASE("Short pwrite and pread calls are continued where they stopped", "[io]
   REQUIRE(writes.size() == 3);
   CheckCall(writes[1], Syscall::kPwrite, 11, 4999, 0);
   CheckCall(writes[2], Syscall::kPwrite, 4011, 999, 0);
-  CHECK(f.Contents() == Expected(10, bytes));
+  CHECK(f.Contents() == ExpectedContents(10, bytes));
 
   f.hook.ShortNth(Syscall::kPread, 1, 7);
   std::vector<std::byte> read(bytes.size());

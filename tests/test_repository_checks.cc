@@ -21,7 +21,7 @@ ProcessResult RunScript(const std::string& script, const std::string& root) {
   return RunProcess("/usr/bin/python3", {kSource + "/scripts/" + script, root});
 }
 
-void WriteText(const std::string& path, const std::string& text) {
+void WriteScratchText(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   const auto* first = reinterpret_cast<const std::byte*>(text.data());
   WriteWholeFile(path, std::vector<std::byte>(first, first + text.size()));
@@ -36,8 +36,8 @@ TEST_CASE("Every relative link in README.md and docs/ resolves, and a broken one
 
   TempDir dir;
   const std::string root = dir.path();
-  WriteText(root + "/docs/GOOD.md", "# A heading, with `code`\n\ntext\n");
-  WriteText(root + "/README.md",
+  WriteScratchText(root + "/docs/GOOD.md", "# A heading, with `code`\n\ntext\n");
+  WriteScratchText(root + "/README.md",
             "[fine](docs/GOOD.md#a-heading-with-code) [site](https://example.org/x)\n"
             "`[in code](nowhere.md)`\n"
             "[gone](docs/MISSING.md)\n"
@@ -64,10 +64,10 @@ TEST_CASE("No target outside tests/ includes from tests/, and no tool adds a par
 
   TempDir dir;
   const std::string root = dir.path();
-  WriteText(root + "/CMakeLists.txt", "add_subdirectory(bench)\nadd_subdirectory(tools/x)\n");
-  WriteText(root + "/tests/CMakeLists.txt",
+  WriteScratchText(root + "/CMakeLists.txt", "add_subdirectory(bench)\nadd_subdirectory(tools/x)\n");
+  WriteScratchText(root + "/tests/CMakeLists.txt",
             "target_include_directories(t PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)\n");
-  WriteText(root + "/tools/x/CMakeLists.txt",
+  WriteScratchText(root + "/tools/x/CMakeLists.txt",
             "# add_subdirectory(${PROJECT_SOURCE_DIR}/bench/common) in a comment is fine\n"
             "add_subdirectory(${PROJECT_SOURCE_DIR}/bench/common ${PROJECT_BINARY_DIR}/c)\n"
             "target_include_directories(x\n  PRIVATE\n  ${PROJECT_SOURCE_DIR}/tests/support)\n");
