@@ -8,6 +8,7 @@ add bench/ itself).
 
 Prints each offence with its file and line; exits 1 if there is one.
 """
+import os
 import pathlib
 import re
 import sys
@@ -31,11 +32,15 @@ def strip_comments(text):
 def main():
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parent.parent)
     offences = []
-    files = [p for p in root.rglob("*") if p.name == "CMakeLists.txt" or p.suffix == ".cmake"]
+    files = []
+    for directory, subdirectories, names in os.walk(root):
+        # Build trees and hidden folders (.git) hold no source CMake files.
+        if pathlib.Path(directory) == root:
+            subdirectories[:] = [d for d in subdirectories if d != "build" and not d.startswith(".")]
+        files += [pathlib.Path(directory) / n for n in names
+                  if n == "CMakeLists.txt" or n.endswith(".cmake")]
     for path in sorted(files):
         rel = path.relative_to(root)
-        if rel.parts[0] == "build" or rel.parts[0].startswith("."):
-            continue
         text = strip_comments(path.read_text())
         outside_tests = rel.parts[0] != "tests"
         for name, args, line in calls(text, ["target_include_directories", "include_directories"]):

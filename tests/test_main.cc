@@ -19,8 +19,7 @@ int main(int argc, char** argv) {
     const std::string reason = regionstore::testing::ScratchFilesystemSkipReason();
     if (!reason.empty()) {
       // Under CI=true, only a skip tests/skips-allowed.txt lists.
-      if (const std::string refusal = regionstore::testing::SkipRefusal(reason);
-          !refusal.empty()) {
+      if (const std::string refusal = regionstore::testing::SkipRefusal(reason); !refusal.empty()) {
         std::fprintf(stderr, "regionstore_tests: %s\n", refusal.c_str());
         return 1;
       }

@@ -38,11 +38,11 @@ TEST_CASE("Every relative link in README.md and docs/ resolves, and a broken one
   const std::string root = dir.path();
   WriteScratchText(root + "/docs/GOOD.md", "# A heading, with `code`\n\ntext\n");
   WriteScratchText(root + "/README.md",
-            "[fine](docs/GOOD.md#a-heading-with-code) [site](https://example.org/x)\n"
-            "`[in code](nowhere.md)`\n"
-            "[gone](docs/MISSING.md)\n"
-            "[bad anchor](docs/GOOD.md#no-such-heading)\n"
-            "![picture](docs/missing.png)\n");
+                   "[fine](docs/GOOD.md#a-heading-with-code) [site](https://example.org/x)\n"
+                   "`[in code](nowhere.md)`\n"
+                   "[gone](docs/MISSING.md)\n"
+                   "[bad anchor](docs/GOOD.md#no-such-heading)\n"
+                   "![picture](docs/missing.png)\n");
   const ProcessResult broken = RunScript("check-links.py", root);
   INFO(broken.stdout_bytes << broken.stderr_bytes);
   CHECK(broken.exit_code == 1);
@@ -64,21 +64,22 @@ TEST_CASE("No target outside tests/ includes from tests/, and no tool adds a par
 
   TempDir dir;
   const std::string root = dir.path();
-  WriteScratchText(root + "/CMakeLists.txt", "add_subdirectory(bench)\nadd_subdirectory(tools/x)\n");
+  WriteScratchText(root + "/CMakeLists.txt",
+                   "add_subdirectory(bench)\nadd_subdirectory(tools/x)\n");
   WriteScratchText(root + "/tests/CMakeLists.txt",
-            "target_include_directories(t PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)\n");
-  WriteScratchText(root + "/tools/x/CMakeLists.txt",
-            "# add_subdirectory(${PROJECT_SOURCE_DIR}/bench/common) in a comment is fine\n"
-            "add_subdirectory(${PROJECT_SOURCE_DIR}/bench/common ${PROJECT_BINARY_DIR}/c)\n"
-            "target_include_directories(x\n  PRIVATE\n  ${PROJECT_SOURCE_DIR}/tests/support)\n");
+                   "target_include_directories(t PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)\n");
+  WriteScratchText(
+      root + "/tools/x/CMakeLists.txt",
+      "# add_subdirectory(${PROJECT_SOURCE_DIR}/bench/common) in a comment is fine\n"
+      "add_subdirectory(${PROJECT_SOURCE_DIR}/bench/common ${PROJECT_BINARY_DIR}/c)\n"
+      "target_include_directories(x\n  PRIVATE\n  ${PROJECT_SOURCE_DIR}/tests/support)\n");
   const ProcessResult broken = RunScript("check-cmake.py", root);
   INFO(broken.stdout_bytes << broken.stderr_bytes);
   CHECK(broken.exit_code == 1);
   CHECK(broken.stdout_bytes.find("tools/x/CMakeLists.txt:2: adds a subdirectory of bench/") !=
         std::string::npos);
   CHECK(broken.stdout_bytes.find("tools/x/CMakeLists.txt:3: target_include_directories gives a "
-                                 "target an include directory inside tests/") !=
-        std::string::npos);
+                                 "target an include directory inside tests/") != std::string::npos);
   // The top level adding bench/ itself, and tests/ including its own: fine.
   CHECK(broken.stdout_bytes.find("CMakeLists.txt:1:") == std::string::npos);
   CHECK(broken.stdout_bytes.find("tests/CMakeLists.txt") == std::string::npos);

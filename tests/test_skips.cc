@@ -19,8 +19,8 @@ TEST_CASE("Skip probe: a case whose precondition is missing", "[.skip-probe]") {
 
 ProcessResult RunProbe(const std::string& ci) {
   // /usr/bin/env sets or clears CI for the child only.
-  std::vector<std::string> args = ci.empty() ? std::vector<std::string>{"-u", "CI"}
-                                             : std::vector<std::string>{"CI=" + ci};
+  std::vector<std::string> args =
+      ci.empty() ? std::vector<std::string>{"-u", "CI"} : std::vector<std::string>{"CI=" + ci};
   args.push_back(std::filesystem::read_symlink("/proc/self/exe").string());
   args.push_back("[.skip-probe]");
   return RunProcess("/usr/bin/env", args);

@@ -389,9 +389,10 @@ class Checker {
           static_cast<unsigned long long>(op.generation));
     }
     if (op.kind == OpKind::kBatch && m.value != op.members.size()) {
-      Violation("op %zu: after the kill before its barrier, a reader was given %llu of the %zu "
-                "members of the published batch",
-                i, static_cast<unsigned long long>(m.value), op.members.size());
+      Violation(
+          "op %zu: after the kill before its barrier, a reader was given %llu of the %zu "
+          "members of the published batch",
+          i, static_cast<unsigned long long>(m.value), op.members.size());
     }
   }
 

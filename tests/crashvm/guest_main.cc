@@ -14,10 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
-
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,8 +28,8 @@
 #include "crashvm/marker.h"
 #include "crashvm/plan.h"
 #include "regionstore/atomic_file.h"
-#include "regionstore/store.h"
 #include "regionstore/io.h"
+#include "regionstore/store.h"
 #include "test_hooks.h"
 
 namespace regionstore::crashvm {
@@ -211,8 +210,8 @@ Status RunKilled(const Plan& plan, uint32_t index, const std::string& path,
     Status status = OpenWriter(path, child);
     if (status.ok() && op.kind == OpKind::kBatch) status = CommitBatch(plan, index, *child);
     if (status.ok() && op.kind == OpKind::kCommit) {
-      status = child->Commit(plan.regions[op.region].name, CommitPayload(plan, index), op.mode)
-                   .status();
+      status =
+          child->Commit(plan.regions[op.region].name, CommitPayload(plan, index), op.mode).status();
     }
     std::fprintf(stderr, "crashvm_guest: op %u: the child was not killed: %s\n", index,
                  status.ToString().c_str());
@@ -238,8 +237,7 @@ Status RunKilled(const Plan& plan, uint32_t index, const std::string& path,
     return Status();
   }
   for (size_t m = 0; m < op.members.size(); ++m) {
-    Result<CheckpointMeta> meta =
-        reader.value().Load(plan.regions[op.members[m].region].name, got);
+    Result<CheckpointMeta> meta = reader.value().Load(plan.regions[op.members[m].region].name, got);
     if (meta.ok() && meta.value().generation == op.members[m].generation &&
         got == MemberPayload(plan, index, m)) {
       ++marker.value;
@@ -271,6 +269,39 @@ int Run(const Args& args) {
   const std::string store_path = args.dir + "/" + plan.store;
   std::optional<Store> store;
   uint32_t last_failed_commit = UINT32_MAX;
+  // Writes op i's marker and prints what it returned; false when the marker
+  // write failed.
+  const auto report = [&](uint32_t i, const Status& status, const Marker& marker) {
+    const Op& op = plan.ops[i];
+    if (!markers.Write(marker)) return false;
+    std::string said = marker.message.empty() ? "ok" : marker.message;
+    if (op.killed && status.ok()) {
+      said = "killed before its barrier; a reader was given ";
+      said += op.kind == OpKind::kCommit
+                  ? "generation " + std::to_string(marker.value) +
+                        (marker.value2 == 2 ? " (the killed commit)" : " (not the killed commit)")
+                  : std::to_string(marker.value) + " of its " + std::to_string(op.members.size()) +
+                        " members";
+    } else if (op.kind == OpKind::kCommit && status.ok()) {
+      said += ", generation " + std::to_string(marker.value);
+    }
+    if (op.kind == OpKind::kBatch && status.ok() && !op.killed) {
+      said += ", generations";
+      for (const Member& m : op.members) {
+        said += ' ' + plan.regions[m.region].name + '=' + std::to_string(m.generation);
+      }
+    }
+    if (op.kind == OpKind::kReopenLoad && marker.status == 0) {
+      static const char* const kWhich[] = {"nothing", "the previous commit", "the failed commit",
+                                           "neither the previous nor the failed commit"};
+      said += ", Load: generation " + std::to_string(marker.value) + ", " +
+              kWhich[std::min<uint64_t>(marker.value2, 3)] + " byte-exact";
+    }
+    if (marker.poisoned) said += ", handle poisoned";
+    std::printf("crashvm_guest: op %u %s: %s\n", i, std::string(OpKindName(op.kind)).c_str(),
+                said.c_str());
+    return true;
+  };
   for (uint32_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
     Status status;
@@ -282,7 +313,10 @@ int Run(const Args& args) {
       marker.value = seen.value;
       marker.value2 = seen.value2;
       if (op.kind == OpKind::kCommit) last_failed_commit = i;
-    } else switch (op.kind) {
+      if (!report(i, status, marker)) return 1;
+      continue;
+    }
+    switch (op.kind) {
       case OpKind::kCreateStore: {
         CreateOptions options;
         options.checkpoints = plan.regions;
@@ -368,33 +402,7 @@ int Run(const Args& args) {
         break;
       }
     }
-    if (!markers.Write(marker)) return 1;
-    std::string said = marker.message.empty() ? "ok" : marker.message;
-    if (op.killed && status.ok()) {
-      said = "killed before its barrier; a reader was given ";
-      said += op.kind == OpKind::kCommit
-                  ? "generation " + std::to_string(marker.value) +
-                        (marker.value2 == 2 ? " (the killed commit)" : " (not the killed commit)")
-                  : std::to_string(marker.value) + " of its " + std::to_string(op.members.size()) +
-                        " members";
-    } else if (op.kind == OpKind::kCommit && status.ok()) {
-      said += ", generation " + std::to_string(marker.value);
-    }
-    if (op.kind == OpKind::kBatch && status.ok() && !op.killed) {
-      said += ", generations";
-      for (const Member& m : op.members) {
-        said += ' ' + plan.regions[m.region].name + '=' + std::to_string(m.generation);
-      }
-    }
-    if (op.kind == OpKind::kReopenLoad && marker.status == 0) {
-      static const char* const kWhich[] = {"nothing", "the previous commit", "the failed commit",
-                                           "neither the previous nor the failed commit"};
-      said += ", Load: generation " + std::to_string(marker.value) + ", " +
-              kWhich[std::min<uint64_t>(marker.value2, 3)] + " byte-exact";
-    }
-    if (marker.poisoned) said += ", handle poisoned";
-    std::printf("crashvm_guest: op %u %s: %s\n", i, std::string(OpKindName(op.kind)).c_str(),
-                said.c_str());
+    if (!report(i, status, marker)) return 1;
   }
   store.reset();
   std::fflush(stdout);

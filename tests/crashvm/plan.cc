@@ -54,6 +54,33 @@ Op CommitOp(uint32_t region, uint64_t size, Durability mode, uint64_t generation
   return op;
 }
 
+// A commit of a random size to a random region, numbered after the
+// region's last.
+Op RandomCommit(const Plan& plan, std::mt19937_64& rng, std::vector<uint64_t>& generation,
+                Durability mode) {
+  const auto region = static_cast<uint32_t>(rng() % plan.regions.size());
+  const uint64_t size = CommitSize(rng, plan.regions[region].capacity);
+  return CommitOp(region, size, mode, ++generation[region]);
+}
+
+// A batch of 2 to all of the plan's regions, in random order, sizes as
+// CommitSize gives.
+Op RandomBatch(const Plan& plan, std::mt19937_64& rng, std::vector<uint64_t>& generation,
+               Durability mode) {
+  std::vector<uint32_t> order(plan.regions.size());
+  for (uint32_t r = 0; r < order.size(); ++r) order[r] = r;
+  std::shuffle(order.begin(), order.end(), rng);
+  order.resize(Between(rng, 2, plan.regions.size()));
+  Op op = KindOp(OpKind::kBatch);
+  op.mode = mode;
+  for (uint32_t region : order) {
+    const uint64_t size = CommitSize(rng, plan.regions[region].capacity);
+    op.members.push_back({region, size, ++generation[region]});
+    op.size += size;
+  }
+  return op;
+}
+
 // Commits in a random mix of every mode and size into four regions (large
 // and compact slots, capacities that are and are not whole pages), with one
 // close and reopen of the writer in the middle. `breakage` kBarrierHeaderOnly
@@ -102,23 +129,10 @@ Plan BatchesPlan(Plan plan) {
                                 ? (m % 2 == 0 ? Durability::kSync : Durability::kPwriteFdatasync)
                                 : static_cast<Durability>(m);
     if (!control && rng() % 10 < 4) {
-      const auto region = static_cast<uint32_t>(rng() % plan.regions.size());
-      const uint64_t size = CommitSize(rng, plan.regions[region].capacity);
-      plan.ops.push_back(CommitOp(region, size, mode, ++generation[region]));
+      plan.ops.push_back(RandomCommit(plan, rng, generation, mode));
       continue;
     }
-    std::vector<uint32_t> order(plan.regions.size());
-    for (uint32_t r = 0; r < order.size(); ++r) order[r] = r;
-    std::shuffle(order.begin(), order.end(), rng);
-    order.resize(Between(rng, 2, plan.regions.size()));
-    Op op = KindOp(OpKind::kBatch);
-    op.mode = mode;
-    for (uint32_t region : order) {
-      const uint64_t size = CommitSize(rng, plan.regions[region].capacity);
-      op.members.push_back({region, size, ++generation[region]});
-      op.size += size;
-    }
-    plan.ops.push_back(std::move(op));
+    plan.ops.push_back(RandomBatch(plan, rng, generation, mode));
   }
   return plan;
 }
@@ -139,23 +153,10 @@ Plan SeenPlan(Plan plan) {
   std::mt19937_64 rng(plan.seed);
   std::vector<uint64_t> generation(plan.regions.size(), 0);
   const auto commit = [&](Durability mode) {
-    const auto region = static_cast<uint32_t>(rng() % plan.regions.size());
-    const uint64_t size = CommitSize(rng, plan.regions[region].capacity);
-    plan.ops.push_back(CommitOp(region, size, mode, ++generation[region]));
+    plan.ops.push_back(RandomCommit(plan, rng, generation, mode));
   };
   const auto batch = [&](Durability mode) {
-    std::vector<uint32_t> order(plan.regions.size());
-    for (uint32_t r = 0; r < order.size(); ++r) order[r] = r;
-    std::shuffle(order.begin(), order.end(), rng);
-    order.resize(Between(rng, 2, plan.regions.size()));
-    Op op = KindOp(OpKind::kBatch);
-    op.mode = mode;
-    for (uint32_t region : order) {
-      const uint64_t size = CommitSize(rng, plan.regions[region].capacity);
-      op.members.push_back({region, size, ++generation[region]});
-      op.size += size;
-    }
-    plan.ops.push_back(std::move(op));
+    plan.ops.push_back(RandomBatch(plan, rng, generation, mode));
   };
   plan.ops.push_back(KindOp(OpKind::kCreateStore));
   for (int round = 0; round < 6; ++round) {

@@ -65,8 +65,8 @@ class ScratchFile {
 bool WriteFile(const std::string& path, std::span<const std::byte> bytes) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return false;
-  const bool written = ::pwrite(fd, bytes.data(), bytes.size(), 0) ==
-                       static_cast<ssize_t>(bytes.size());
+  const bool written =
+      ::pwrite(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size());
   return ::close(fd) == 0 && written;
 }
 
@@ -90,8 +90,8 @@ void Materialise(const Image& image, std::vector<std::byte>& file) {
   file.assign(image.file_size, std::byte{0});
   for (const Record& record : image.records) {
     if (record.offset >= file.size()) continue;
-    const size_t length = static_cast<size_t>(
-        std::min<uint64_t>(record.bytes.size(), file.size() - record.offset));
+    const size_t length =
+        static_cast<size_t>(std::min<uint64_t>(record.bytes.size(), file.size() - record.offset));
     std::copy_n(record.bytes.begin(), length, file.begin() + static_cast<ptrdiff_t>(record.offset));
   }
 }
@@ -266,7 +266,8 @@ void CheckReader(const Subject& subject, const StoreInfo& info,
                                   uint64_t{loaded->slot} * region.slot_stride +
                                   (region.layout == SlotLayout::kCompact ? 4096 : 65536);
       std::vector<std::byte> on_disk(out.size());
-      if (!ReadAt(subject, payload_at, on_disk) || on_disk != out) Broken("Load returned bytes that are not at the slot's payload");
+      if (!ReadAt(subject, payload_at, on_disk) || on_disk != out)
+        Broken("Load returned bytes that are not at the slot's payload");
     } else {
       const StatusCode code = loaded.status().code();
       // kNotFound: no commit yet; kTornCommit: only the torn newest;
@@ -362,7 +363,6 @@ void CheckWriter(const Subject& subject, const StoreInfo& info,
   if (!ReadAt(subject, 0, after)) Broken("cannot read the store file back");
   CheckWritesConfined(before, after, info);
 }
-
 
 // Every check, on the file `subject` names.
 void CheckStore(const Subject& subject, const Image& image) {

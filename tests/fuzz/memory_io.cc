@@ -64,7 +64,9 @@ class MemoryFile final : public File {
   Status DataSync() override { return Status::Ok(); }
   Status Sync() override { return Status::Ok(); }
   Status LockExclusive() override {
-    if (io_.locked()) return Status::Error(StatusCode::kBusy, "lock", kPath, "another handle holds the writer's lock");
+    if (io_.locked())
+      return Status::Error(StatusCode::kBusy, "lock", kPath,
+                           "another handle holds the writer's lock");
     io_.set_locked(true);
     holds_lock_ = true;
     return Status::Ok();

@@ -1,7 +1,7 @@
 // Small filesystems in sparse image files, loop-mounted inside a test's
 // TempDir: ext4, XFS (reflink on, as mkfs.xfs makes it) and btrfs. For tests
 // of what a real filesystem does on a full disk or with shared blocks. Needs
-// root and a loop device; without them MountLoopFs WARNs "skipped: ..." and
+// root and a loop device; without them MountLoopFs skips (SKIP_CASE) and
 // returns nullptr.
 #ifndef REGIONSTORE_TESTS_SUPPORT_LOOP_FS_H_
 #define REGIONSTORE_TESTS_SUPPORT_LOOP_FS_H_
@@ -47,7 +47,7 @@ class LoopFs {
 
 // Makes `kind` in `dir`/<kind>.img and mounts it on `dir`/<kind>, in a
 // private mount namespace of this process (a mount dies with the process).
-// nullptr after a WARN("skipped: ...") when the environment cannot.
+// nullptr after a SKIP_CASE (support/skip.h) when the environment cannot.
 std::unique_ptr<LoopFs> MountLoopFs(const TempDir& dir, FsKind kind, uint64_t size);
 
 // Fills the filesystem holding `path` with a new file at `path`

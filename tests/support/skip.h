@@ -39,10 +39,10 @@ void ReportSkip(const std::string& reason);
 }  // namespace regionstore::testing
 
 // SKIP_CASE("no loop device: " << why); then return from the case.
-#define SKIP_CASE(message)                                    \
-  do {                                                        \
-    std::ostringstream regionstore_skip_reason_;              \
-    regionstore_skip_reason_ << message;                      \
+#define SKIP_CASE(message)                                              \
+  do {                                                                  \
+    std::ostringstream regionstore_skip_reason_;                        \
+    regionstore_skip_reason_ << message;                                \
     ::regionstore::testing::ReportSkip(regionstore_skip_reason_.str()); \
   } while (false)
 

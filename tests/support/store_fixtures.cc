@@ -1,7 +1,7 @@
 #include "support/store_fixtures.h"
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstdlib>
 #include <utility>
