@@ -11,8 +11,12 @@
 // It is not a CrashSim with tracking off: a MemoryIo answers the questions a
 // reader asks about a writer (File::HasWriter: is the lock held now) as the
 // POSIX Io does, so the fuzzer's readers take the paths they take on a real
-// file. The corpus replay (tests/test_fuzz_corpus.cc) runs every input
-// through a real file as well.
+// file. What it does not do is write-protect a read-only mapping: a store
+// through a reader's mapping would fault on a real file and goes unseen
+// here (making the pages read-only for each reader, with mprotect, took the
+// fuzzer from 2,388 to 1,416 executions a second with the same seed). The
+// corpus replay (tests/test_fuzz_corpus.cc) runs every input through a real
+// file as well, where it would fault.
 #ifndef REGIONSTORE_TESTS_FUZZ_MEMORY_IO_H_
 #define REGIONSTORE_TESTS_FUZZ_MEMORY_IO_H_
 
