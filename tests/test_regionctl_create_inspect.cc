@@ -56,6 +56,7 @@ TEST_CASE("regionctl create then inspect --json reports the new store's superblo
     REQUIRE(document[field].is_number_unsigned());
   }
   CHECK(document["format_version"] == 1);
+  CHECK(document["protocol"] == 1);
   CHECK(document["data_size"] == kStoreDataSize);
   CHECK(document["file_size"] == real_file_size);
   CHECK(document["page_size"] == static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
@@ -112,6 +113,7 @@ TEST_CASE("regionctl inspect prints an aligned table with sizes in bytes and bin
   CHECK(values["file_size"] == std::to_string(std::filesystem::file_size(path)) + " (" +
                                    std::to_string(info.file_size / kMiB) + ".0 MiB)");
   CHECK(values["format_version"] == "1");
+  CHECK(values["protocol"] == "1");
   CHECK(values["uuid"] == FormatUuid(info.uuid));
   CHECK(values["superblock_checksum"] == Hex64(info.superblock_checksum));
   CHECK(values["regions"] == "0");

@@ -30,6 +30,11 @@ std::string HexChecksum(uint64_t checksum) {
   return {text.data()};
 }
 
+// The commit protocol a store uses (docs/CHECKPOINTS.md): every store this
+// release can open uses protocol 1; "Protocol 2: the design" describes the
+// next one, which an incompat_flags bit will mark.
+constexpr int kCommitProtocol = 1;
+
 // The features incompat_flags names (docs/FORMAT.md), bit 0 first: a
 // release that lacks one refuses the store. A bit this tool does not know
 // cannot get here (ReadStoreInfo refuses it) but would show as "bit N".
@@ -121,6 +126,7 @@ class StreamedTable {
     const std::vector<std::pair<std::string, std::string>> rows = {
         {"path", QuoteName(path_)},
         {"format_version", std::to_string(info.format_version)},
+        {"protocol", std::to_string(kCommitProtocol)},
         {"incompat_flags", FlagsWithNames(info.incompat_flags)},
         {"uuid", FormatUuid(info.uuid)},
         {"file_size", BytesWithHuman(info.file_size)},
@@ -196,6 +202,7 @@ void PrintJson(const std::string& path, const StoreInfo& info,
   const nlohmann::ordered_json document = {
       {"path", path},
       {"format_version", info.format_version},
+      {"protocol", kCommitProtocol},
       {"incompat_flags", info.incompat_flags},
       {"incompat_features", IncompatFeatures(info.incompat_flags)},
       {"uuid", FormatUuid(info.uuid)},
