@@ -2,6 +2,7 @@
 // issues, and the marks that let the next open undo what a failed one may
 // have left (docs/CHECKPOINTS.md, "Recovery").
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 
@@ -97,6 +98,9 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
     step = call.operation;
     if (whole_file) {
       status = file->DataSync();
+    } else if (call.kind == BarrierKind::kDsyncWrite) {
+      const std::array<std::span<const std::byte>, 1> parts{call.data};
+      status = file->WriteGatherAt(call.file_offset, parts, /*data_sync=*/true);
     } else {
       const uint64_t begin = call.file_offset & ~(page_size - 1);
       const uint64_t end = format::AlignUp(call.file_offset + call.length, page_size);

@@ -266,8 +266,29 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
     case Durability::kNone:
       std::memmove(target, data.data(), data.size());
       return r.CountWrite(durability, data.size());
-    case Durability::kAsync:
-    case Durability::kSync: {
+    case Durability::kSync:
+      if (data.size() < kDsyncWriteBelow && !r.InMapping(data)) {
+        // A store through the mapping dirties every page-cache folio it
+        // touches whole (ext4's write fault marks all its blocks), and
+        // msync then writes the folios back: 2 MiB for a 4 KiB write into
+        // a fresh store's data area. A pwrite dirties only the blocks it
+        // writes, and RWF_DSYNC syncs its range as msync(MS_SYNC) would
+        // (docs/BENCH-CHECKPOINTS.md, "Small durable writes and the fused
+        // copy"). It goes through the page cache the mapping shares, so
+        // views see it. A failed call may have changed some pages: it
+        // poisons, as a failed barrier does. Bytes that come from the
+        // store's own mapping (a view) take the memmove path: the kernel's
+        // copy is a memcpy, wrong for ranges that overlap.
+        Status synced = r.Barrier({.kind = Rep::BarrierKind::kDsyncWrite,
+                                   .counted_as = durability,
+                                   .operation = "write: pwritev2(RWF_DSYNC)",
+                                   .file_offset = file_offset,
+                                   .length = data.size(),
+                                   .data = data});
+        return synced.ok() ? r.CountWrite(durability, data.size()) : synced;
+      }
+      [[fallthrough]];
+    case Durability::kAsync: {
       if (durability == Durability::kSync) {
         // After each msync(MS_SYNC) the kernel write-protects the pages it
         // wrote back, so the next copy would fault once per page; taking

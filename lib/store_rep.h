@@ -58,6 +58,10 @@ inline bool IsDurable(Durability durability) {
 uint64_t PiecesChecksum(PayloadPieces pieces);
 // Copies the pieces one after another into the mapping at `shared`.
 void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces);
+// Write in kSync: below this size, one pwritev2(RWF_DSYNC); from it on,
+// memcpy into the mapping + msync(MS_SYNC) (the lab's arm, and whole folios
+// anyway). Store::Write says why.
+inline constexpr uint64_t kDsyncWriteBelow = 1024 * 1024;
 
 // One region of a commit or batch being filled in place: its target slot
 // (whose header magic Begin cleared), the bytes Append wrote, and their
@@ -213,11 +217,22 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   Status BeginPublishing(const char* operation);
   Status EndPublishing(const char* operation);
   Status WritePublication(uint64_t p, const char* operation);
+  // Whether any of `bytes` lies in this handle's mapping of the store.
+  bool InMapping(std::span<const std::byte> bytes) const {
+    const auto begin = reinterpret_cast<uintptr_t>(mapping->data());
+    const auto end = begin + info.file_size;
+    const auto first = reinterpret_cast<uintptr_t>(bytes.data());
+    return !bytes.empty() && first < end && first + bytes.size() > begin;
+  }
   // The barriers a handle issues.
   enum class BarrierKind : uint8_t {
     kMsyncAsync,  // msync(MS_ASYNC) of the pages covering the range: starts nothing
     kMsyncSync,   // msync(MS_SYNC) of those pages: writeback and flush of the range only
     kFdatasync,   // fdatasync: the whole file
+    // pwritev2(RWF_DSYNC) of `data` at `file_offset`: the write and a
+    // writeback and flush of its range in one call (Write in kSync below
+    // kDsyncWriteBelow bytes)
+    kDsyncWrite,
   };
   struct BarrierCall {
     BarrierKind kind = BarrierKind::kFdatasync;
@@ -229,6 +244,8 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
     // page-aligned start; the extra bytes are flushed early, harmlessly).
     uint64_t file_offset = 0;
     uint64_t length = 0;
+    // kDsyncWrite: the bytes to write at file_offset.
+    std::span<const std::byte> data{};
     // kMsyncSync of what Write in kSync just copied: drop the range's
     // page-table entries once it is synced, so the next write through the
     // mapping does not take a write-protect fault per page

@@ -146,7 +146,7 @@ TEST_CASE("Stats count writes, bytes and barriers per mode, and failures", "[sto
   CHECK(stats.of(Durability::kNone).bytes_written == 2000);
   CHECK(stats.of(Durability::kNone).flushes == 0);
   CHECK(stats.of(Durability::kSync).writes == 1);
-  CHECK(stats.of(Durability::kSync).flushes == 2);  // the write's msync and Flush's
+  CHECK(stats.of(Durability::kSync).flushes == 2);  // the write's RWF_DSYNC and Flush's msync
   CHECK(stats.of(Durability::kSync).flush_nanos > 0);
   CHECK(stats.of(Durability::kPwriteFdatasync).writes == 1);
   CHECK(stats.of(Durability::kPwriteFdatasync).flushes == 1);
@@ -158,7 +158,8 @@ TEST_CASE("Stats count writes, bytes and barriers per mode, and failures", "[sto
   CHECK(store.Stats().of(Durability::kAsync).writes == 1);
   CHECK(store.Stats().of(Durability::kAsync).flushes == 1);
 
-  io.FailNth(testing::Op::kMsync, 1, EIO);
+  // A kSync Write below 1 MiB is one pwritev2(RWF_DSYNC): its flush fails.
+  io.FailNth(testing::Op::kDataSync, 1, EIO);
   CHECK(store.Write(0, data, Durability::kSync).code() == StatusCode::kIOError);
   stats = store.Stats();
   CHECK(stats.of(Durability::kSync).writes == 1);  // the failed write is not counted

@@ -32,8 +32,10 @@ void ExpectPoisoned(Store& store) {
 TEST_CASE("EIO from msync or fdatasync is returned and poisons the handle", "[store][fault]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
-  MustCreate(path, 1 * kMiB);
-  const auto data = PatternBytes(5000, 3);
+  MustCreate(path, 2 * kMiB);
+  const auto small = PatternBytes(5000, 3);
+  // kSync writes from 1 MiB go through the mapping and msync.
+  const auto large = PatternBytes(kMiB, 4);
 
   struct Case {
     const char* name;
@@ -41,9 +43,13 @@ TEST_CASE("EIO from msync or fdatasync is returned and poisons the handle", "[st
     Durability mode;
     bool flush;  // fail in Flush() rather than Write()
     const char* operation;
+    bool large = false;
   };
   const Case cases[] = {
-      {"write kSync", Op::kMsync, Durability::kSync, false, "write: msync(MS_SYNC)"},
+      {"write kSync", Op::kDataSync, Durability::kSync, false, "write: pwritev2(RWF_DSYNC)"},
+      {"write kSync, the write", Op::kWriteAt, Durability::kSync, false,
+       "write: pwritev2(RWF_DSYNC)"},
+      {"write kSync 1 MiB", Op::kMsync, Durability::kSync, false, "write: msync(MS_SYNC)", true},
       {"write kAsync", Op::kMsync, Durability::kAsync, false, "write: msync(MS_ASYNC)"},
       {"write kPwriteFdatasync fdatasync", Op::kDataSync, Durability::kPwriteFdatasync, false,
        "write: fdatasync"},
@@ -55,6 +61,7 @@ TEST_CASE("EIO from msync or fdatasync is returned and poisons the handle", "[st
   };
   for (const Case& c : cases) {
     DYNAMIC_SECTION(c.name) {
+      const std::vector<std::byte>& data = c.large ? large : small;
       TestIo io;
       Store store = MustOpen(path, OpenMode::kReadWrite, &io);
       io.FailNth(c.op, 1, EIO);

@@ -23,15 +23,21 @@ enum class Durability : uint8_t {
   // Survives kill -9: yes. Power loss: no. On Linux since 2.6.19 MS_ASYNC
   // starts no I/O at all; treat this mode as kNone with an extra syscall.
   kAsync = 1,
-  // memcpy + msync(MS_SYNC) on the touched pages (page-aligned range),
-  // the range prefaulted first (madvise(MADV_POPULATE_WRITE), a hint) and
-  // its page-table entries dropped after the sync (madvise(MADV_DONTNEED):
-  // the data stays in the page cache; the next write maps whole folios
-  // instead of taking a write-protect fault per 4 KiB page).
+  // Store::Write of 1 MiB or more: memcpy + msync(MS_SYNC) on the touched
+  // pages (page-aligned range), the range prefaulted first
+  // (madvise(MADV_POPULATE_WRITE), a hint) and its page-table entries
+  // dropped after the sync (madvise(MADV_DONTNEED): the data stays in the
+  // page cache; the next write maps whole folios instead of taking a
+  // write-protect fault per 4 KiB page). Below 1 MiB (and not from the
+  // store's own mapping): one pwritev2(RWF_DSYNC), which writes back only
+  // the blocks written, where a store through the mapping makes msync
+  // write back every folio it touched whole (2 MiB measured for 4 KiB in
+  // a fresh store's data area). Flush: msync(MS_SYNC) of the range. Same promise
+  // either way: this range only, flushed when the call returns.
   // Survives kill -9: yes. Power loss: yes once the call returns OK, if the
-  // device honours cache flushes. A checkpoint Commit in this mode is one
-  // pwritev2(RWF_DSYNC) instead (same promise: this range only, flushed
-  // when the call returns; faster than msync on a kept mapping).
+  // device honours cache flushes. A checkpoint Commit in this mode writes
+  // with pwritev/pwrite and syncs the slot with msync(MS_SYNC)
+  // (docs/CHECKPOINTS.md, "Commit").
   kSync = 2,
   // pwrite at the file offset + fdatasync; the mapping sees the new bytes.
   // Survives kill -9: yes. Power loss: yes once the call returns OK, if the
