@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 
 #include "store_rep.h"
 #include "test_hooks.h"
@@ -28,16 +29,26 @@ Status Store::Rep::ClearMark(uint32_t entry) {
   return file->WriteAt(*intent_offset + uint64_t{entry} * intent::kEntrySize, kFree);
 }
 
-Status Store::Rep::WritePublication(uint64_t p, const char* operation) {
+Status Store::Rep::WritePublication(uint64_t p, const char* operation, PublishBy by) {
   if (!intent_offset) return Status::Ok();
+  const uint64_t word_offset =
+      *intent_offset + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
   // Every store through the mapping before this write is visible before it,
   // and it before every store after it (a fence orders the kernel's copy
   // with this thread's own stores).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const intent::PublicationBytes bytes = intent::EncodePublication(p);
-  if (Status s = file->WriteAt(
-          *intent_offset + uint64_t{intent::kPublicationEntry} * intent::kEntrySize, bytes);
-      !s.ok()) {
+  if (by == PublishBy::kMapping) {
+    // Two 8-byte stores (value, then its checksum): a reader between them
+    // finds a word that does not decode, which it treats as one in flux
+    // (Store::LoadSet), as it would a pwrite's copy caught half-way.
+    std::byte* word = mapping->data() + word_offset;
+    for (size_t i = 0; i < bytes.size(); i += 8) {
+      uint64_t value;
+      std::memcpy(&value, bytes.data() + i, 8);
+      __atomic_store_n(reinterpret_cast<uint64_t*>(word + i), value, __ATOMIC_RELEASE);
+    }
+  } else if (Status s = file->WriteAt(word_offset, bytes); !s.ok()) {
     ++stats.failed_writes;
     return Poison(s, operation);
   }
@@ -47,15 +58,15 @@ Status Store::Rep::WritePublication(uint64_t p, const char* operation) {
   // word (Store::WaitForNewer). After the write, so that a waiter that
   // read the old value either sees the new one before it sleeps or is woken.
   if ((p & 1) == 0 && wake_waiters) {
-    mapping->WakeWord(*intent_offset + uint64_t{intent::kPublicationEntry} * intent::kEntrySize);
+    mapping->WakeWord(word_offset);
   }
   return Status::Ok();
 }
 
-Status Store::Rep::Published(const char* operation) {
+Status Store::Rep::Published(const char* operation, PublishBy by) {
   // Inside a Begin/End pair the End covers it.
   if ((publication & 1) != 0) return Status::Ok();
-  return WritePublication(publication + 2, operation);
+  return WritePublication(publication + 2, operation, by);
 }
 
 Status Store::Rep::BeginPublishing(const char* operation) {
@@ -76,6 +87,7 @@ Status Store::Rep::NoteVolatileCommit() {
     return Poison(s, "commit: pwrite (intent mark)");
   }
   volatile_pending = true;
+  publish_next_by_pwrite = true;
   return Status::Ok();
 }
 

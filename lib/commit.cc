@@ -143,7 +143,19 @@ Status Store::Rep::PublishMappedHeader(uint32_t index, uint32_t target, const sl
                                        Durability durability) {
   const uint64_t unit_offset = slot::HeaderFileOffset(info.regions[index], target);
   shared_copy::StoreHeaderWords(mapping->data() + unit_offset, slot::EncodeHeader(header));
-  if (Status s = Published("commit: pwrite (publication word)"); !s.ok()) return s;
+  // Through the mapping, no system call, except for the first mapped
+  // commit since a whole-file barrier: that barrier wrote the intent area's
+  // folio back and write-protected it, so a store would take a write fault
+  // on it (about 14 µs measured in a 1:1 mix of kNone and kPwriteFdatasync
+  // commits), and this commit pwrites the commits-pending mark anyway.
+  const PublishBy by = publish_next_by_pwrite ? PublishBy::kPwrite : PublishBy::kMapping;
+  publish_next_by_pwrite = false;
+  if (Status s = Published(by == PublishBy::kPwrite ? "commit: pwrite (publication word)"
+                                                    : "commit: publication word",
+                           by);
+      !s.ok()) {
+    return s;
+  }
   if (durability != Durability::kAsync) return Status::Ok();
   MarkCommitPhase(internal::kFlush);
   return Barrier({.kind = BarrierKind::kMsyncAsync,

@@ -127,10 +127,12 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
     if (attempt > 0) std::this_thread::yield();
     const intent::PublicationBytes before = ReadPublication(word);
     const std::optional<uint64_t> p = intent::DecodePublication(before);
-    if (p && (*p & 1) != 0 && !ignore_word && before != dead_writer_word) {
-      // A batch is being published, or its writer died. Test the lock once
-      // the same odd value is seen twice (a live writer is most often done
-      // by then).
+    if ((!p || (*p & 1) != 0) && !ignore_word && before != dead_writer_word) {
+      // A batch is being published, or its writer died. Or the word does
+      // not decode: a writer is between the two stores of a mapped one
+      // (Rep::WritePublication), or a dead writer left it torn. Test the
+      // lock once the same value is seen twice (a live writer is most often
+      // done by then).
       if (before == last_odd) {
         const Result<bool> alive = r.file->HasWriter();
         if (alive.ok() && !*alive) dead_writer_word = before;

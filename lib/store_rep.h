@@ -109,6 +109,10 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   std::optional<uint64_t> intent_offset;
   intent::BootId boot_id{};
   bool volatile_pending = false;
+  // Set when NoteVolatileCommit writes the commits-pending mark (the first
+  // mapped commit since a whole-file barrier); the commit then publishes by
+  // pwrite too (PublishMappedHeader says why).
+  bool publish_next_by_pwrite = false;
   // The publication word as this writer last wrote it (even when idle), and
   // whether the open made it odd (Store::Open makes it even when done).
   uint64_t publication = 0;
@@ -213,10 +217,17 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // pwrite, with fences that order them against header stores through the
   // mapping. A failure poisons the handle (readers of several regions would
   // wait on an odd P until the next writer's open).
-  Status Published(const char* operation);
+  // How a publication word is written. By pwrite (the default): its 4 KiB
+  // block is dirty, never its whole page-cache folio, which matters to the
+  // barriers of durable commits and batches. Through the mapping: no
+  // system call; the folio is dirty whole (64 KiB for the intent area of a
+  // store made since f06406e) until the next whole-file barrier writes it,
+  // once per barrier epoch. Mapped kNone and kAsync commits use it.
+  enum class PublishBy : uint8_t { kPwrite, kMapping };
+  Status Published(const char* operation, PublishBy by = PublishBy::kPwrite);
   Status BeginPublishing(const char* operation);
   Status EndPublishing(const char* operation);
-  Status WritePublication(uint64_t p, const char* operation);
+  Status WritePublication(uint64_t p, const char* operation, PublishBy by = PublishBy::kPwrite);
   // Whether any of `bytes` lies in this handle's mapping of the store.
   bool InMapping(std::span<const std::byte> bytes) const {
     const auto begin = reinterpret_cast<uintptr_t>(mapping->data());

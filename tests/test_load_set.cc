@@ -167,8 +167,10 @@ TEST_CASE("The writer moves the publication word around every visible change, th
     io.ClearLog();
     const std::vector<std::byte> one(10, std::byte{1});
     REQUIRE(writer.Commit("model", one, mode).ok());
-    // A single commit: P + 2, in one write after its header.
-    CHECK(word_writes() == 1);
+    // A single commit: P + 2, after its header: one pwrite, except for a
+    // mapped commit that is not the first since a whole-file barrier
+    // (kAsync here, after kNone), whose stores go through the mapping.
+    CHECK(word_writes() == (mode == Durability::kAsync ? 0 : 1));
     CHECK(word_value() == (p += 2));
     io.ClearLog();
     REQUIRE(CommitSetBatch(writer, 1).ok());
