@@ -2,6 +2,7 @@
 // mapping for kNone/kAsync, write-through pwrite for kSync and
 // kPwriteFdatasync), then what the handle learns. docs/CHECKPOINTS.md,
 // "Commit", has the protocol and why each step is where it is.
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -104,6 +105,32 @@ void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces) {
   }
 }
 
+uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces) {
+  uint64_t length = 0;
+  for (std::span<const std::byte> piece : pieces) length += piece.size();
+  // A small payload stays in L1 between the two passes: the one-shot hash
+  // is faster than the streaming state's bookkeeping.
+  if (length <= kOnePassThreshold) {
+    const uint64_t checksum = PiecesChecksum(pieces);
+    CopyPiecesToShared(shared, pieces);
+    return checksum;
+  }
+  // A large one would be read from memory twice (hash, then copy): hash a
+  // block, then copy the same block while it is still in L1 (the streaming
+  // XXH3 gives the one-shot digest).
+  format::ChecksumStream checksum;
+  for (std::span<const std::byte> piece : pieces) {
+    for (size_t at = 0; at < piece.size(); at += kOnePassBlock) {
+      const std::span<const std::byte> block =
+          piece.subspan(at, std::min(kOnePassBlock, piece.size() - at));
+      checksum.Update(block);
+      shared_copy::CopyToShared(shared, block.data(), block.size());
+      shared += block.size();
+    }
+  }
+  return checksum.Digest();
+}
+
 uint32_t Store::Rep::CommitTarget(uint32_t index) const {
   const RegionEntry& region = info.regions[index];
   const RegionState& state = regions[index];
@@ -130,12 +157,14 @@ Status Store::Rep::MappedCommit(uint32_t index, uint32_t target, slot::Header& h
   std::byte* base = mapping->data();
   if (Status s = NoteVolatileCommit(); !s.ok()) return s;
   MarkCommitPhase(internal::kCopy);
-  header.payload_checksum = PiecesChecksum(pieces);
   shared_copy::ClearHeaderMagic(base + unit_offset);
   // As a seqlock writer: no payload store may become visible before the
   // cleared magic (a reader must not see the old magic over new bytes).
   std::atomic_thread_fence(std::memory_order_release);
-  CopyPiecesToShared(base + slot::PayloadFileOffset(region, target), pieces);
+  // The checksum is of the caller's bytes, taken in the same pass as the
+  // copy; the header that carries it is stored after the copy.
+  header.payload_checksum =
+      CopyPiecesToSharedChecksummed(base + slot::PayloadFileOffset(region, target), pieces);
   return PublishMappedHeader(index, target, header, durability);
 }
 

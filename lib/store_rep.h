@@ -62,6 +62,14 @@ void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces);
 // memcpy into the mapping + msync(MS_SYNC) (the lab's arm, and whole folios
 // anyway). Store::Write says why.
 inline constexpr uint64_t kDsyncWriteBelow = 1024 * 1024;
+// Copies the pieces to `shared` and returns their checksum
+// (PiecesChecksum), reading each byte of a large payload from memory once.
+uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces);
+// Payloads up to this size are hashed whole, then copied; above it, block
+// by block in one pass (kOnePassBlock bytes fit in L1 beside the hash's
+// state). Measured in docs/BENCH-CHECKPOINTS.md, "One pass".
+inline constexpr uint64_t kOnePassThreshold = 16 * 1024;
+inline constexpr size_t kOnePassBlock = 4 * 1024;
 
 // One region of a commit or batch being filled in place: its target slot
 // (whose header magic Begin cleared), the bytes Append wrote, and their
