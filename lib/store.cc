@@ -273,12 +273,13 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
         // msync then writes the folios back: 2 MiB for a 4 KiB write into
         // a fresh store's data area. A pwrite dirties only the blocks it
         // writes, and RWF_DSYNC syncs its range as msync(MS_SYNC) would
-        // (docs/BENCH-CHECKPOINTS.md, "Small durable writes and the fused
-        // copy"). It goes through the page cache the mapping shares, so
-        // views see it. A failed call may have changed some pages: it
-        // poisons, as a failed barrier does. Bytes that come from the
-        // store's own mapping (a view) take the memmove path: the kernel's
-        // copy is a memcpy, wrong for ranges that overlap.
+        // (docs/BENCH-CHECKPOINTS.md, "Small durable writes, the
+        // publication word and the fused copy"). It goes through the page
+        // cache the mapping shares, so views see it. A failed call may
+        // have changed some pages: it poisons, as a failed barrier does.
+        // Bytes that come from the store's own mapping (a view) take the
+        // memmove path: the kernel's copy is a memcpy, wrong for ranges
+        // that overlap.
         Status synced = r.Barrier({.kind = Rep::BarrierKind::kDsyncWrite,
                                    .counted_as = durability,
                                    .operation = "write: pwritev2(RWF_DSYNC)",

@@ -67,7 +67,8 @@ inline constexpr uint64_t kDsyncWriteBelow = 1024 * 1024;
 uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces);
 // Payloads up to this size are hashed whole, then copied; above it, block
 // by block in one pass (kOnePassBlock bytes fit in L1 beside the hash's
-// state). Measured in docs/BENCH-CHECKPOINTS.md, "One pass".
+// state). Measured in docs/BENCH-CHECKPOINTS.md, "Small durable writes,
+// the publication word and the fused copy".
 inline constexpr uint64_t kOnePassThreshold = 16 * 1024;
 inline constexpr size_t kOnePassBlock = 4 * 1024;
 
