@@ -57,10 +57,17 @@ Status Store::Rep::WritePublication(uint64_t p, const char* operation, PublishBy
   // A change of what is visible is complete: wake readers that wait on the
   // word (Store::WaitForNewer). After the write, so that a waiter that
   // read the old value either sees the new one before it sleeps or is woken.
-  if ((p & 1) == 0 && wake_waiters) {
-    mapping->WakeWord(word_offset);
-  }
+  if ((p & 1) == 0 && wake_waiters) WakeWaiters(word_offset);
   return Status::Ok();
+}
+
+void Store::Rep::WakeWaiters(uint64_t word_offset) {
+  // Protocol 2: a system call only if a reader set the waiter bit.
+  if (sidecar) {
+    sidecar::Advance(*sidecar);
+    return;
+  }
+  mapping->WakeWord(word_offset);
 }
 
 Status Store::Rep::Published(const char* operation, PublishBy by) {

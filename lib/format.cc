@@ -63,7 +63,7 @@ Result<Layout> LayoutFor(uint64_t data_size, uint64_t region_count, bool batch_l
 }
 
 uint32_t IncompatFlagsFor(const StoreInfo& info) {
-  uint32_t flags = info.incompat_flags & kIncompatBatchLog;
+  uint32_t flags = info.incompat_flags & (kIncompatBatchLog | kIncompatSidecar);
   if (info.regions.size() > kMaxRegionsSmallTable) flags |= kIncompatLargeTable;
   for (const RegionEntry& region : info.regions) {
     if (region.layout == SlotLayout::kCompact) {

@@ -56,8 +56,14 @@ inline constexpr uint32_t kIncompatLargeTable = 1u << 1;
 // area: the store accepts multi-region batch commits, and slot headers may
 // carry a batch id in their reserved field.
 inline constexpr uint32_t kIncompatBatchLog = 1u << 2;
+// Protocol 2's first part (lib/sidecar.h): readers that wait register in a
+// sidecar file beside the store, and writers wake only registered ones, so
+// a commit with nobody waiting makes no system call. A release without it
+// would wake nobody (or wait where no writer wakes): it must refuse the
+// store. StoreInfo::protocol() reads this bit.
+inline constexpr uint32_t kIncompatSidecar = 1u << 3;
 inline constexpr uint32_t kKnownIncompatFlags =
-    kIncompatCompactSlots | kIncompatLargeTable | kIncompatBatchLog;
+    kIncompatCompactSlots | kIncompatLargeTable | kIncompatBatchLog | kIncompatSidecar;
 
 // The batch log: 32 units of 4 KiB, one batch record each.
 inline constexpr uint64_t kBatchLogUnits = 32;
@@ -211,9 +217,9 @@ Status DecodeRegionTable(std::span<const std::byte> table, Superblock& superbloc
 
 // The incompat_flags a store with `info.regions` needs: kIncompatLargeTable
 // past 8,160 regions, kIncompatCompactSlots when a region has compact slots,
-// and kIncompatBatchLog when info.incompat_flags already has it (the store
-// was created with a batch log). A store with none is written exactly as
-// before 0.5.
+// and kIncompatBatchLog and kIncompatSidecar when info.incompat_flags
+// already has them (the store was created with a batch log, or in protocol
+// 2). A store with none is written exactly as before 0.5.
 uint32_t IncompatFlagsFor(const StoreInfo& info);
 
 // Indexes of `regions` in name order (byte-wise), equal names by index: for

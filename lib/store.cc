@@ -34,6 +34,12 @@ constexpr int kOpenAttempts = 3;
 
 Status Store::Create(const std::string& path, uint64_t data_size, const CreateOptions& options) {
   Io& io = options.io != nullptr ? *options.io : *Io::Default();
+  if (options.protocol != 1 && options.protocol != 2) {
+    return Status::Error(StatusCode::kInvalidArgument, "create", path,
+                         "protocol " + std::to_string(options.protocol) +
+                             " does not exist: 1 (the default) or 2 (readers that wait "
+                             "register in a sidecar, PATH.shm)");
+  }
   auto layout = format::LayoutFor(data_size, options.checkpoints.size(), options.batch_log);
   if (!layout.ok()) return layout.status().WithOperation("create", path);
   auto regions = slot::LayoutRegions(options.checkpoints, layout->file_size, io.PageSize());
@@ -98,7 +104,8 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   info.region_table_offset = format::kRegionTableOffset;
   info.created_unix_ns = io.NowUnixNanos();
   info.created_page_size = static_cast<uint32_t>(io.PageSize());
-  info.incompat_flags = options.batch_log ? format::kIncompatBatchLog : 0;
+  info.incompat_flags = (options.batch_log ? format::kIncompatBatchLog : 0) |
+                        (options.protocol == 2 ? format::kIncompatSidecar : 0);
   info.incompat_flags = format::IncompatFlagsFor(info);
 
   const std::string directory = internal::DirectoryOf(path);
@@ -244,6 +251,20 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   auto mapping = rep->file->Map(rep->info.file_size, mode);
   if (!mapping.ok()) return mapping.status().WithOperation("open: mmap", path);
   rep->mapping = std::move(*mapping);
+  if (rep->writable && rep->info.protocol() == 2) {
+    // Before anything is published: every wake goes through it.
+    auto sidecar = sidecar::Open(*rep->io, path, OpenMode::kReadWrite);
+    if (!sidecar.ok()) {
+      const Status& failed = sidecar.status();
+      return Status::Error(failed.code(), "open: sidecar", failed.path(),
+                           failed.message() +
+                               (failed.message().empty() ? "" : "; ") +
+                               "the writer of a protocol 2 store needs its sidecar PATH.shm, "
+                               "where readers that wait register",
+                           failed.sys_errno());
+    }
+    rep->sidecar = std::make_unique<sidecar::Sidecar>(std::move(*sidecar));
+  }
   if (rep->writable) {
     if (Status s = rep->RecoverOnOpen(); !s.ok()) return s;
     if (Status s = rep->AfterOpenBarrier(); !s.ok()) return s;

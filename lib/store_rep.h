@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "format.h"
 #include "intent.h"
 #include "regionstore/store.h"
+#include "sidecar.h"
 #include "slot.h"
 #include "test_hooks.h"  // for the tests that reach the hooks through this header
 
@@ -126,9 +128,16 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // whether the open made it odd (Store::Open makes it even when done).
   uint64_t publication = 0;
   bool open_publishing = false;
-  // Writers: wake waiters on the publication word after each write that
-  // leaves it even (OpenOptions::wake_waiters).
+  // Writers: wake waiters after each write of the publication word that
+  // leaves it even (OpenOptions::wake_waiters): by FUTEX_WAKE on the word
+  // in protocol 1, through the sidecar's wake word in protocol 2.
   bool wake_waiters = true;
+  // Protocol 2 stores (sidecar.h): a writer opens the sidecar at Open and
+  // fails without it; a read-only handle opens it at its first
+  // WaitForNewer, under `sidecar_mutex`, and tries again at each recheck
+  // while it has none it can write.
+  mutable std::unique_ptr<sidecar::Sidecar> sidecar;
+  mutable std::mutex sidecar_mutex;
   // Writers of stores with a batch log only (batch.h, batch_commit.cc): the
   // log's offset; the id the next batch gets; the newest batch whose writes
   // are all done; every batch up to `batches_durable` has been made durable
@@ -236,6 +245,11 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   Status Published(const char* operation, PublishBy by = PublishBy::kPwrite);
   Status BeginPublishing(const char* operation);
   Status EndPublishing(const char* operation);
+  // Protocol 2, WaitForNewer: the sidecar, opened for writing (created if
+  // missing) on first use; nullptr while it cannot be.
+  sidecar::Sidecar* WaitSidecar() const;
+  // After a write of the publication word that left it even.
+  void WakeWaiters(uint64_t word_offset);
   Status WritePublication(uint64_t p, const char* operation, PublishBy by = PublishBy::kPwrite);
   // Whether any of `bytes` lies in this handle's mapping of the store.
   bool InMapping(std::span<const std::byte> bytes) const {

@@ -8,6 +8,14 @@
 // word still holds what it read. A commit that lands between the two
 // changed the word first (the writer stores the header, then the word, then
 // wakes), so the futex call returns at once: no wake-up is lost.
+//
+// Protocol 2 stores (sidecar.h): the wake word is the sidecar's, and a
+// waiter sets its waiter bit by compare-and-swap from the value it read
+// before it sleeps; a commit in between moved the word, so the swap fails
+// and the waiter looks again. The writer wakes only when the bit is set.
+// A handle that cannot open the sidecar for writing cannot set the bit:
+// it polls (kPollWithoutSidecar), and tries to open it again at each
+// recheck.
 #include <algorithm>
 #include <atomic>
 #include <string>
@@ -23,6 +31,9 @@ namespace regionstore {
 namespace {
 
 constexpr const char* kWait = "wait";
+// How often a waiter on a protocol 2 store looks again when it has no
+// sidecar it can write (so no writer wakes it).
+constexpr std::chrono::milliseconds kPollWithoutSidecar{10};
 
 uint64_t SaturatingAdd(uint64_t a, std::chrono::nanoseconds b) {
   const auto add = static_cast<uint64_t>(std::max<int64_t>(b.count(), 0));
@@ -43,6 +54,16 @@ uint64_t Store::Rep::NewestHeaderGeneration(uint32_t index) const {
   const std::vector<region_check::ValidHeader> valid =
       region_check::ValidHeadersNewestFirst(headers, region, index, batch_ids);
   return valid.empty() ? 0 : valid.front().header.generation;
+}
+
+sidecar::Sidecar* Store::Rep::WaitSidecar() const {
+  std::lock_guard lock(sidecar_mutex);
+  if (!sidecar) {
+    // Created if missing: a waiter may come before the first writer.
+    auto opened = sidecar::Open(*io, path, OpenMode::kReadWrite);
+    if (opened.ok()) sidecar = std::make_unique<sidecar::Sidecar>(std::move(*opened));
+  }
+  return sidecar.get();
 }
 
 Status Store::Rep::CheckStillNamed(FileStat& opened, bool& known) const {
@@ -87,7 +108,8 @@ Result<CheckpointMeta> Store::WaitForNewer(std::string_view name, uint64_t gener
                          "WaitOptions::recheck must be positive");
   }
   const uint64_t word_offset = *area + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
-  const auto* word = reinterpret_cast<const uint32_t*>(r.mapping->data() + word_offset);
+  const bool protocol_2 = r.info.protocol() == 2;
+  sidecar::Sidecar* registry = protocol_2 ? r.WaitSidecar() : nullptr;
   const uint64_t start = r.io->MonotonicNanos();
   const uint64_t deadline = SaturatingAdd(start, timeout);
   uint64_t next_recheck = SaturatingAdd(start, options.recheck);
@@ -95,7 +117,11 @@ Result<CheckpointMeta> Store::WaitForNewer(std::string_view name, uint64_t gener
   bool opened_known = false;
   for (;;) {
     // The word before the headers: a commit after this read changes it, and
-    // the futex call below then returns at once.
+    // the futex call (or the waiter bit's compare-and-swap) below then
+    // fails at once.
+    const auto* word = registry != nullptr
+                           ? registry->wake_word()
+                           : reinterpret_cast<const uint32_t*>(r.mapping->data() + word_offset);
     uint32_t seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
     bool look_again = false;
     if (r.NewestHeaderGeneration(*found) > generation) {
@@ -123,13 +149,30 @@ Result<CheckpointMeta> Store::WaitForNewer(std::string_view name, uint64_t gener
     if (now >= next_recheck) {
       if (Status s = r.CheckStillNamed(opened, opened_known); !s.ok()) return s;
       next_recheck = SaturatingAdd(now, options.recheck);
+      if (protocol_2 && registry == nullptr) {
+        registry = r.WaitSidecar();
+        // Its word was not the one read above.
+        look_again = look_again || registry != nullptr;
+      }
     }
     if (look_again) continue;
     internal::PauseWait();
     if (internal::Mutated(internal::Mutation::kWaitReadsWordLate)) {
       seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
     }
-    const Status waited = r.mapping->WaitWord(word_offset, seen, std::min(deadline, next_recheck));
+    const uint64_t until = std::min(deadline, next_recheck);
+    Status waited;
+    if (registry != nullptr) {
+      const std::optional<uint32_t> value = sidecar::Register(*registry, seen);
+      if (!value) continue;  // a commit moved the word: look again
+      waited = registry->mapping->WaitWord(sidecar::kWakeOffset, *value, until);
+    } else if (protocol_2) {
+      // Nobody wakes a waiter that could not register: poll.
+      const uint64_t poll = SaturatingAdd(r.io->MonotonicNanos(), kPollWithoutSidecar);
+      waited = r.mapping->WaitWord(word_offset, seen, std::min(until, poll));
+    } else {
+      waited = r.mapping->WaitWord(word_offset, seen, until);
+    }
     if (!waited.ok() && waited.code() != StatusCode::kTimedOut) {
       return waited.WithOperation(kWait, r.path);
     }

@@ -120,6 +120,28 @@ TEST_CASE("regionctl inspect prints an aligned table with sizes in bytes and bin
   CHECK_THAT(values["page_size"], Catch::StartsWith(std::to_string(Io::Default()->PageSize())));
 }
 
+TEST_CASE("regionctl create --protocol 2 makes a store inspect calls protocol 2", "[regionctl]") {
+  TempDir dir;
+  const std::string path = dir.File("p2.rs");
+  RequireSuccess(Regionctl({"create", path, "--size", "64KiB", "--checkpoint", "r:4KiB",
+                            "--protocol", "2"}));
+  const nlohmann::json document = InspectJson(path);
+  CHECK(document["protocol"] == 2);
+  CHECK(document["incompat_features"] == nlohmann::json::array({"compact_slots", "sidecar"}));
+  CHECK(MustReadInfo(path).protocol() == 2);
+  // A commit through regionctl: its writer makes the sidecar beside it.
+  const ProcessResult committed =
+      Regionctl({"commit", path, "r", "--input", "/dev/null"});
+  RequireSuccess(committed);
+  CHECK(std::filesystem::file_size(path + ".shm") == 4096);
+  // Only 1 and 2 exist; nothing is created for another.
+  const std::string other = dir.File("p3.rs");
+  const ProcessResult refused = Regionctl({"create", other, "--size", "64KiB", "--protocol", "3"});
+  RequireFailure(refused, 2);
+  CHECK_THAT(refused.stderr_bytes, Catch::Contains("--protocol"));
+  CHECK_FALSE(std::filesystem::exists(other));
+}
+
 TEST_CASE("regionctl create accepts byte counts and binary units", "[regionctl]") {
   const auto [size_text, expected_size] = GENERATE(table<std::string, uint64_t>({
       {"0", 0},

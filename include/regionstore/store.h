@@ -127,6 +127,15 @@ struct CreateOptions {
   // store is laid out exactly as before, and CommitBatch is refused. With
   // it, at most 7,104 regions keep the data area at 1 MiB.
   bool batch_log = false;
+  // The commit protocol (docs/CHECKPOINTS.md). 1: every release since 0.1
+  // reads the store. 2, being built: readers that wait register in a
+  // sidecar file beside the store (PATH.shm, created by the writer's open),
+  // so that a commit with nobody waiting makes no system call at all. Such
+  // a store sets an incompatible-feature flag: releases before 0.12 refuse
+  // it. Its writer needs to create or open PATH.shm; never delete that file
+  // while the store is open (a waiter would then wake only at its
+  // recheck). Anything else is kInvalidArgument.
+  uint32_t protocol = 1;
   // Called after each zero-filled chunk (8 MiB) with the bytes written so
   // far and the file size: a store of many GiB takes seconds to fill.
   std::function<void(uint64_t done, uint64_t total)> progress;

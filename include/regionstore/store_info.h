@@ -56,8 +56,9 @@ struct RegionEntry {
 struct StoreInfo {
   uint32_t format_version = 0;
   // Incompatible features the store uses (docs/FORMAT.md): bit 0 compact
-  // slots, bit 1 a region table past 1 MiB. 0 for every store a release
-  // before 0.5 can read.
+  // slots, bit 1 a region table past 1 MiB, bit 2 a batch log, bit 3 a
+  // sidecar for waiters (protocol 2). 0 for every store a release before 0.5
+  // can read.
   uint32_t incompat_flags = 0;
   std::array<uint8_t, 16> uuid{};
   uint64_t file_size = 0;
@@ -68,6 +69,10 @@ struct StoreInfo {
   uint32_t created_page_size = 0;  // page size of the machine that made it
   uint64_t superblock_checksum = 0;
   std::vector<RegionEntry> regions;
+
+  // The commit protocol the store uses (docs/CHECKPOINTS.md): 2 when the
+  // store has a sidecar for waiters (incompat bit 3), 1 otherwise.
+  uint32_t protocol() const { return (incompat_flags & (1u << 3)) != 0 ? 2 : 1; }
 };
 
 // The UUID in its usual 8-4-4-4-12 lower-case hex form.

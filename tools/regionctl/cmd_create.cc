@@ -37,6 +37,7 @@ struct CreateArgs {
   std::string checkpoints_from;          // a file of those, "-" for stdin
   std::string slot_layout = "auto";      // the default LAYOUT
   bool batch_log = false;
+  uint32_t protocol = 1;
 };
 
 // The specs of --checkpoint and --checkpoints-from, in that order, each name
@@ -132,6 +133,7 @@ Status RunCreate(const CreateArgs& args) {
   CreateOptions options;
   options.replace_existing = args.force;
   options.batch_log = args.batch_log;
+  options.protocol = args.protocol;
   std::vector<std::string> warnings;
   options.warnings = &warnings;
   // The CLI11 check has accepted only these spellings.
@@ -250,6 +252,13 @@ void SetupCreate(CLI::App& app, Status& outcome) {
   command->add_flag("--batch-log", args->batch_log,
                     "Reserve a batch log (128 KiB), so that `commit --set` can commit several "
                     "regions as one batch; releases before 0.8 refuse such a store");
+  command
+      ->add_option("--protocol", args->protocol,
+                   "Commit protocol: 1 (default) or 2, whose readers that wait register in a "
+                   "sidecar PATH.shm so that a commit with nobody waiting makes no system "
+                   "call; releases before 0.12 refuse a protocol 2 store")
+      ->type_name("N")
+      ->check(CLI::IsMember({1u, 2u}));
   command->add_flag("--force", args->force,
                     "Replace an existing file at PATH (refused while a writer holds it, and "
                     "if PATH is a symbolic link: that would replace the link, not its target)");

@@ -30,17 +30,12 @@ std::string HexChecksum(uint64_t checksum) {
   return {text.data()};
 }
 
-// The commit protocol a store uses (docs/CHECKPOINTS.md): every store this
-// release can open uses protocol 1; "Protocol 2: the design" describes the
-// next one, which an incompat_flags bit will mark.
-constexpr int kCommitProtocol = 1;
-
 // The features incompat_flags names (docs/FORMAT.md), bit 0 first: a
 // release that lacks one refuses the store. A bit this tool does not know
 // cannot get here (ReadStoreInfo refuses it) but would show as "bit N".
 std::vector<std::string> IncompatFeatures(uint32_t flags) {
-  constexpr std::array<const char*, 3> kNames = {"compact_slots", "large_region_table",
-                                                 "batch_log"};
+  constexpr std::array<const char*, 4> kNames = {"compact_slots", "large_region_table",
+                                                 "batch_log", "sidecar"};
   std::vector<std::string> names;
   for (uint32_t bit = 0; bit < 32; ++bit) {
     if ((flags & (uint32_t{1} << bit)) == 0) continue;
@@ -126,7 +121,7 @@ class StreamedTable {
     const std::vector<std::pair<std::string, std::string>> rows = {
         {"path", QuoteName(path_)},
         {"format_version", std::to_string(info.format_version)},
-        {"protocol", std::to_string(kCommitProtocol)},
+        {"protocol", std::to_string(info.protocol())},
         {"incompat_flags", FlagsWithNames(info.incompat_flags)},
         {"uuid", FormatUuid(info.uuid)},
         {"file_size", BytesWithHuman(info.file_size)},
@@ -202,7 +197,7 @@ void PrintJson(const std::string& path, const StoreInfo& info,
   const nlohmann::ordered_json document = {
       {"path", path},
       {"format_version", info.format_version},
-      {"protocol", kCommitProtocol},
+      {"protocol", info.protocol()},
       {"incompat_flags", info.incompat_flags},
       {"incompat_features", IncompatFeatures(info.incompat_flags)},
       {"uuid", FormatUuid(info.uuid)},

@@ -1,0 +1,93 @@
+// The sidecar of a protocol 2 store (sidecar.h): opening it, and the wake
+// word's two read-modify-writes.
+#include "sidecar.h"
+
+#include <string>
+#include <utility>
+
+namespace regionstore::sidecar {
+namespace {
+
+constexpr const char* kOpen = "open sidecar";
+
+Status NotASidecar(const std::string& path, const std::string& what) {
+  return Status::Error(StatusCode::kInvalidArgument, kOpen, path,
+                       what +
+                           ": not a regionstore sidecar, so it is left alone; move it away "
+                           "(a protocol 2 store keeps its waiters' word in PATH.shm)");
+}
+
+}  // namespace
+
+std::string PathFor(const std::string& store_path) { return store_path + ".shm"; }
+
+Result<Sidecar> Open(Io& io, const std::string& store_path, OpenMode mode) {
+  const std::string path = PathFor(store_path);
+  auto file = io.Open(path, mode, SymlinkPolicy::kRefuse);
+  if (!file.ok() && file.status().code() == StatusCode::kNotFound &&
+      mode == OpenMode::kReadWrite) {
+    file = io.CreateExclusive(path);
+    // Another process created it first: open theirs.
+    if (!file.ok() && file.status().code() == StatusCode::kAlreadyExists) {
+      file = io.Open(path, mode, SymlinkPolicy::kRefuse);
+    }
+  }
+  if (!file.ok()) return file.status().WithOperation(kOpen, path);
+  auto stat = (*file)->Stat();
+  if (!stat.ok()) return stat.status().WithOperation(kOpen, path);
+  if (!stat->is_regular) return NotASidecar(path, "it is not a regular file");
+  if (stat->size == 0) {
+    if (mode == OpenMode::kReadOnly) {
+      return Status::Error(StatusCode::kNotFound, kOpen, path,
+                           "it is still being created (0 bytes)");
+    }
+    // Zero-filled: a fresh sidecar's wake word is 0. Two openers may both
+    // get here; the second allocation changes nothing.
+    if (Status s = (*file)->Allocate(0, kSize); !s.ok()) return s.WithOperation(kOpen, path);
+  } else if (stat->size != kSize) {
+    return NotASidecar(path, "it holds " + std::to_string(stat->size) + " bytes, not " +
+                                 std::to_string(kSize));
+  }
+  auto mapping = (*file)->Map(kSize, mode);
+  if (!mapping.ok()) return mapping.status().WithOperation(kOpen, path);
+  auto* magic = reinterpret_cast<uint64_t*>((*mapping)->data() + kMagicOffset);
+  uint64_t found = __atomic_load_n(magic, __ATOMIC_ACQUIRE);
+  if (found == 0 && mode == OpenMode::kReadWrite) {
+    // Claims a fresh file; whoever loses the race finds the magic.
+    __atomic_compare_exchange_n(magic, &found, kMagic, false, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+    if (found == 0) found = kMagic;
+  }
+  if (found != 0 && found != kMagic) return NotASidecar(path, "its first 8 bytes are not the magic");
+  Sidecar sidecar;
+  sidecar.file = std::move(*file);
+  sidecar.mapping = std::move(*mapping);
+  sidecar.writable = mode == OpenMode::kReadWrite;
+  return sidecar;
+}
+
+bool Advance(Sidecar& sidecar) {
+  uint32_t* word = sidecar.wake_word();
+  uint32_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
+  // Sequentially consistent: the commit's stores (and the publication
+  // word's) come before it, and a reader's compare-and-swap is ordered
+  // against it.
+  while (!__atomic_compare_exchange_n(word, &old, (old + 2) & ~kWaiterBit, true, __ATOMIC_SEQ_CST,
+                                      __ATOMIC_RELAXED)) {
+  }
+  if ((old & kWaiterBit) == 0) return false;
+  sidecar.mapping->WakeWord(kWakeOffset);
+  return true;
+}
+
+std::optional<uint32_t> Register(Sidecar& sidecar, uint32_t seen) {
+  if ((seen & kWaiterBit) != 0) return seen;
+  uint32_t expected = seen;
+  if (__atomic_compare_exchange_n(sidecar.wake_word(), &expected, seen | kWaiterBit, false,
+                                  __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+    return seen | kWaiterBit;
+  }
+  return std::nullopt;
+}
+
+}  // namespace regionstore::sidecar

@@ -1,0 +1,286 @@
+// Protocol 2's sidecar (lib/sidecar.h): a kNone commit with nobody waiting
+// makes no system call; a waiter in another process registers and the next
+// commit wakes it with one; a waiter that cannot register still sees
+// commits; a file at PATH.shm that is not a sidecar is refused and left as
+// it was; protocol 1 stores never make one.
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "regionstore/io.h"
+#include "regionstore/store.h"
+#include "regionstore/store_info.h"
+#include "sidecar.h"
+#include "support/files.h"
+#include "support/process.h"
+#include "support/store_fixtures.h"
+#include "support/syscall_hook.h"
+#include "support/temp_dir.h"
+
+namespace regionstore::testing {
+namespace {
+
+constexpr auto kNeverInATest = std::chrono::seconds(60);
+
+void CreateStore(const std::string& path, uint32_t protocol) {
+  CreateOptions options;
+  options.checkpoints = {{"r", 4096}};
+  options.protocol = protocol;
+  REQUIRE(Store::Create(path, 64 * 1024, options).ok());
+}
+
+std::vector<std::byte> Payload(uint64_t n) { return PatternBytes(4096, n); }
+
+// The sidecar's wake word, read through a mapping of the test's own.
+class WakeWordProbe {
+ public:
+  explicit WakeWordProbe(const std::string& store_path) {
+    const int fd = ::open(sidecar::PathFor(store_path).c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    void* base = ::mmap(nullptr, sidecar::kSize, PROT_READ, MAP_SHARED, fd, 0);
+    ::close(fd);
+    REQUIRE(base != MAP_FAILED);
+    base_ = static_cast<const std::byte*>(base);
+  }
+  ~WakeWordProbe() { ::munmap(const_cast<std::byte*>(base_), sidecar::kSize); }
+  WakeWordProbe(const WakeWordProbe&) = delete;
+  WakeWordProbe& operator=(const WakeWordProbe&) = delete;
+
+  uint32_t Load() const {
+    return __atomic_load_n(reinterpret_cast<const uint32_t*>(base_ + sidecar::kWakeOffset),
+                           __ATOMIC_ACQUIRE);
+  }
+  // Until a waiter has set the bit; false if none did within a minute (a
+  // failure, not a timing: the waiter sets it before its first sleep).
+  bool AwaitWaiter() const {
+    const auto give_up = std::chrono::steady_clock::now() + kNeverInATest;
+    while ((Load() & sidecar::kWaiterBit) == 0) {
+      if (std::chrono::steady_clock::now() > give_up) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  }
+
+ private:
+  const std::byte* base_ = nullptr;
+};
+
+TEST_CASE("A kNone commit with nobody waiting makes no system call in protocol 2",
+          "[sidecar][wait]") {
+  TempDir dir;
+  for (const uint32_t protocol : {1u, 2u}) {
+    INFO("protocol " << protocol);
+    const std::string path = dir.File(protocol == 1 ? "p1.rgn" : "p2.rgn");
+    CreateStore(path, protocol);
+    Store writer = MustOpen(path, OpenMode::kReadWrite);
+    CHECK(writer.info().protocol() == protocol);
+    // The first kNone commit after the open's barrier writes the
+    // commits-pending mark and the publication word with pwrite.
+    REQUIRE(writer.Commit("r", Payload(1), Durability::kNone).ok());
+    SyscallHook hook;
+    for (uint64_t n = 2; n <= 101; ++n) {
+      REQUIRE(writer.Commit("r", Payload(n), Durability::kNone).ok());
+    }
+    INFO("calls: " << hook.Calls().size());
+    if (protocol == 2) {
+      CHECK(hook.Calls().empty());
+    } else {
+      // The control: protocol 1 wakes on every commit.
+      CHECK(hook.Count(Syscall::kFutex) == 100);
+      CHECK(hook.Calls().size() == 100);
+    }
+    std::vector<std::byte> out;
+    auto loaded = writer.Load("r", out);
+    REQUIRE(loaded.ok());
+    CHECK(loaded->generation == 101);
+    CHECK(out == Payload(101));
+  }
+  // Only protocol 2 made a sidecar.
+  CHECK_FALSE(std::filesystem::exists(sidecar::PathFor(dir.File("p1.rgn"))));
+  CHECK(std::filesystem::file_size(sidecar::PathFor(dir.File("p2.rgn"))) == sidecar::kSize);
+}
+
+TEST_CASE("A waiter in another process registers, and the next commit wakes it with one call",
+          "[sidecar][wait][multiprocess]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  CreateStore(path, 2);
+  Store writer = MustOpen(path, OpenMode::kReadWrite);
+  REQUIRE(writer.Commit("r", Payload(1), Durability::kNone).ok());
+  WakeWordProbe probe(path);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::byte> newest;
+    const uint64_t next = writer.Load("r", newest)->generation + 1;
+    INFO("round " << round << ", generation " << next);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::alarm(120);
+      auto reader = Store::Open(path, OpenMode::kReadOnly);
+      if (!reader.ok()) ::_exit(2);
+      std::vector<std::byte> out;
+      auto got = reader->WaitForNewer("r", next - 1, kNeverInATest, out,
+                                      {.recheck = std::chrono::hours(1)});
+      if (!got.ok()) ::_exit(3);
+      if (got->generation != next || out != Payload(next)) ::_exit(4);
+      ::_exit(0);
+    }
+    ChildGuard guard(pid);
+    REQUIRE(probe.AwaitWaiter());
+    {
+      SyscallHook hook;
+      REQUIRE(writer.Commit("r", Payload(next), Durability::kNone).ok());
+      // The one call: the wake. The commit cleared the bit.
+      REQUIRE(hook.Calls().size() == 1);
+      CHECK(hook.Calls()[0].call == Syscall::kFutex);
+      CHECK(hook.Calls()[0].flags == FUTEX_WAKE);
+      CHECK((probe.Load() & sidecar::kWaiterBit) == 0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    guard.Release();
+    INFO(DescribeWait(status));
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    // Nobody waits any more: the next commit makes no call.
+    SyscallHook hook;
+    REQUIRE(writer.Commit("r", Payload(next + 1), Durability::kNone).ok());
+    CHECK(hook.Calls().empty());
+  }
+}
+
+// An Io under which the sidecar cannot be opened or created.
+class NoSidecarIo final : public ForwardingIo {
+ public:
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,
+                                     SymlinkPolicy symlinks) override {
+    if (path.ends_with(".shm")) return Denied(path);
+    return ForwardingIo::Open(path, mode, symlinks);
+  }
+  Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override {
+    if (path.ends_with(".shm")) return Denied(path);
+    return ForwardingIo::CreateExclusive(path);
+  }
+  std::atomic<int> refused{0};
+
+ private:
+  Status Denied(const std::string& path) {
+    ++refused;
+    return Status::FromErrno(EACCES, "open", path);
+  }
+};
+
+TEST_CASE("A waiter that cannot register in the sidecar still sees every commit",
+          "[sidecar][wait][threads]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  CreateStore(path, 2);
+  Store writer = MustOpen(path, OpenMode::kReadWrite);
+  NoSidecarIo io;
+  OpenOptions options;
+  options.io = &io;
+  auto reader = Store::Open(path, OpenMode::kReadOnly, options);
+  REQUIRE(reader.ok());
+  WakeWordProbe probe(path);
+  for (uint64_t n = 1; n <= 5; ++n) {
+    Result<CheckpointMeta> got = Status::Error(StatusCode::kTimedOut, "", "", "not run");
+    std::vector<std::byte> out;
+    std::thread waiter([&] {
+      // No recheck to rescue it: only its polling can.
+      got = reader->WaitForNewer("r", n - 1, kNeverInATest, out,
+                                 {.recheck = std::chrono::hours(1)});
+    });
+    REQUIRE(writer.Commit("r", Payload(n), Durability::kNone).ok());
+    waiter.join();
+    REQUIRE(got.ok());
+    CHECK(got->generation == n);
+    CHECK(out == Payload(n));
+    // It never set the bit, and no writer woke it.
+    CHECK((probe.Load() & sidecar::kWaiterBit) == 0);
+  }
+  CHECK(io.refused >= 1);
+}
+
+TEST_CASE("A writer refuses a file at PATH.shm that is not a sidecar, and leaves it as it was",
+          "[sidecar]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  CreateStore(path, 2);
+  const std::string shm = sidecar::PathFor(path);
+  {
+    Store writer = MustOpen(path, OpenMode::kReadWrite);
+    REQUIRE(writer.Commit("r", Payload(1), Durability::kSync).ok());
+  }
+  REQUIRE(::unlink(shm.c_str()) == 0);
+
+  struct Case {
+    const char* what;
+    std::vector<std::byte> bytes;  // written at PATH.shm unless a link or directory
+    StatusCode code;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {"a short file", PatternBytes(100, 1), StatusCode::kInvalidArgument, "holds 100 bytes"},
+      {"another file's 4 KiB", PatternBytes(4096, 2), StatusCode::kInvalidArgument, "magic"},
+      {"a symbolic link", {}, StatusCode::kInvalidArgument, "symbolic link"},
+      {"a directory", {}, StatusCode::kIOError, "sidecar"},
+  };
+  const std::string victim = dir.File("victim");
+  WriteWholeFile(victim, PatternBytes(4096, 3));
+  for (const Case& c : cases) {
+    INFO(c.what);
+    const std::string kind = c.what;
+    if (kind == "a symbolic link") {
+      REQUIRE(::symlink(victim.c_str(), shm.c_str()) == 0);
+    } else if (kind == "a directory") {
+      REQUIRE(::mkdir(shm.c_str(), 0700) == 0);
+    } else {
+      WriteWholeFile(shm, c.bytes);
+    }
+    auto opened = Store::Open(path, OpenMode::kReadWrite);
+    REQUIRE_FALSE(opened.ok());
+    INFO(opened.status().ToString());
+    CHECK(opened.status().code() == c.code);
+    CHECK(opened.status().path() == shm);
+    CHECK(opened.status().ToString().find(c.says) != std::string::npos);
+    CHECK(opened.status().ToString().find("PATH.shm") != std::string::npos);
+    // Nothing was written into what is there.
+    if (!c.bytes.empty()) CHECK(ReadWholeFile(shm) == c.bytes);
+    CHECK(ReadWholeFile(victim) == PatternBytes(4096, 3));
+    // The store is whole: a reader loads the commit.
+    Store reader = MustOpen(path, OpenMode::kReadOnly);
+    std::vector<std::byte> out;
+    auto loaded = reader.Load("r", out);
+    REQUIRE(loaded.ok());
+    CHECK(out == Payload(1));
+    std::filesystem::remove(shm);
+  }
+  // With the file moved away, the writer makes its sidecar.
+  Store writer = MustOpen(path, OpenMode::kReadWrite);
+  CHECK(std::filesystem::file_size(shm) == sidecar::kSize);
+}
+
+TEST_CASE("Create refuses a protocol that does not exist", "[sidecar]") {
+  TempDir dir;
+  for (const uint32_t protocol : {0u, 3u}) {
+    CreateOptions options;
+    options.protocol = protocol;
+    const Status s = Store::Create(dir.File("s.rgn"), 4096, options);
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK(s.message().find("protocol " + std::to_string(protocol)) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.File("s.rgn")));
+  }
+}
+
+}  // namespace
+}  // namespace regionstore::testing
