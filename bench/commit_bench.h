@@ -87,9 +87,10 @@ struct RegionSpec {
   SlotLayout layout = SlotLayout::kAligned;
 };
 
-// A store of `regions` and no data area; with a batch log if `batch_log`.
+// A store of `regions` and no data area; with a batch log if `batch_log`,
+// in commit protocol `protocol` (CreateOptions::protocol).
 void CreateStore(const std::string& path, const std::vector<RegionSpec>& regions,
-                 bool batch_log = false);
+                 bool batch_log = false, uint32_t protocol = 1);
 // Opened for writing through `io` (nullptr: the default seam).
 Store OpenStore(const std::string& path, Io* io = nullptr);
 const RegionEntry& RegionOf(const StoreInfo& info, const std::string& name);

@@ -31,10 +31,12 @@ std::vector<std::byte> Payloads::Filled(uint64_t size, uint64_t seed) {
   return bytes;
 }
 
-void CreateStore(const std::string& path, const std::vector<RegionSpec>& regions, bool batch_log) {
+void CreateStore(const std::string& path, const std::vector<RegionSpec>& regions, bool batch_log,
+                 uint32_t protocol) {
   CreateOptions options;
   options.replace_existing = true;
   options.batch_log = batch_log;
+  options.protocol = protocol;
   for (const RegionSpec& region : regions) {
     options.checkpoints.push_back({region.name, region.capacity, region.layout});
   }

@@ -123,11 +123,14 @@ TEST_CASE("the commit benchmark's wait section measures every reader and writes 
   const nlohmann::json& wait = document["wait"];
   INFO(wait.dump());
   CHECK(KeysOf(wait) == std::vector<std::string>{"readers", "wake_cost"});
-  CHECK(KeysOf(wait["wake_cost"]) == std::vector<std::string>{"no_wake_ns", "ratio", "wake_ns"});
+  CHECK(KeysOf(wait["wake_cost"]) ==
+        std::vector<std::string>{"no_wake_ns", "protocol2_ns", "protocol2_ratio", "ratio",
+                                 "wake_ns"});
   CHECK(wait["wake_cost"]["wake_ns"].get<double>() > 0);
+  CHECK(wait["wake_cost"]["protocol2_ns"].get<double>() > 0);
   CHECK(wait["wake_cost"]["no_wake_ns"].get<double>() > 0);
   const nlohmann::json& readers = wait["readers"];
-  REQUIRE(readers.size() == 3);
+  REQUIRE(readers.size() == 4);
   std::vector<std::string> names;
   for (const nlohmann::json& reader : readers) {
     CHECK(KeysOf(reader) ==
@@ -139,7 +142,8 @@ TEST_CASE("the commit benchmark's wait section measures every reader and writes 
     CHECK(reader["cpu_fraction"].get<double>() >= 0);
     names.push_back(reader["reader"]);
   }
-  CHECK(names == std::vector<std::string>{"WaitForNewer (futex)", "Load every 1 ms",
+  CHECK(names == std::vector<std::string>{"WaitForNewer (futex)",
+                                          "WaitForNewer, protocol 2 (sidecar)", "Load every 1 ms",
                                           "Load every 100 µs"});
 }
 

@@ -77,6 +77,7 @@ struct GoldenStore {
   // it, see tests/CMakeLists.txt), not as the file itself.
   bool archived = false;
   bool batch_log = false;  // CreateOptions::batch_log
+  uint32_t protocol = 1;   // CreateOptions::protocol
 };
 
 // The checked-in name of `store`.
@@ -179,6 +180,22 @@ inline std::vector<GoldenStore> GoldenStores() {
         {"model", 37, 7, Durability::kNone, 3}},
        /*archived=*/false,
        /*batch_log=*/true},
+      // Commit protocol 2 (0.12, incompat_flags bit 3, and bit 0 for the
+      // compact slots): laid out exactly as in protocol 1, only the flag
+      // differs. Commits in every mode; the sidecar its writer made is
+      // runtime state, removed like the intent marks.
+      {"v1-protocol2.rgn",
+       4096 + 3,
+       0x70,
+       {{4000, 99}},
+       {{"state", 100, SlotLayout::kCompact}, {"blob", 70000, SlotLayout::kAligned}},
+       {{"state", 100, 1, Durability::kSync},
+        {"state", 37, 2, Durability::kPwriteFdatasync},
+        {"blob", 70000, 3, Durability::kAsync},
+        {"state", 5, 4, Durability::kNone}},
+       /*archived=*/false,
+       /*batch_log=*/false,
+       /*protocol=*/2},
   };
 }
 
@@ -216,6 +233,7 @@ inline Status WriteGoldenStore(const std::string& directory, const GoldenStore& 
   create_options.replace_existing = true;
   create_options.checkpoints = store.checkpoints;
   create_options.batch_log = store.batch_log;
+  create_options.protocol = store.protocol;
   if (Status s = Store::Create(path, store.data_size, create_options); !s.ok()) return s;
   if (store.pattern_ranges.empty() && store.commits.empty()) return Status::Ok();
 
@@ -273,6 +291,9 @@ inline Status WriteGoldenStore(const std::string& directory, const GoldenStore& 
   // does every golden file (docs/FORMAT.md, "Intent area"), except for the
   // batch watermark entries (the last two), which describe the disk and
   // hold no boot id.
+  if (store.protocol == 2) {
+    if (Status s = Io::Default()->Remove(path + ".shm"); !s.ok()) return s;
+  }
   if (!area) return Status::Ok();
   auto file = Io::Default()->Open(path, OpenMode::kReadWrite, SymlinkPolicy::kRefuse);
   if (!file.ok()) return file.status();
