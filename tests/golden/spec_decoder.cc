@@ -199,8 +199,9 @@ SpecStore DecodeBySpec(const std::vector<std::byte>& file) {
   if (LoadLE(file, 12, 4) != 4096) return refuse("superblock_size");
   // Bit 0 compact slots, bit 1 large region table; any other is unknown.
   store.incompat_flags = static_cast<uint32_t>(LoadLE(file, 16, 4));
-  // Bit 2 a batch log.
-  if ((store.incompat_flags & ~uint32_t{0x7}) != 0) return refuse("unknown incompat_flags");
+  // Bit 2 a batch log; bit 3 protocol 2's sidecar, which changes no byte of
+  // the store file's layout.
+  if ((store.incompat_flags & ~uint32_t{0xf}) != 0) return refuse("unknown incompat_flags");
   const bool compact_flag = (store.incompat_flags & 0x1) != 0;
   const bool large_table = (store.incompat_flags & 0x2) != 0;
   store.batch_log = (store.incompat_flags & 0x4) != 0;
