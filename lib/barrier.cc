@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "shared_copy.h"
 #include "store_rep.h"
 #include "test_hooks.h"
 
@@ -14,18 +15,39 @@ namespace regionstore {
 
 using intent::Kind;
 
+static_assert(sidecar::kAreaOffset + intent::kAreaSize == sidecar::kSize);
+
+std::byte* Store::Rep::SidecarEntry(uint32_t entry) const {
+  if (!writable || !sidecar || entry == intent::kSidecarEntry ||
+      entry == intent::kWatermarkEntries[0] || entry == intent::kWatermarkEntries[1]) {
+    return nullptr;
+  }
+  return sidecar->area() + uint64_t{entry} * intent::kEntrySize;
+}
+
 Status Store::Rep::SetMark(uint32_t entry, const intent::Entry& mark) {
   if (!intent_offset) return Status::Ok();
+  const intent::EntryBytes bytes = intent::EncodeEntry(mark);
+  // Protocol 2: a store into the sidecar's page cache, which is where the
+  // next open in this boot reads it; no system call, nothing for a barrier
+  // of the store to write.
+  if (std::byte* at = SidecarEntry(entry)) {
+    shared_copy::StoreSharedWords(at, bytes);
+    return Status::Ok();
+  }
   // By pwrite, not through the mapping: on Linux 6.x ext4 a store through
   // the mapping dirties its whole page-cache folio (2 MiB measured), and the
   // next fdatasync writes all of it back (docs/BENCH-CHECKPOINTS.md).
-  const intent::EntryBytes bytes = intent::EncodeEntry(mark);
   return file->WriteAt(*intent_offset + uint64_t{entry} * intent::kEntrySize, bytes);
 }
 
 Status Store::Rep::ClearMark(uint32_t entry) {
   if (!intent_offset) return Status::Ok();
   static constexpr intent::EntryBytes kFree{};
+  if (std::byte* at = SidecarEntry(entry)) {
+    shared_copy::StoreSharedWords(at, kFree);
+    return Status::Ok();
+  }
   return file->WriteAt(*intent_offset + uint64_t{entry} * intent::kEntrySize, kFree);
 }
 
@@ -38,11 +60,13 @@ Status Store::Rep::WritePublication(uint64_t p, const char* operation, PublishBy
   // with this thread's own stores).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const intent::PublicationBytes bytes = intent::EncodePublication(p);
-  if (by == PublishBy::kMapping) {
+  // Protocol 2: P lives in the sidecar, always stored to.
+  std::byte* in_sidecar = SidecarEntry(intent::kPublicationEntry);
+  if (by == PublishBy::kMapping || in_sidecar != nullptr) {
     // Two 8-byte stores (value, then its checksum): a reader between them
     // finds a word that does not decode, which it treats as one in flux
     // (Store::LoadSet), as it would a pwrite's copy caught half-way.
-    std::byte* word = mapping->data() + word_offset;
+    std::byte* word = in_sidecar != nullptr ? in_sidecar : mapping->data() + word_offset;
     for (size_t i = 0; i < bytes.size(); i += 8) {
       uint64_t value;
       std::memcpy(&value, bytes.data() + i, 8);

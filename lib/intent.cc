@@ -31,7 +31,7 @@ EntryBytes EncodeEntry(const Entry& entry) {
 std::optional<Entry> DecodeEntry(std::span<const std::byte> bytes) {
   bytes = bytes.first(kEntrySize);
   const uint32_t kind = format::Load32(bytes, ent::kKind);
-  if (kind == 0 || kind > static_cast<uint32_t>(Kind::kBatchBarrier)) return std::nullopt;
+  if (kind == 0 || kind > static_cast<uint32_t>(Kind::kSidecar)) return std::nullopt;
   if (format::Load64(bytes, ent::kChecksum) != format::Checksum(bytes.first(ent::kChecksum))) {
     return std::nullopt;
   }

@@ -59,6 +59,12 @@ enum class Kind : uint32_t {
   // A durable barrier for the batch with id `generation` is running: if it
   // did not return, the next open in this boot zeroes the batch's members.
   kBatchBarrier = 5,
+  // Protocol 2 stores only, in the store file (never in the sidecar): the
+  // sidecar's identity as the last writer's open left it. `generation` the
+  // id it gave the sidecar (sidecar.h), `region` a counter of writer opens
+  // (each open writes it anew before it changes anything a reader sees),
+  // `boot_id` the boot it was written in.
+  kSidecar = 6,
 };
 
 // Where this writer keeps each kind of mark: fixed entries, so that setting
@@ -68,6 +74,9 @@ inline constexpr uint32_t kFileBarrierEntry = 0;
 inline constexpr uint32_t kVolatileEntry = 1;
 inline constexpr uint32_t kFirstCommitEntry = 2;
 inline constexpr uint32_t kBatchBarrierEntry = 3;
+// Protocol 2: the sidecar's identity (Kind::kSidecar), in the store's area.
+// Every other boot-scoped entry lives in the sidecar.
+inline constexpr uint32_t kSidecarEntry = 4;
 // The two watermark entries, written alternately (by sequence parity).
 inline constexpr uint32_t kWatermarkEntries[2] = {kEntryCount - 2, kEntryCount - 1};
 // The publication word (0.9): not a mark. Bytes 0-7 a counter P, 8-15 the

@@ -96,6 +96,35 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
   }
   const std::byte* base = r.mapping->data();
   const std::byte* word = base + *area + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
+  // Protocol 2: P is the sidecar's, and the sidecar must still be the
+  // store's (its id is the one the store's identity entry names) for its P
+  // to mean anything. A handle that cannot open the sidecar can still take
+  // a snapshot while no writer holds the store: every writer's open
+  // rewrites the identity entry before it changes anything visible, so the
+  // same entry and no writer on both sides of the snapshot mean nothing
+  // changed.
+  const sidecar::Sidecar* side = nullptr;
+  Status no_sidecar;
+  const std::byte* identity =
+      base + *area + uint64_t{intent::kSidecarEntry} * intent::kEntrySize;
+  const auto read_identity = [&] {
+    return shared_copy::LoadSharedWords<intent::kEntrySize>(identity);
+  };
+  const auto sidecar_is_current = [&] {
+    const std::optional<intent::Entry> entry = intent::DecodeEntry(read_identity());
+    if (!entry || entry->kind != intent::Kind::kSidecar) return side->id() == 0;
+    return entry->generation == side->id();
+  };
+  if (r.info.protocol() == 2) {
+    auto opened = r.ReadSidecar();
+    if (opened.ok()) {
+      side = *opened;
+      word = side->area() + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
+    } else {
+      no_sidecar = opened.status();
+    }
+  }
+  int stale_sidecar = 0;
   const region_check::ReadFn mapped = region_check::MappingReader(*r.mapping);
   const auto read_headers = [&](uint32_t index) {
     const RegionEntry& region = r.info.regions[index];
@@ -125,9 +154,25 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
   bool writer_unknown = false;
   for (int attempt = 0; attempt < kLoadSetAttempts; ++attempt) {
     if (attempt > 0) std::this_thread::yield();
+    std::optional<intent::EntryBytes> identity_before;
+    if (!no_sidecar.ok()) {
+      identity_before = read_identity();
+      const Result<bool> alive = r.file->HasWriter();
+      if (!alive.ok() || *alive) {
+        return Status::Error(
+            no_sidecar.code(), "load set", r.path,
+            "a writer " + std::string(alive.ok() ? "holds" : "may hold") +
+                " this protocol 2 store, and this handle cannot open its sidecar '" +
+                sidecar::PathFor(r.path) + "' to read the publication word by (" +
+                no_sidecar.ToString() + "); Load each region alone, or give this process "
+                "read access to the sidecar",
+            no_sidecar.sys_errno());
+      }
+    }
     const intent::PublicationBytes before = ReadPublication(word);
     const std::optional<uint64_t> p = intent::DecodePublication(before);
-    if ((!p || (*p & 1) != 0) && !ignore_word && before != dead_writer_word) {
+    if ((!p || (*p & 1) != 0) && !ignore_word && before != dead_writer_word &&
+        no_sidecar.ok()) {
       // A batch is being published, or its writer died. Or the word does
       // not decode: a writer is between the two stores of a mapped one
       // (Rep::WritePublication), or a dead writer left it torn. Test the
@@ -214,6 +259,14 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
     }
     std::atomic_thread_fence(std::memory_order_acquire);
     if (ReadPublication(word) != before && !ignore_word) continue;
+    if (side != nullptr && !sidecar_is_current()) {
+      ++stale_sidecar;
+      continue;
+    }
+    if (identity_before) {
+      const Result<bool> alive = r.file->HasWriter();
+      if (read_identity() != *identity_before || !alive.ok() || *alive) continue;
+    }
     // A consistent snapshot. A region with no commit to give fails the set.
     for (const Choice& choice : choices) {
       if (!choice.slot) return choice.failure;
@@ -267,6 +320,13 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
       meta.invalid_header_slots = choices[i].invalid_header_slots;
     }
     return metas;
+  }
+  if (stale_sidecar > 0) {
+    return Status::Error(
+        StatusCode::kStoreReplaced, "load set", r.path,
+        "the sidecar '" + sidecar::PathFor(r.path) +
+            "' this handle opened is no longer the store's (it was removed or replaced while "
+            "the store was in use), so its publication word says nothing: reopen the store");
   }
   if (writer_unknown) {
     return Status::Error(

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "region_check.h"
+#include "shared_copy.h"
 #include "store_rep.h"
 #include "test_hooks.h"
 
@@ -31,6 +32,11 @@ Status Store::Rep::RecoverOnOpen() {
   std::vector<std::byte> area(intent::kAreaSize);
   if (Status s = read(*intent_offset, area); !s.ok()) {
     return s.WithOperation("open: read the intent area", path);
+  }
+  // Protocol 2: the boot-scoped entries come from the sidecar.
+  bool sidecar_marks_lost = false;
+  if (sidecar) {
+    if (Status s = AdoptSidecar(area, boot.ok(), sidecar_marks_lost); !s.ok()) return s;
   }
   // The publication word: an odd one is a dead writer's batch publication,
   // which this open resolves, and a torn one (a power loss) counts on from
@@ -82,9 +88,10 @@ Status Store::Rep::RecoverOnOpen() {
       mark_entries.push_back(e);
     }
   }
-  // Such a mark: zero nothing, and write every region's newest commit again
+  // Such a mark, or marks of this boot that were lost with a replaced
+  // sidecar: zero nothing, and write every region's newest commit again
   // instead, which covers a failed barrier of any earlier handle.
-  if (unknown_boot) return RecoverEveryRegion();
+  if (unknown_boot || sidecar_marks_lost) return RecoverEveryRegion();
   bool file_barrier = false;
   // Withdrawn batch members, like a commit mark's zeroed header, must not come
   // back: if the fdatasync below fails, the next open rewrites everything.
@@ -303,7 +310,16 @@ Status Store::Rep::RecoverEveryRegion() {
   }
   // Every mark is moot now; the publication word and the batch watermark
   // entries describe the store and stay.
-  if (intent_offset) {
+  if (intent_offset && SidecarEntry(0) != nullptr) {
+    // Protocol 2: the marks are in the sidecar; the store's area holds only
+    // the sidecar's identity and the watermarks, which stay.
+    static constexpr intent::EntryBytes kFree{};
+    for (uint32_t e = 0; e < intent::kEntryCount; ++e) {
+      if (std::byte* at = SidecarEntry(e); at != nullptr && e != intent::kPublicationEntry) {
+        shared_copy::StoreSharedWords(at, kFree);
+      }
+    }
+  } else if (intent_offset) {
     static_assert(intent::kPublicationEntry + 2 == intent::kWatermarkEntries[0]);
     const std::vector<std::byte> zero_area(intent::kPublicationEntry * intent::kEntrySize);
     const std::vector<std::byte> zero_entry(intent::kEntrySize);
@@ -315,6 +331,73 @@ Status Store::Rep::RecoverEveryRegion() {
     if (!s.ok()) return s.WithOperation("open: clear the intent area", path);
   }
   volatile_pending = false;
+  return Status::Ok();
+}
+
+Status Store::Rep::AdoptSidecar(std::vector<std::byte>& area, bool boot_known, bool& marks_lost) {
+  const std::span<std::byte> entry_bytes =
+      std::span(area).subspan(uint64_t{intent::kSidecarEntry} * intent::kEntrySize,
+                              intent::kEntrySize);
+  const std::optional<intent::Entry> recorded = intent::DecodeEntry(entry_bytes);
+  const bool recorded_here = recorded && recorded->kind == Kind::kSidecar && boot_known &&
+                             recorded->boot_id == boot_id;
+  const uint64_t id = sidecar->id();
+  // This boot's writer gave the sidecar another id: the file was removed
+  // (or replaced) since, and with it the marks of a barrier that may have
+  // failed. Nothing tells which regions they named.
+  marks_lost = recorded_here && (id == 0 || recorded->generation != id) &&
+               !internal::Mutated(internal::Mutation::kIgnoreLostSidecar);
+  // The boot-scoped entries as the sidecar holds them (P included: it is
+  // the word readers of this sidecar compare), except marks that are not
+  // this store's.
+  for (uint32_t e = 0; e < intent::kEntryCount; ++e) {
+    const std::byte* at = SidecarEntry(e);
+    if (at == nullptr) continue;
+    const std::span<std::byte> into =
+        std::span(area).subspan(uint64_t{e} * intent::kEntrySize, intent::kEntrySize);
+    if (marks_lost && e != intent::kPublicationEntry) {
+      std::fill(into.begin(), into.end(), std::byte{0});
+      continue;
+    }
+    const intent::EntryBytes bytes = shared_copy::LoadSharedWords<intent::kEntrySize>(at);
+    std::copy(bytes.begin(), bytes.end(), into.begin());
+  }
+  if (marks_lost) {
+    // Whatever marks this sidecar holds are not the store's: clear them, and
+    // leave the one that says every region must be recovered, so that an
+    // open that dies before that recovery's fdatasync returned (after the
+    // identity below names this sidecar) leaves the next open the same work.
+    static constexpr intent::EntryBytes kFree{};
+    for (uint32_t e = 0; e < intent::kEntryCount; ++e) {
+      if (std::byte* at = SidecarEntry(e); at != nullptr && e != intent::kPublicationEntry) {
+        shared_copy::StoreSharedWords(at, kFree);
+      }
+    }
+    shared_copy::StoreSharedWords(
+        SidecarEntry(intent::kFileBarrierEntry),
+        intent::EncodeEntry({Kind::kFileBarrier, 0, 0, 0, boot_id}));
+  }
+  // A new identity unless this boot's entry names this very sidecar, and in
+  // every case a new open count: written before anything a reader sees
+  // changes, so that a reader that holds a replaced sidecar, or none, can
+  // tell that a writer opened since it looked (Store::LoadSet).
+  uint64_t next_id = id;
+  if (!recorded_here || marks_lost || next_id == 0) {
+    std::array<std::byte, 8> random{};
+    if (Status s = io->FillRandom(random); !s.ok()) return s.WithOperation("open: random", path);
+    std::memcpy(&next_id, random.data(), sizeof next_id);
+    if (next_id == 0) next_id = 1;
+    sidecar->set_id(next_id);
+  }
+  const uint32_t opens = recorded && recorded->kind == Kind::kSidecar ? recorded->region + 1 : 1;
+  const intent::EntryBytes identity =
+      intent::EncodeEntry({Kind::kSidecar, opens, 0, next_id, boot_id});
+  if (Status s = file->WriteAt(*intent_offset + uint64_t{intent::kSidecarEntry} * intent::kEntrySize,
+                               identity);
+      !s.ok()) {
+    return s.WithOperation("open: pwrite (the sidecar's identity)", path);
+  }
+  std::copy(identity.begin(), identity.end(), entry_bytes.begin());
   return Status::Ok();
 }
 

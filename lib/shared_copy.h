@@ -92,6 +92,18 @@ inline std::array<std::byte, N> LoadSharedWords(const std::byte* shared) {
   return bytes;
 }
 
+// N bytes to `shared` (8-byte aligned, N a multiple of 8) as 8-byte
+// release stores, first word first.
+template <size_t N>
+inline void StoreSharedWords(std::byte* shared, const std::array<std::byte, N>& bytes) {
+  static_assert(N % 8 == 0);
+  for (size_t i = 0; i < N; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes.data() + i, 8);
+    __atomic_store_n(reinterpret_cast<uint64_t*>(shared + i), word, __ATOMIC_RELEASE);
+  }
+}
+
 inline slot::HeaderBytes LoadHeaderWords(const std::byte* unit) {
   return LoadSharedWords<slot::kHeaderSize>(unit);
 }

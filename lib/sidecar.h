@@ -1,10 +1,13 @@
-// The sidecar of a protocol 2 store: PATH.shm, a 4 KiB file beside the
-// store that every process mapping the store maps too, for state that is
-// shared between processes but never needs to reach the disk. Today it
-// holds the wake word only (docs/CHECKPOINTS.md, "Protocol 2", and
-// docs/FORMAT.md, "Sidecar"). Nothing in it is durable and nothing reads it
-// after a crash: a stale or garbled wake word costs at most one wake-up
-// for nothing.
+// The sidecar of a protocol 2 store: PATH.shm, an 8 KiB file beside the
+// store that every process using the store maps too, for the state that is
+// shared between processes and scoped to one boot: the wake word, the
+// publication word P and the writer's intent marks (docs/CHECKPOINTS.md,
+// "Protocol 2", and docs/FORMAT.md, "Sidecar"). Nothing in it is ever
+// synced: a store into it is a store into the page cache, which is all a
+// reader or the next writer in the same boot reads, and after a power cut
+// the marks are another boot's and recovery ignores them. So none of this
+// state costs a durable commit a write request, or any commit a system
+// call.
 //
 // The wake word: a 32-bit counter the writer advances by 2 after every
 // change of a visible commit, with bit 0 set by a reader about to sleep on
@@ -13,6 +16,13 @@
 // reader's compare-and-swap fails because the word moved (and the reader
 // looks again instead of sleeping). With nobody waiting the writer makes
 // no system call.
+//
+// The identity: a random id the writer (holding the store's lock) gives the
+// sidecar, recorded with the boot id in the store's own intent area
+// (intent::kSidecarEntry). A writer's open that finds this boot's entry
+// naming another id knows the sidecar was replaced and its marks lost, and
+// recovers every region; a reader whose sidecar no longer carries the id
+// the store names holds a replaced one.
 #ifndef REGIONSTORE_LIB_SIDECAR_H_
 #define REGIONSTORE_LIB_SIDECAR_H_
 
@@ -26,14 +36,20 @@
 
 namespace regionstore::sidecar {
 
-inline constexpr uint64_t kSize = 4096;
+inline constexpr uint64_t kSize = 8192;
 // Bytes 0-7: "rgnsshm1" once an opener that can write it has claimed it (a
 // fresh file is all zeros, which is as valid).
 inline constexpr uint64_t kMagicOffset = 0;
 inline constexpr uint64_t kMagic = 0x316d6873736e6772;  // "rgnsshm1", little-endian
+// Bytes 8-15: the id the store's writer gave it (0: none yet).
+inline constexpr uint64_t kIdOffset = 8;
 // The wake word, alone in its cache line.
 inline constexpr uint64_t kWakeOffset = 64;
 inline constexpr uint32_t kWaiterBit = 1;
+// Bytes 4096-8191: the boot-scoped entries of the intent area (intent.h),
+// entry for entry: the marks, and P at intent::kPublicationEntry. The batch
+// watermark entries describe the disk and stay in the store.
+inline constexpr uint64_t kAreaOffset = 4096;
 
 // "PATH.shm".
 std::string PathFor(const std::string& store_path);
@@ -46,12 +62,21 @@ struct Sidecar {
   uint32_t* wake_word() const {
     return reinterpret_cast<uint32_t*>(mapping->data() + kWakeOffset);
   }
+  std::byte* area() const { return mapping->data() + kAreaOffset; }
+  uint64_t id() const {
+    return __atomic_load_n(reinterpret_cast<const uint64_t*>(mapping->data() + kIdOffset),
+                           __ATOMIC_ACQUIRE);
+  }
+  void set_id(uint64_t id) {
+    __atomic_store_n(reinterpret_cast<uint64_t*>(mapping->data() + kIdOffset), id,
+                     __ATOMIC_RELEASE);
+  }
 };
 
 // Opens the sidecar of the store at `store_path`. With kReadWrite, a missing
-// one is created (0600, zero-filled to 4 KiB) and a fresh one is claimed
+// one is created (0600, zero-filled to 8 KiB) and a fresh one is claimed
 // (its magic written). A symbolic link there is refused, as anything that
-// is not a 4 KiB regular file with the magic or zeros: such a file is not
+// is not an 8 KiB regular file with the magic or zeros: such a file is not
 // ours to write into. Errors: kNotFound (kReadOnly and no sidecar yet, or
 // one still being created), kInvalidArgument (not a sidecar: the message
 // says what is there), kPermissionDenied, kIOError.

@@ -137,6 +137,10 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // WaitForNewer, under `sidecar_mutex`, and tries again at each recheck
   // while it has none it can write.
   mutable std::unique_ptr<sidecar::Sidecar> sidecar;
+  // A read-only handle that could open the sidecar only for reading
+  // (LoadSet needs no more). Set once, like `sidecar`: other threads may
+  // hold either.
+  mutable std::unique_ptr<sidecar::Sidecar> sidecar_read_only;
   mutable std::mutex sidecar_mutex;
   // Writers of stores with a batch log only (batch.h, batch_commit.cc): the
   // log's offset; the id the next batch gets; the newest batch whose writes
@@ -181,6 +185,13 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // the newest commit is written again, for a whole-file barrier to follow.
   Status SettleRegion(uint32_t index, bool rewrite);
   Status RecoverEveryRegion();
+  // Protocol 2, part of RecoverOnOpen: puts the sidecar's boot-scoped
+  // entries (marks, P) into `area`, the intent area as read from the store,
+  // and sets `marks_lost` when this boot's identity entry names another
+  // sidecar (its marks were lost: every region must be recovered). Then
+  // gives the sidecar a new id where needed and writes the identity entry
+  // with the next open count (pwrite), before anything else changes.
+  Status AdoptSidecar(std::vector<std::byte>& area, bool boot_known, bool& marks_lost);
   // Reads [begin, end) with pread and writes it back unchanged, so that the
   // next fdatasync writes it even where a failed barrier left its pages
   // clean in the cache but missing on disk. Errors name `operation`.
@@ -245,9 +256,16 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   Status Published(const char* operation, PublishBy by = PublishBy::kPwrite);
   Status BeginPublishing(const char* operation);
   Status EndPublishing(const char* operation);
+  // Protocol 2, writers: where intent entry `entry` lives in the sidecar;
+  // nullptr for the entries that stay in the store file (the sidecar's
+  // identity, the batch watermarks) and for protocol 1.
+  std::byte* SidecarEntry(uint32_t entry) const;
   // Protocol 2, WaitForNewer: the sidecar, opened for writing (created if
   // missing) on first use; nullptr while it cannot be.
   sidecar::Sidecar* WaitSidecar() const;
+  // Protocol 2, LoadSet: the sidecar for writing as WaitSidecar opens it,
+  // or else for reading; the error of the read-only open if neither.
+  Result<const sidecar::Sidecar*> ReadSidecar() const;
   // After a write of the publication word that left it even.
   void WakeWaiters(uint64_t word_offset);
   Status WritePublication(uint64_t p, const char* operation, PublishBy by = PublishBy::kPwrite);

@@ -59,6 +59,10 @@ enum class Mutation : uint32_t {
   // return in this boot (zeroes the commit's header, withdraws the batch's
   // members), though readers may have been given them: the rule before 0.11.
   kRecoveryUndoesUnfinishedBarrier,
+  // Protocol 2: a writer's open trusts a sidecar that this boot's identity
+  // entry does not name (one made anew after the old one was removed), so
+  // the marks that went with the old one are taken as absent.
+  kIgnoreLostSidecar,
 };
 
 // Fixed points of a commit, a batch and an open, where a test can stop the

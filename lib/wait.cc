@@ -66,6 +66,17 @@ sidecar::Sidecar* Store::Rep::WaitSidecar() const {
   return sidecar.get();
 }
 
+Result<const sidecar::Sidecar*> Store::Rep::ReadSidecar() const {
+  if (const sidecar::Sidecar* writable_one = WaitSidecar()) return writable_one;
+  std::lock_guard lock(sidecar_mutex);
+  if (!sidecar_read_only) {
+    auto opened = sidecar::Open(*io, path, OpenMode::kReadOnly);
+    if (!opened.ok()) return opened.status();
+    sidecar_read_only = std::make_unique<sidecar::Sidecar>(std::move(*opened));
+  }
+  return static_cast<const sidecar::Sidecar*>(sidecar_read_only.get());
+}
+
 Status Store::Rep::CheckStillNamed(FileStat& opened, bool& known) const {
   if (!known) {
     auto stat = file->Stat();

@@ -47,15 +47,18 @@ const std::vector<CheckpointSpec> kEdgeRegions = {{"one", 1},
                                                   {"over-aligned", 4097, SlotLayout::kAligned}};
 
 // A freshly created store with `regions` (kRegions or kEdgeRegions) and no
-// data area, made once on disk per set.
-const std::vector<std::byte>& CleanImage(const std::vector<CheckpointSpec>& regions) {
-  static std::map<const std::vector<CheckpointSpec>*, std::vector<std::byte>> images;
-  auto& image = images[&regions];
+// data area, in commit protocol `protocol`, made once on disk per set.
+const std::vector<std::byte>& CleanImage(const std::vector<CheckpointSpec>& regions,
+                                         uint32_t protocol = 1) {
+  static std::map<std::pair<const std::vector<CheckpointSpec>*, uint32_t>, std::vector<std::byte>>
+      images;
+  auto& image = images[{&regions, protocol}];
   if (image.empty()) {
     TempDir dir;
     const std::string path = dir.File("base.rgn");
     CreateOptions options;
     options.checkpoints = regions;
+    options.protocol = protocol;
     Status status = Store::Create(path, 0, options);
     INFO(status.ToString());
     REQUIRE(status.ok());
@@ -193,6 +196,7 @@ struct SimTotals {
   uint64_t failed = 0;        // barriers failed with EIO, each followed by a reopen
   uint64_t reopens = 0;       // kills between commits, each followed by a reopen
   uint64_t failed_opens = 0;  // reopens whose fdatasync failed first
+  uint64_t sidecars_lost = 0;  // protocol 2: reopens after the sidecar was removed
   std::vector<std::string> violations;
 };
 
@@ -278,11 +282,19 @@ std::optional<Store> OpenAndRecover(CrashSim& sim, const std::vector<CheckpointS
 // between commits), and a durable commit's barrier sometimes fails with EIO,
 // the handle then killed before or after it zeroes the failed header; both
 // are followed by a reopen in the same boot.
+// In protocol 2 (`protocol`), one reopen in the same boot in four first
+// loses the sidecar, with the marks in it.
 void RunTrial(uint64_t seed, const std::vector<CheckpointSpec>& regions, int epochs,
-              int images_per_epoch, SimTotals& totals) {
+              int images_per_epoch, SimTotals& totals, uint32_t protocol = 1) {
   std::mt19937_64 rng(seed);
   std::vector<RegionModel> model(regions.size());
-  std::vector<std::byte> disk = CleanImage(regions);
+  std::vector<std::byte> disk = CleanImage(regions, protocol);
+  const auto maybe_lose_sidecar = [&](CrashSim& sim) {
+    if (protocol == 2 && rng() % 4 == 0) {
+      sim.LoseSidecar();
+      ++totals.sidecars_lost;
+    }
+  };
   std::vector<std::vector<std::byte>> bodies(regions.size());
   for (int epoch = 0; epoch < epochs; ++epoch) {
     const std::string where_epoch =
@@ -327,6 +339,7 @@ void RunTrial(uint64_t seed, const std::vector<CheckpointSpec>& regions, int epo
         ++totals.failed;
         if (kill_at_failure) sim.RestoreKilledState();
         store.reset();
+        maybe_lose_sidecar(sim);
         expected[r].failed = payload;
         store = OpenAndRecover(sim, regions, model, &expected, where + " (reopened after EIO)",
                                totals, &rng);
@@ -355,6 +368,7 @@ void RunTrial(uint64_t seed, const std::vector<CheckpointSpec>& regions, int epo
       if (op != ops - 1 && rng() % 6 == 0) {
         ++totals.reopens;
         store.reset();
+        maybe_lose_sidecar(sim);
         store = OpenAndRecover(sim, regions, model, &expected, where + " (reopened)", totals, &rng);
         if (!store) return;
       }
@@ -386,16 +400,18 @@ uint64_t BaseSeed() {
 
 // Runs `trials` trials of 3 epochs x 12 images on `regions` and checks that
 // no image broke G1 or G3.
-void RunSimulation(const std::vector<CheckpointSpec>& regions, uint64_t trials, const char* what) {
+void RunSimulation(const std::vector<CheckpointSpec>& regions, uint64_t trials, const char* what,
+                   uint32_t protocol = 1) {
   const uint64_t base = BaseSeed();
   INFO("base seed " << base << " (replay with REGIONSTORE_SIM_SEED=" << base << ")");
   SimTotals totals;
-  for (uint64_t t = 0; t < trials; ++t) RunTrial(base + t, regions, 3, 12, totals);
+  for (uint64_t t = 0; t < trials; ++t) RunTrial(base + t, regions, 3, 12, totals, protocol);
   WARN("power-loss simulator, " << what << ": " << totals.images << " images after "
                                 << totals.commits << " commits (" << totals.in_flight
                                 << " in flight), " << totals.failed << " failed barriers and "
                                 << totals.reopens << " reopens in the same boot ("
-                                << totals.failed_opens << " after a failed open), "
+                                << totals.failed_opens << " after a failed open, "
+                                << totals.sidecars_lost << " after the sidecar was lost), "
                                 << totals.violations.size() << " violations; base seed " << base);
   for (size_t i = 0; i < std::min<size_t>(totals.violations.size(), 10); ++i) {
     UNSCOPED_INFO(totals.violations[i]);
@@ -409,6 +425,14 @@ TEST_CASE("Power loss at random points: every recovered region obeys G1 and G3",
   // 300 trials x 3 epochs x 12 images = 10,800 images (a quarter under
   // ASan: ScaledCount).
   RunSimulation(kRegions, testing::ScaledCount(300), "100 B, 13,001 B, 64 KiB");
+}
+
+TEST_CASE("Power loss in protocol 2 stores: every recovered region obeys G1, G2 and G3",
+          "[checkpoint][powerloss][sidecar]") {
+  // The marks and P live in the sidecar, which survives the kills and is
+  // lost at each power loss (and at one kill-reopen in four). 300 trials x
+  // 3 epochs x 12 images = 10,800 images (a quarter under ASan).
+  RunSimulation(kRegions, testing::ScaledCount(300), "protocol 2", 2);
 }
 
 TEST_CASE("Power loss in compact slots of 1 B to 64 KiB keeps G1 and G3",
@@ -470,6 +494,28 @@ TEST_CASE("The simulator catches each deliberately broken protocol", "[checkpoin
                         << (totals.violations.empty() ? "" : ": " + totals.violations.front()));
       CHECK_FALSE(totals.violations.empty());
     }
+  }
+}
+
+TEST_CASE("The simulator catches protocol 2's broken marks", "[checkpoint][powerloss][sidecar]") {
+  const uint64_t base = BaseSeed();
+  INFO("base seed " << base);
+  // The marks moved to the sidecar: an open that ignores them, and one that
+  // trusts a sidecar made anew after the one with the marks was removed.
+  for (const auto& [mutation, what] :
+       {std::pair{Mutation::kIgnoreIntentMarks, "open ignores the sidecar's marks"},
+        std::pair{Mutation::kIgnoreLostSidecar, "open trusts a sidecar made anew"}}) {
+    MutationScope scope(mutation);
+    SimTotals totals;
+    uint64_t trials = 0;
+    while (totals.violations.empty() && trials < 1500) {
+      RunTrial(base + trials++, kRegions, 3, 12, totals, 2);
+    }
+    WARN("protocol 2, mutation '" << what << "': caught after " << trials << " trials, "
+                                  << totals.images << " images"
+                                  << (totals.violations.empty() ? ""
+                                                                : ": " + totals.violations.front()));
+    CHECK_FALSE(totals.violations.empty());
   }
 }
 

@@ -231,7 +231,7 @@ TEST_CASE("A writer refuses a file at PATH.shm that is not a sidecar, and leaves
   };
   const std::vector<Case> cases = {
       {"a short file", PatternBytes(100, 1), StatusCode::kInvalidArgument, "holds 100 bytes"},
-      {"another file's 4 KiB", PatternBytes(4096, 2), StatusCode::kInvalidArgument, "magic"},
+      {"another file's 8 KiB", PatternBytes(sidecar::kSize, 2), StatusCode::kInvalidArgument, "magic"},
       {"a symbolic link", {}, StatusCode::kInvalidArgument, "symbolic link"},
       {"a directory", {}, StatusCode::kIOError, "sidecar"},
   };

@@ -70,6 +70,13 @@ class CrashSim final : public Io {
   // using the simulator in between (the killed handle is destroyed next).
   void RestoreKilledState();
   bool failure_pending() const { return fail_next_barrier_; }
+  // Protocol 2's sidecar (PATH.shm) is simulated as a second file, in
+  // memory and never tracked: it survives a kill (a reopen on the same
+  // simulator) and is gone after a power loss (a new simulator has none).
+  // LoseSidecar removes it, as someone deleting it between a kill and the
+  // next open would. Call with no store using the simulator.
+  void LoseSidecar() { sidecar_.reset(); }
+  bool has_sidecar() const { return sidecar_ != nullptr; }
 
   enum class ImageKind {
     kRandom,         // every pending unit: any version, or a mix of two
@@ -82,14 +89,16 @@ class CrashSim final : public Io {
   const std::vector<std::byte>& current() const { return current_; }
 
   // Io.
-  // The one simulated file, whatever the path: it has no links to refuse.
+  // The one simulated file, whatever the path (but for a path ending in
+  // ".shm": the sidecar): it has no links to refuse.
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,
                                      SymlinkPolicy symlinks) override;
   Result<FileStat> StatPath(const std::string& path) override;
   Status FillRandom(std::span<std::byte> out) override;
   Result<FsInfo> StatFs(const std::string& path) override;
-  // No other file is simulated: these fail with ENOTSUP, but SyncDirectory,
-  // which has no directory entry to make durable, succeeds.
+  // No other file is simulated: these fail with ENOTSUP (CreateExclusive
+  // makes the sidecar), but SyncDirectory, which has no directory entry to
+  // make durable, succeeds.
   Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to, bool replace) override;
   Status Remove(const std::string& path) override;
@@ -124,6 +133,8 @@ class CrashSim final : public Io {
   void Restore(Tracking saved, bool page_cache);
 
   std::array<std::byte, 16> boot_id_{};
+  // The sidecar's bytes; its size is set once, before anything maps it.
+  std::unique_ptr<std::vector<std::byte>> sidecar_;
   bool track_;
   bool in_flight_ = false;
   std::optional<Tracking> before_last_barrier_;
