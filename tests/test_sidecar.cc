@@ -20,8 +20,10 @@
 
 #include "regionstore/io.h"
 #include "regionstore/store.h"
+#include "intent.h"
 #include "regionstore/store_info.h"
 #include "sidecar.h"
+#include "slot.h"
 #include "support/files.h"
 #include "support/process.h"
 #include "support/store_fixtures.h"
@@ -268,6 +270,157 @@ TEST_CASE("A writer refuses a file at PATH.shm that is not a sidecar, and leaves
   // With the file moved away, the writer makes its sidecar.
   Store writer = MustOpen(path, OpenMode::kReadWrite);
   CHECK(std::filesystem::file_size(shm) == sidecar::kSize);
+}
+
+TEST_CASE("A protocol 2 commit writes its slot and nothing else of the store",
+          "[sidecar][checkpoint]") {
+  TempDir dir;
+  for (const uint32_t protocol : {1u, 2u}) {
+    INFO("protocol " << protocol);
+    const std::string path = dir.File(protocol == 1 ? "p1.rgn" : "p2.rgn");
+    CreateStore(path, protocol);
+    Store writer = MustOpen(path, OpenMode::kReadWrite);
+    const uint64_t intent_unit = *intent::AreaOffset(writer.info());
+    uint64_t n = 0;
+    // The first settles the region (three preads of its headers) and ends
+    // with a whole-file barrier; the kNone after it is the first commit
+    // without a barrier since one.
+    for (const Durability mode : {Durability::kPwriteFdatasync, Durability::kNone,
+                                  Durability::kAsync, Durability::kSync, Durability::kNone}) {
+      INFO("mode " << static_cast<int>(mode));
+      SyscallHook hook;
+      auto committed = writer.Commit("r", Payload(++n), mode);
+      REQUIRE(committed.ok());
+      std::vector<Syscall> calls;
+      bool wrote_intent_unit = false;
+      for (const SyscallCall& call : hook.Calls()) {
+        calls.push_back(call.call);
+        const bool writes =
+            call.call == Syscall::kPwrite || call.call == Syscall::kPwritev;
+        if (writes && call.offset >= intent_unit && call.offset < intent_unit + 4096) {
+          wrote_intent_unit = true;
+        }
+      }
+      if (protocol == 1) {
+        // The control: protocol 1 writes marks or P into the intent unit
+        // (but for a mapped commit after a mapped one) and wakes.
+        CHECK(hook.Count(Syscall::kFutex) == 1);
+        // Durable ones, and the first commit without a barrier since one
+        // (a mapped commit after a mapped one stores P through the mapping).
+        if (n <= 2 || n == 4) CHECK(wrote_intent_unit);
+        continue;
+      }
+      CHECK_FALSE(wrote_intent_unit);
+      for (const SyscallCall& call : hook.Calls()) {
+        UNSCOPED_INFO(SyscallName(call.call) << " offset " << call.offset << " length "
+                                             << call.length << " flags " << call.flags);
+      }
+      if (n == 1) {
+        calls.erase(calls.begin(), calls.begin() + 3);  // the settle's preads
+      }
+      switch (mode) {
+        case Durability::kNone:
+          // The first after a whole-file barrier too: the commits-pending
+          // mark is a store into the sidecar.
+          CHECK(calls.empty());
+          break;
+        case Durability::kAsync:
+          CHECK(calls == std::vector<Syscall>{Syscall::kMsync});
+          break;
+        case Durability::kSync:
+          // The zero header unit and the payload, the header, the barrier.
+          CHECK(calls == std::vector<Syscall>{Syscall::kPwritev, Syscall::kPwrite, Syscall::kMsync});
+          break;
+        case Durability::kPwriteFdatasync:
+          CHECK(calls ==
+                std::vector<Syscall>{Syscall::kPwritev, Syscall::kPwrite, Syscall::kFdatasync});
+          break;
+      }
+    }
+    std::vector<std::byte> out;
+    REQUIRE(writer.Load("r", out).ok());
+    CHECK(out == Payload(n));
+  }
+}
+
+// Region names and payloads of the LoadSet cases: two regions, each commit
+// of both a batch.
+void CommitPair(Store& writer, uint64_t n) {
+  const std::vector<std::byte> a = Payload(n), b = Payload(n + 1000);
+  const std::array<std::span<const std::byte>, 1> pa{std::span<const std::byte>(a)};
+  const std::array<std::span<const std::byte>, 1> pb{std::span<const std::byte>(b)};
+  const std::array<BatchMember, 2> batch{BatchMember{"a", pa}, BatchMember{"b", pb}};
+  REQUIRE(writer.CommitBatch(batch, Durability::kNone).ok());
+}
+
+void CreatePairStore(const std::string& path) {
+  CreateOptions options;
+  options.checkpoints = {{"a", 4096}, {"b", 4096}};
+  options.batch_log = true;
+  options.protocol = 2;
+  REQUIRE(Store::Create(path, 0, options).ok());
+}
+
+TEST_CASE("LoadSet on a protocol 2 store refuses a sidecar that is no longer the store's",
+          "[sidecar][loadset]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  CreatePairStore(path);
+  const std::string_view names[] = {"a", "b"};
+  std::vector<std::vector<std::byte>> outs;
+  {
+    Store writer = MustOpen(path, OpenMode::kReadWrite);
+    CommitPair(writer, 1);
+  }
+  Store reader = MustOpen(path, OpenMode::kReadOnly);
+  auto first = reader.LoadSet(names, outs);
+  REQUIRE(first.ok());
+  CHECK(outs[0] == Payload(1));
+  CHECK(outs[1] == Payload(1001));
+  // Removed while the reader holds it; the next writer makes another.
+  REQUIRE(::unlink(sidecar::PathFor(path).c_str()) == 0);
+  {
+    Store writer = MustOpen(path, OpenMode::kReadWrite);
+    CommitPair(writer, 2);
+  }
+  auto stale = reader.LoadSet(names, outs);
+  REQUIRE_FALSE(stale.ok());
+  CHECK(stale.status().code() == StatusCode::kStoreReplaced);
+  CHECK_THAT(stale.status().message(), Catch::Contains("reopen the store"));
+  // A new handle reads the new sidecar.
+  Store again = MustOpen(path, OpenMode::kReadOnly);
+  auto fresh = again.LoadSet(names, outs);
+  REQUIRE(fresh.ok());
+  CHECK(outs[0] == Payload(2));
+  CHECK(outs[1] == Payload(1002));
+}
+
+TEST_CASE("LoadSet without a sidecar works while no writer holds the store, and says why not",
+          "[sidecar][loadset]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  CreatePairStore(path);
+  {
+    Store writer = MustOpen(path, OpenMode::kReadWrite);
+    CommitPair(writer, 1);
+  }
+  NoSidecarIo io;
+  OpenOptions options;
+  options.io = &io;
+  auto reader = Store::Open(path, OpenMode::kReadOnly, options);
+  REQUIRE(reader.ok());
+  const std::string_view names[] = {"a", "b"};
+  std::vector<std::vector<std::byte>> outs;
+  auto quiet = reader->LoadSet(names, outs);
+  REQUIRE(quiet.ok());
+  CHECK(outs[0] == Payload(1));
+  CHECK(outs[1] == Payload(1001));
+  Store writer = MustOpen(path, OpenMode::kReadWrite);
+  auto busy = reader->LoadSet(names, outs);
+  REQUIRE_FALSE(busy.ok());
+  CHECK(busy.status().code() == StatusCode::kPermissionDenied);
+  CHECK_THAT(busy.status().message(), Catch::Contains(sidecar::PathFor(path)));
+  CHECK(io.refused >= 2);
 }
 
 TEST_CASE("Create refuses a protocol that does not exist", "[sidecar]") {
