@@ -137,13 +137,24 @@ Arm ChecksumArm(uint64_t size) {
           }};
 }
 
-enum RatioArm : size_t { kCommit, kRaw, kRawThreeSlots, kSameIo, kChecksum, kRatioArms };
+// kCommitP2: the same commit on a protocol 2 store (marks and the
+// publication word in the sidecar: nothing but the slot is written).
+enum RatioArm : size_t {
+  kCommit,
+  kRaw,
+  kRawThreeSlots,
+  kSameIo,
+  kChecksum,
+  kCommitP2,
+  kRatioArms
+};
 
 struct RatioRow {
   const ModeInfo* mode;
   uint64_t size;
   std::array<double, kRatioArms> median_ns;
-  PairedRatio cost;  // commit / raw
+  PairedRatio cost;     // commit / raw
+  PairedRatio cost_p2;  // protocol 2 commit / raw
   std::array<DevicePerOp, kRatioArms> device;
   std::string page_cache;  // durable 1 MiB rows: the folio census of both regions
 };
@@ -165,6 +176,9 @@ std::vector<RatioRow> RunRatios(const Options& options) {
     }
     CreateStore(path, regions);
     Store store = OpenStore(path);
+    const std::string path_p2 = path + "-p2";
+    CreateStore(path_p2, regions, false, 2);
+    Store store_p2 = OpenStore(path_p2);
     CheckSlotLayout(store, "commit-4 KiB");
     const Fd fd(path, O_RDWR | O_CLOEXEC);
     const bool durable = IsDurable(mode.mode);
@@ -179,14 +193,21 @@ std::vector<RatioRow> RunRatios(const Options& options) {
       arms[kRawThreeSlots] = RawArm("raw, 3 slots", target, size, kSlotsPerRegion);
       arms[kSameIo] = SameIoArm(target, size);
       arms[kChecksum] = ChecksumArm(size);
+      arms[kCommitP2] =
+          CommitArm("commit, protocol 2", store_p2, "commit-" + SizeName(size), size, mode.mode);
       std::fprintf(stderr, "  %s %s\n", mode.name, SizeName(size).c_str());
       const RealtimeScope realtime(durable && options.realtime, "regionstore_commit_bench");
       const Rounds rounds = RunInterleaved(
           arms, options.rounds, durable ? options.durable_batch_ms : options.mapped_batch_ms,
           options.device_stat);
       const RoundTimes& times = rounds.ns;
-      RatioRow row{&mode, size, {},
-                   Paired(times[kCommit], times[kRaw], durable ? &times[kRaw] : nullptr), {}, {}};
+      RatioRow row{&mode,
+                   size,
+                   {},
+                   Paired(times[kCommit], times[kRaw], durable ? &times[kRaw] : nullptr),
+                   Paired(times[kCommitP2], times[kRaw], durable ? &times[kRaw] : nullptr),
+                   {},
+                   {}};
       for (size_t a = 0; a < kRatioArms; ++a) {
         row.median_ns[a] = Median(times[a]);
         row.device[a] = MedianDevice(rounds.device[a]);
@@ -204,6 +225,9 @@ std::vector<RatioRow> RunRatios(const Options& options) {
     // The mapped modes leave dirty pages: write them back now, untimed, so
     // the kernel's writeback does not land in a later measurement.
     if (std::string e = DataSync(fd.get()); !e.empty()) Die(e);
+    if (std::string e = DataSync(Fd(path_p2, O_RDWR | O_CLOEXEC).get()); !e.empty()) Die(e);
+    std::remove(path_p2.c_str());
+    std::remove((path_p2 + ".shm").c_str());
   }
   return rows;
 }
@@ -219,17 +243,21 @@ void PrintRatios(const std::vector<RatioRow>& rows, const Options& options) {
       options.rounds, options.mapped_batch_ms, options.durable_batch_ms, options.rounds);
   std::printf(
       "| mode | size | commit ops/s | raw ops/s | cost commit/raw | target | met | cost in "
-      "fast / slow rounds (rounds) |\n");
-  std::printf("| --- | --- | ---: | ---: | --- | ---: | --- | --- |\n");
+      "fast / slow rounds (rounds) | protocol 2: cost commit/raw | met |\n");
+  std::printf("| --- | --- | ---: | ---: | --- | ---: | --- | --- | --- | --- |\n");
   for (const RatioRow& row : rows) {
     // Targets exist at 4 KiB and 1 MiB only (docs/BENCH-CHECKPOINTS.md).
     const double target = row.size == 4 * kKiB ? 1.10 : row.size == kMiB ? 1.15 : NAN;
     const char* met = std::isnan(target) ? "" : row.cost.median <= target ? "yes" : "**no**";
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", row.mode->name,
+    const char* met_p2 = std::isnan(target)                 ? ""
+                         : row.cost_p2.median <= target ? "yes"
+                                                        : "**no**";
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.mode->name,
                 SizeName(row.size).c_str(), FormatOps(row.median_ns[kCommit]).c_str(),
                 FormatOps(row.median_ns[kRaw]).c_str(), FormatRatio(row.cost).c_str(),
                 std::isnan(target) ? "–" : Fixed(target, 2).c_str(), met,
-                IsDurable(row.mode->mode) ? FormatByState(row.cost).c_str() : "");
+                IsDurable(row.mode->mode) ? FormatByState(row.cost).c_str() : "",
+                FormatRatio(row.cost_p2).c_str(), met_p2);
   }
   std::printf("\nraw:");
   for (const ModeInfo& mode : kModes) std::printf(" %s = %s;", mode.name, mode.raw);
@@ -242,10 +270,14 @@ void PrintRatios(const std::vector<RatioRow>& rows, const Options& options) {
       "durable: 4 KiB header unit + payload in one pwritev2), 3 slots; commit. Then, for "
       "the durable modes, what the device did per operation: flushes / write requests / KiB "
       "written (medians; the counters are the whole device's); and this thread's CPU time per "
-      "operation, user + system (getrusage: sampled at the scheduler tick, so rough).\n\n");
-  std::printf("| mode | size | raw | raw, 3 slots | XXH3 only | same I/O | commit | device: "
-              "raw | device: commit | CPU user + sys us: raw / same I/O / commit |\n");
-  std::printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |\n");
+      "operation, user + system (getrusage: sampled at the scheduler tick, so rough). "
+      "Protocol 2: the same commit on a protocol 2 store, whose marks and publication word "
+      "live in the sidecar.\n\n");
+  std::printf("| mode | size | raw | raw, 3 slots | XXH3 only | same I/O | commit | commit, "
+              "protocol 2 | device: raw | device: commit | device: protocol 2 | CPU user + sys "
+              "us: raw / same I/O / commit |\n");
+  std::printf(
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n");
   for (const RatioRow& row : rows) {
     const bool durable = IsDurable(row.mode->mode);
     std::string cpu;
@@ -254,14 +286,17 @@ void PrintRatios(const std::vector<RatioRow>& rows, const Options& options) {
       cpu += FormatMicros(row.device[arm].user_ns) + " + " +
              FormatMicros(row.device[arm].system_ns);
     }
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.mode->name,
-                SizeName(row.size).c_str(), FormatMicros(row.median_ns[kRaw]).c_str(),
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                row.mode->name, SizeName(row.size).c_str(),
+                FormatMicros(row.median_ns[kRaw]).c_str(),
                 FormatMicros(row.median_ns[kRawThreeSlots]).c_str(),
                 FormatMicros(row.median_ns[kChecksum]).c_str(),
                 FormatMicros(row.median_ns[kSameIo]).c_str(),
                 FormatMicros(row.median_ns[kCommit]).c_str(),
+                FormatMicros(row.median_ns[kCommitP2]).c_str(),
                 durable ? FormatDevice(row.device[kRaw]).c_str() : "",
-                durable ? FormatDevice(row.device[kCommit]).c_str() : "", cpu.c_str());
+                durable ? FormatDevice(row.device[kCommit]).c_str() : "",
+                durable ? FormatDevice(row.device[kCommitP2]).c_str() : "", cpu.c_str());
   }
   std::printf("\nPage cache of the durable stores' 1 MiB regions after the rounds (the commit "
               "region's three slots; the raw region's three slots, slot 0 being raw's):\n\n");
@@ -281,7 +316,9 @@ nlohmann::json RatiosJson(const std::vector<RatioRow>& rows) {
                    {"size", row.size},
                    {"commit_ns", row.median_ns[kCommit]},
                    {"raw_ns", row.median_ns[kRaw]},
-                   {"commit_over_raw", RatioJson(row.cost)}});
+                   {"commit_over_raw", RatioJson(row.cost)},
+                   {"commit_protocol2_ns", row.median_ns[kCommitP2]},
+                   {"protocol2_over_raw", RatioJson(row.cost_p2)}});
   }
   return out;
 }

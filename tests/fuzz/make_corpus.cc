@@ -55,10 +55,13 @@ bool Check(const regionstore::Status& status, const char* what) {
 // A store made by the library: `regions` with a commit in each region
 // listed in `commits` (name, length).
 bool MakeStore(const fs::path& path, uint64_t data_size, const std::vector<CheckpointSpec>& regions,
-               const std::vector<std::pair<std::string, size_t>>& commits) {
+               const std::vector<std::pair<std::string, size_t>>& commits,
+               uint32_t protocol = 1) {
   fs::remove(path);
+  fs::remove(path.string() + ".shm");
   CreateOptions options;
   options.checkpoints = regions;
+  options.protocol = protocol;
   if (!Check(Store::Create(path.string(), data_size, options), "create")) return false;
   auto store = Store::Open(path.string(), OpenMode::kReadWrite);
   if (!Check(store.status(), "open")) return false;
@@ -253,6 +256,16 @@ int main(int argc, char** argv) {
     seeds.push_back(
         {"large-table-flag-200-regions-writer", std::move(file), kOpenWriter | kFixChecksums});
   }
+
+  // Protocol 2 (incompat_flags bit 3): the store's intent area holds the
+  // sidecar's identity entry, which a writer's open compares with the
+  // sidecar it makes beside the image.
+  if (!MakeStore(scratch, 4096, {{"a", 100}, {"state", 5000, SlotLayout::kAligned}},
+                 {{"a", 100}, {"state", 4999}, {"a", 7}}, 2)) {
+    return 1;
+  }
+  fs::remove(scratch.string() + ".shm");
+  seeds.push_back({"protocol2-writer", ReadFile(scratch), kOpenWriter | kReadDataArea});
 
   for (const Seed& seed : seeds) {
     const std::vector<uint8_t> image = fuzz::EncodeImage(seed.file, seed.flags);

@@ -89,7 +89,9 @@ class MemoryFile final : public File {
 
 }  // namespace
 
-Result<std::unique_ptr<File>> MemoryIo::Open(const std::string&, OpenMode mode, SymlinkPolicy) {
+Result<std::unique_ptr<File>> MemoryIo::Open(const std::string& path, OpenMode mode,
+                                             SymlinkPolicy) {
+  if (testing::MemorySidecar::IsSidecarPath(path)) return sidecar_.Open(path);
   return std::unique_ptr<File>(std::make_unique<MemoryFile>(*this, mode));
 }
 Result<FileStat> MemoryIo::StatPath(const std::string&) {
@@ -118,7 +120,8 @@ Status MemoryIo::FillRandom(std::span<std::byte> out) {
   std::fill(out.begin(), out.end(), std::byte{0x5a});
   return Status::Ok();
 }
-Result<std::unique_ptr<File>> MemoryIo::CreateExclusive(const std::string&) {
+Result<std::unique_ptr<File>> MemoryIo::CreateExclusive(const std::string& path) {
+  if (testing::MemorySidecar::IsSidecarPath(path)) return sidecar_.Create(path);
   return NotHere("open(O_CREAT|O_EXCL)");
 }
 Status MemoryIo::Rename(const std::string&, const std::string&, bool) { return NotHere("rename"); }

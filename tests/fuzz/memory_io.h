@@ -28,13 +28,15 @@
 #include <vector>
 
 #include "regionstore/io.h"
+#include "support/memory_sidecar.h"
 
 namespace regionstore::fuzz {
 
 class MemoryIo final : public Io {
  public:
   // `file` is the store file's content; it must outlive every File and
-  // Mapping handed out. Every path names it.
+  // Mapping handed out. Every path names it, but for one ending in ".shm":
+  // a protocol 2 store's sidecar, kept in memory beside it.
   explicit MemoryIo(std::span<std::byte> file) : file_(file) {}
 
   std::span<std::byte> file() const { return file_; }
@@ -53,7 +55,8 @@ class MemoryIo final : public Io {
   uint64_t ProcessId() override { return 1; }
   uint64_t NowUnixNanos() override { return ++clock_; }
   uint64_t MonotonicNanos() override { return clock_; }
-  // The only file is the store: nothing is created, renamed or removed.
+  // The store is never created, renamed or removed; the sidecar is
+  // created by a protocol 2 writer's open.
   Result<std::unique_ptr<File>> CreateExclusive(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to, bool replace) override;
   Status Remove(const std::string& path) override;
@@ -61,6 +64,7 @@ class MemoryIo final : public Io {
 
  private:
   std::span<std::byte> file_;
+  testing::MemorySidecar sidecar_;
   bool locked_ = false;
   uint64_t clock_ = 1'700'000'000'000'000'000;
 };

@@ -74,67 +74,6 @@ class SimFile final : public File {
   std::string path_ = "sim";
 };
 
-// Protocol 2's sidecar: plain memory, no history (nothing in it survives a
-// power loss, and no barrier is about it).
-class SidecarMapping final : public Mapping {
- public:
-  explicit SidecarMapping(std::vector<std::byte>& bytes) : bytes_(bytes) {}
-  std::byte* data() override { return bytes_.data(); }
-  uint64_t size() const override { return bytes_.size(); }
-  Status Sync(uint64_t, uint64_t, SyncKind) override { return Status::Ok(); }
-
- private:
-  std::vector<std::byte>& bytes_;
-};
-
-class SidecarFile final : public File {
- public:
-  explicit SidecarFile(std::vector<std::byte>& bytes) : bytes_(bytes) {}
-  const std::string& path() const override { return path_; }
-  Result<uint64_t> ReadAt(uint64_t offset, std::span<std::byte> out) override {
-    if (offset >= bytes_.size()) return uint64_t{0};
-    const uint64_t length = std::min<uint64_t>(out.size(), bytes_.size() - offset);
-    std::memcpy(out.data(), bytes_.data() + offset, length);
-    return length;
-  }
-  Status WriteAt(uint64_t offset, std::span<const std::byte> data) override {
-    if (offset > bytes_.size() || data.size() > bytes_.size() - offset) {
-      return Status::FromErrno(ENOSPC, "pwrite", path_, "the simulated sidecar does not grow");
-    }
-    std::memcpy(bytes_.data() + offset, data.data(), data.size());
-    return Status::Ok();
-  }
-  Status Allocate(uint64_t offset, uint64_t length) override {
-    // Before anything maps it: the sidecar reserved room for this.
-    if (offset + length > bytes_.capacity()) {
-      return Status::FromErrno(ENOSPC, "fallocate", path_, "the simulated sidecar is too small");
-    }
-    if (offset + length > bytes_.size()) bytes_.resize(offset + length);
-    return Status::Ok();
-  }
-  Status DataSync() override { return Status::Ok(); }
-  Status Sync() override { return Status::Ok(); }
-  Status LockExclusive() override { return Status::Ok(); }
-  Result<FileStat> Stat() override {
-    FileStat stat;
-    stat.size = bytes_.size();
-    stat.is_regular = true;
-    stat.device = 1;
-    stat.inode = 2;
-    return stat;
-  }
-  Result<std::unique_ptr<Mapping>> Map(uint64_t length, OpenMode) override {
-    if (length != bytes_.size()) return Status::FromErrno(EINVAL, "mmap", path_);
-    return std::unique_ptr<Mapping>(std::make_unique<SidecarMapping>(bytes_));
-  }
-
- private:
-  std::vector<std::byte>& bytes_;
-  std::string path_ = "sim.shm";
-};
-
-bool IsSidecarPath(const std::string& path) { return path.ends_with(".shm"); }
-
 Status Unsupported(const char* what) {
   return Status::FromErrno(ENOTSUP, what, "sim", "not simulated");
 }
@@ -339,18 +278,12 @@ std::vector<std::byte> CrashSim::Image(std::mt19937_64& rng, ImageKind kind, uin
 }
 
 Result<std::unique_ptr<File>> CrashSim::Open(const std::string& path, OpenMode, SymlinkPolicy) {
-  if (IsSidecarPath(path)) {
-    if (!sidecar_) return Status::FromErrno(ENOENT, "open", path);
-    return std::unique_ptr<File>(std::make_unique<SidecarFile>(*sidecar_));
-  }
+  if (MemorySidecar::IsSidecarPath(path)) return sidecar_.Open(path);
   return std::unique_ptr<File>(std::make_unique<SimFile>(*this));
 }
 Result<std::unique_ptr<File>> CrashSim::CreateExclusive(const std::string& path) {
-  if (!IsSidecarPath(path)) return Unsupported("create");
-  if (sidecar_) return Status::FromErrno(EEXIST, "open", path);
-  sidecar_ = std::make_unique<std::vector<std::byte>>();
-  sidecar_->reserve(64 * 1024);
-  return std::unique_ptr<File>(std::make_unique<SidecarFile>(*sidecar_));
+  if (!MemorySidecar::IsSidecarPath(path)) return Unsupported("create");
+  return sidecar_.Create(path);
 }
 Status CrashSim::Rename(const std::string&, const std::string&, bool) {
   return Unsupported("rename");

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "regionstore/io.h"
+#include "support/memory_sidecar.h"
 
 namespace regionstore::testing {
 
@@ -75,8 +76,8 @@ class CrashSim final : public Io {
   // simulator) and is gone after a power loss (a new simulator has none).
   // LoseSidecar removes it, as someone deleting it between a kill and the
   // next open would. Call with no store using the simulator.
-  void LoseSidecar() { sidecar_.reset(); }
-  bool has_sidecar() const { return sidecar_ != nullptr; }
+  void LoseSidecar() { sidecar_.Remove(); }
+  bool has_sidecar() const { return sidecar_.exists(); }
 
   enum class ImageKind {
     kRandom,         // every pending unit: any version, or a mix of two
@@ -133,8 +134,7 @@ class CrashSim final : public Io {
   void Restore(Tracking saved, bool page_cache);
 
   std::array<std::byte, 16> boot_id_{};
-  // The sidecar's bytes; its size is set once, before anything maps it.
-  std::unique_ptr<std::vector<std::byte>> sidecar_;
+  MemorySidecar sidecar_;
   bool track_;
   bool in_flight_ = false;
   std::optional<Tracking> before_last_barrier_;
