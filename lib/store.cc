@@ -40,7 +40,9 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
                              " does not exist: 1 (the default) or 2 (readers that wait "
                              "register in a sidecar, PATH.shm)");
   }
-  auto layout = format::LayoutFor(data_size, options.checkpoints.size(), options.batch_log);
+  // Every protocol 2 store takes batches.
+  const bool batch_log = options.batch_log || options.protocol == 2;
+  auto layout = format::LayoutFor(data_size, options.checkpoints.size(), batch_log);
   if (!layout.ok()) return layout.status().WithOperation("create", path);
   auto regions = slot::LayoutRegions(options.checkpoints, layout->file_size, io.PageSize());
   if (!regions.ok()) return regions.status().WithOperation("create", path);
@@ -104,7 +106,7 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
   info.region_table_offset = format::kRegionTableOffset;
   info.created_unix_ns = io.NowUnixNanos();
   info.created_page_size = static_cast<uint32_t>(io.PageSize());
-  info.incompat_flags = (options.batch_log ? format::kIncompatBatchLog : 0) |
+  info.incompat_flags = (batch_log ? format::kIncompatBatchLog : 0) |
                         (options.protocol == 2 ? format::kIncompatSidecar : 0);
   info.incompat_flags = format::IncompatFlagsFor(info);
 

@@ -415,7 +415,9 @@ TEST_CASE("The new-flag golden store refused by the old rule", "[golden][compat]
           }
         }
       }
-      CHECK(members == 6);
+      // v1-batches.rgn's three batches; v1-protocol2.rgn has the log (every
+      // protocol 2 store does) and single commits only.
+      CHECK(members == (path.ends_with("v1-batches.rgn") ? 6 : 0));
     }
     // And FORMAT.md's reason it must be: a reader that skipped the flag
     // check would take compact entries and the long table as corruption.

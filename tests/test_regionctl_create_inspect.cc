@@ -127,13 +127,14 @@ TEST_CASE("regionctl create --protocol 2 makes a store inspect calls protocol 2"
                             "--protocol", "2"}));
   const nlohmann::json document = InspectJson(path);
   CHECK(document["protocol"] == 2);
-  CHECK(document["incompat_features"] == nlohmann::json::array({"compact_slots", "sidecar"}));
+  CHECK(document["incompat_features"] ==
+        nlohmann::json::array({"compact_slots", "batch_log", "sidecar"}));
   CHECK(MustReadInfo(path).protocol() == 2);
   // A commit through regionctl: its writer makes the sidecar beside it.
   const ProcessResult committed =
       Regionctl({"commit", path, "r", "--input", "/dev/null"});
   RequireSuccess(committed);
-  CHECK(std::filesystem::file_size(path + ".shm") == 4096);
+  CHECK(std::filesystem::file_size(path + ".shm") == 8192);
   // Only 1 and 2 exist; nothing is created for another.
   const std::string other = dir.File("p3.rs");
   const ProcessResult refused = Regionctl({"create", other, "--size", "64KiB", "--protocol", "3"});

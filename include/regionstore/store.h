@@ -128,13 +128,18 @@ struct CreateOptions {
   // it, at most 7,104 regions keep the data area at 1 MiB.
   bool batch_log = false;
   // The commit protocol (docs/CHECKPOINTS.md). 1: every release since 0.1
-  // reads the store. 2, being built: readers that wait register in a
-  // sidecar file beside the store (PATH.shm, created by the writer's open),
-  // so that a commit with nobody waiting makes no system call at all. Such
-  // a store sets an incompatible-feature flag: releases before 0.12 refuse
-  // it. Its writer needs to create or open PATH.shm; never delete that file
-  // while the store is open (a waiter would then wake only at its
-  // recheck). Anything else is kInvalidArgument.
+  // reads the store. 2, being built: the state a writer shares with readers
+  // and with the next writer of the same boot (the intent marks, the
+  // publication word, the wake word and its waiter bit) lives in a sidecar
+  // file beside the store, PATH.shm, created by the writer's open and never
+  // synced. So a commit with nobody waiting makes no system call, and a
+  // durable commit writes its slot and nothing else. A protocol 2 store
+  // always has a batch log (as if batch_log were set), and sets an
+  // incompatible-feature flag: releases before 0.12 refuse it. Its writer
+  // needs to create or open PATH.shm. Removing that file while the store is
+  // in use costs the next writer's open a recovery of every region, and
+  // readers holding the old one get kStoreReplaced from LoadSet; it is
+  // never a lost commit. Anything but 1 or 2 is kInvalidArgument.
   uint32_t protocol = 1;
   // Called after each zero-filled chunk (8 MiB) with the bytes written so
   // far and the file size: a store of many GiB takes seconds to fill.

@@ -155,7 +155,8 @@ std::vector<ExpectedRegionGolden> ExpectedRegionGoldens() {
        2,
        false,
        {1, 2, 3}});
-  // Protocol 2 (0.12): the layout of protocol 1, incompat_flags bit 3 set.
+  // Protocol 2 (0.12): the layout of protocol 1 with a batch log,
+  // incompat_flags bits 3 and 2 set.
   // "state" compact from the end of the data area (1 MiB + 64 KiB), "blob"
   // 64 KiB-aligned after it.
   goldens.push_back(
@@ -164,10 +165,10 @@ std::vector<ExpectedRegionGolden> ExpectedRegionGoldens() {
        1769472,
        1048576,
        4099,
-       9,
+       13,
        "70717273-7475-4677-b879-7a7b7c7d7e7f",
-       0x282834ed722eb584ULL,
-       0x711ad5c98f48bc69ULL,
+       0x6e00db695e7c43aeULL,
+       0x68585d2ed37eef9aULL,
        {{4000, 99}},
        {{"state", 100, 4096, 1114112, 8192, {{{1, 100, 1}, {2, 37, 2}, {3, 5, 4}}}},
         {"blob", 70000, 0, 1179648, 196608, {{{1, 70000, 3}, kEmptySlot, kEmptySlot}}}}});

@@ -180,10 +180,11 @@ inline std::vector<GoldenStore> GoldenStores() {
         {"model", 37, 7, Durability::kNone, 3}},
        /*archived=*/false,
        /*batch_log=*/true},
-      // Commit protocol 2 (0.12, incompat_flags bit 3, and bit 0 for the
-      // compact slots): laid out exactly as in protocol 1, only the flag
-      // differs. Commits in every mode; the sidecar its writer made is
-      // runtime state, removed like the intent marks.
+      // Commit protocol 2 (0.12, incompat_flags bit 3, with bit 2 for the
+      // batch log every protocol 2 store has and bit 0 for the compact
+      // slots): laid out as a protocol 1 store with a batch log. Commits in
+      // every mode; the sidecar its writer made is runtime state, removed
+      // like the intent marks.
       {"v1-protocol2.rgn",
        4096 + 3,
        0x70,
@@ -298,7 +299,8 @@ inline Status WriteGoldenStore(const std::string& directory, const GoldenStore& 
   auto file = Io::Default()->Open(path, OpenMode::kReadWrite, SymlinkPolicy::kRefuse);
   if (!file.ok()) return file.status();
   const std::vector<std::byte> zeros(
-      store.batch_log ? intent::kWatermarkEntries[0] * intent::kEntrySize : intent::kAreaSize);
+      store.batch_log || store.protocol == 2 ? intent::kWatermarkEntries[0] * intent::kEntrySize
+                                             : intent::kAreaSize);
   if (Status s = (*file)->WriteAt(*area, zeros); !s.ok()) return s;
   return (*file)->DataSync();
 }

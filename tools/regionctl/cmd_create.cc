@@ -254,9 +254,9 @@ void SetupCreate(CLI::App& app, Status& outcome) {
                     "regions as one batch; releases before 0.8 refuse such a store");
   command
       ->add_option("--protocol", args->protocol,
-                   "Commit protocol: 1 (default) or 2, whose readers that wait register in a "
-                   "sidecar PATH.shm so that a commit with nobody waiting makes no system "
-                   "call; releases before 0.12 refuse a protocol 2 store")
+                   "Commit protocol: 1 (default) or 2, which keeps the writer's marks and the "
+                   "readers' words in a sidecar PATH.shm (a commit with nobody waiting makes no "
+                   "system call) and always has a batch log; releases before 0.12 refuse it")
       ->type_name("N")
       ->check(CLI::IsMember({1u, 2u}));
   command->add_flag("--force", args->force,
