@@ -54,6 +54,9 @@ enum BatchArmId : size_t {
   kSqlite,
   kSinglesSync,
   kSinglesPwrite,
+  // The same batches on a protocol 2 store (marks and P in the sidecar).
+  kBatchSyncP2,
+  kBatchPwriteP2,
   kBatchArmIds
 };
 constexpr std::array<const char*, kBatchArmIds> kArmKeys = {"commit_batch_sync",
@@ -63,7 +66,9 @@ constexpr std::array<const char*, kBatchArmIds> kArmKeys = {"commit_batch_sync",
                                                             "lmdb",
                                                             "sqlite",
                                                             "singles_sync",
-                                                            "singles_pwrite_fdatasync"};
+                                                            "singles_pwrite_fdatasync",
+                                                            "commit_batch_sync_protocol2",
+                                                            "commit_batch_pwrite_fdatasync_protocol2"};
 
 // What the io seam saw of one arm, over all its batches (calibration and
 // warm-up included: per batch, they are the same).
@@ -86,8 +91,9 @@ struct ShapeResult {
   std::vector<ArmResult> arms;
   BatchArmId ours = kBatchSync;       // the faster batch mode by median
   BatchArmId singles = kSinglesSync;  // the faster singles mode by median
+  BatchArmId ours_p2 = kBatchSyncP2;  // the faster protocol 2 batch mode
   PairedRatio floor_over_ours, extents_over_ours, singles_over_ours, lmdb_over_ours,
-      sqlite_over_ours;
+      sqlite_over_ours, floor_over_p2;
   bool peers = false;
 };
 
@@ -133,6 +139,10 @@ ShapeResult RunShape(const Options& options, Shape shape) {
   CreateStore(store_path, regions, /*batch_log=*/true);
   CountingIo io;
   Store store = OpenStore(store_path, &io);
+  const std::string p2_path = stem + "-p2.rgn";
+  CreateStore(p2_path, regions, /*batch_log=*/true, 2);
+  CountingIo io_p2;
+  Store store_p2 = OpenStore(p2_path, &io_p2);
   const std::string floor_path = stem + "-floor.bin";
   CreatePlainFile(floor_path, shape.regions * shape.size);
   const Fd floor(floor_path, O_RDWR | O_CLOEXEC);
@@ -156,6 +166,16 @@ ShapeResult RunShape(const Options& options, Shape shape) {
   const uint64_t intent_offset = store.info().data_offset - kHeaderUnitSize;
   const uint64_t log_offset = intent_offset - 32 * kHeaderUnitSize;
 
+  const auto batch_on = [&names](Store& on, Durability mode) {
+    return [&on, &names, mode](PayloadPieces pieces) -> std::string {
+      std::array<BatchMember, kMaxShapeRegions> members{};
+      for (size_t i = 0; i < pieces.size(); ++i) {
+        members[i] = {names[i], PayloadPieces(&pieces[i], 1)};
+      }
+      auto generations = on.CommitBatch({members.data(), pieces.size()}, mode);
+      return generations.ok() ? std::string() : generations.status().ToString();
+    };
+  };
   const auto batch = [&store, &names](Durability mode) {
     return [&store, &names, mode](PayloadPieces pieces) -> std::string {
       std::array<BatchMember, kMaxShapeRegions> members{};
@@ -230,6 +250,12 @@ ShapeResult RunShape(const Options& options, Shape shape) {
   add(kSinglesPwrite, Counted(PiecesArm(n + " single Commits kPwriteFdatasync", shape,
                                         singles(Durability::kPwriteFdatasync)),
                               io, tallies[kSinglesPwrite]));
+  add(kBatchSyncP2, Counted(PiecesArm("ours, protocol 2: CommitBatch kSync", shape,
+                                      batch_on(store_p2, Durability::kSync)),
+                            io_p2, tallies[kBatchSyncP2]));
+  add(kBatchPwriteP2, Counted(PiecesArm("ours, protocol 2: CommitBatch kPwriteFdatasync", shape,
+                                        batch_on(store_p2, Durability::kPwriteFdatasync)),
+                              io_p2, tallies[kBatchPwriteP2]));
 
   std::fprintf(stderr, "  batches %s\n", tag.c_str());
   const RealtimeScope realtime(options.realtime, "regionstore_commit_bench");
@@ -260,8 +286,11 @@ ShapeResult RunShape(const Options& options, Shape shape) {
   result.ours = median_of(kBatchSync) <= median_of(kBatchPwrite) ? kBatchSync : kBatchPwrite;
   result.singles =
       median_of(kSinglesSync) <= median_of(kSinglesPwrite) ? kSinglesSync : kSinglesPwrite;
+  result.ours_p2 =
+      median_of(kBatchSyncP2) <= median_of(kBatchPwriteP2) ? kBatchSyncP2 : kBatchPwriteP2;
   const std::vector<double>& ours = *times[result.ours];
   const std::vector<double>* reference = times[kFloor];
+  result.floor_over_p2 = Paired(*times[kFloor], *times[result.ours_p2], reference);
   result.floor_over_ours = Paired(*times[kFloor], ours, reference);
   result.extents_over_ours = Paired(*times[kFloorOurExtents], ours, reference);
   result.singles_over_ours = Paired(*times[result.singles], ours, reference);
@@ -315,6 +344,8 @@ void PrintShapes(const std::vector<ShapeResult>& results, const Options& options
     const std::string ours = kArmKeys[r.ours];
     PrintRatioRow(shape + ": floor / " + ours, r.floor_over_ours, wide ? 0.8 : 0);
     PrintRatioRow(shape + ": floor at our extents / " + ours, r.extents_over_ours, 0);
+    PrintRatioRow(shape + ": floor / " + std::string(kArmKeys[r.ours_p2]), r.floor_over_p2,
+                  wide ? 0.8 : 0);
     PrintRatioRow(shape + ": " + std::string(kArmKeys[r.singles]) + " / " + ours +
                       " (the region rate's gain)",
                   r.singles_over_ours, wide ? 8 : 0);
@@ -365,6 +396,8 @@ nlohmann::json ShapesJson(const std::vector<ShapeResult>& results) {
                             {"floor_over_ours", RatioJson(r.floor_over_ours)},
                             {"floor_our_extents_over_ours", RatioJson(r.extents_over_ours)},
                             {"singles_over_ours", RatioJson(r.singles_over_ours)},
+                            {"ours_protocol2", kArmKeys[r.ours_p2]},
+                            {"floor_over_protocol2", RatioJson(r.floor_over_p2)},
                             {"lmdb_over_ours", nullptr},
                             {"sqlite_over_ours", nullptr}};
     if (r.peers) {

@@ -56,10 +56,18 @@ TEST_CASE("the commit benchmark's batch section writes every arm and the documen
   for (size_t s = 0; s < shapes.size(); ++s) {
     const nlohmann::json& shape = shapes[s];
     INFO(shape.dump());
-    CHECK(KeysOf(shape) == std::vector<std::string>{"arms", "floor_our_extents_over_ours",
-                                                    "floor_over_ours", "lmdb_over_ours", "ours",
-                                                    "regions", "singles", "singles_over_ours",
-                                                    "size", "sqlite_over_ours"});
+    CHECK(KeysOf(shape) == std::vector<std::string>{"arms",
+                                                    "floor_our_extents_over_ours",
+                                                    "floor_over_ours",
+                                                    "floor_over_protocol2",
+                                                    "lmdb_over_ours",
+                                                    "ours",
+                                                    "ours_protocol2",
+                                                    "regions",
+                                                    "singles",
+                                                    "singles_over_ours",
+                                                    "size",
+                                                    "sqlite_over_ours"});
     const uint64_t regions = shape["regions"];
     const uint64_t size = shape["size"];
     CHECK(std::pair(regions, size) == expected_shapes[s]);
@@ -98,9 +106,14 @@ TEST_CASE("the commit benchmark's batch section writes every arm and the documen
       }
     }
     std::sort(arms.begin(), arms.end());
-    std::vector<std::string> expected = {
-        "commit_batch_pwrite_fdatasync", "commit_batch_sync", "floor", "floor_our_extents",
-        "singles_pwrite_fdatasync",      "singles_sync"};
+    std::vector<std::string> expected = {"commit_batch_pwrite_fdatasync",
+                                         "commit_batch_pwrite_fdatasync_protocol2",
+                                         "commit_batch_sync",
+                                         "commit_batch_sync_protocol2",
+                                         "floor",
+                                         "floor_our_extents",
+                                         "singles_pwrite_fdatasync",
+                                         "singles_sync"};
     // LMDB and SQLite: only when the benchmark was built with them, and
     // then with their ratios.
     const bool peers = !shape["lmdb_over_ours"].is_null();
