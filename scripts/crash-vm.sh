@@ -327,6 +327,7 @@ EOF
 
 is_control() {
   case $1 in commits-barrier-header-only | batches-record-late | export-no-dirsync | seen-recovery-undoes) return 0 ;; esac
+  case $1 in commits-p2-barrier-header-only | batches-p2-record-late) return 0 ;; esac
   return 1
 }
 
@@ -349,10 +350,15 @@ plan=(
   "eio xfs $((20 * scale))"
   "seen ext4 $((30 * scale))"
   "seen xfs $((20 * scale))"
+  "commits-p2 ext4 $((40 * scale))"
+  "batches-p2 xfs $((30 * scale))"
+  "seen-p2 ext4 $((20 * scale))"
   "commits-barrier-header-only ext4 $((20 * scale))"
   "batches-record-late ext4 $((20 * scale))"
   "export-no-dirsync ext4 $((20 * scale))"
   "seen-recovery-undoes ext4 $((20 * scale))"
+  "commits-p2-barrier-header-only ext4 $((20 * scale))"
+  "batches-p2-record-late ext4 $((20 * scale))"
 )
 for entry in "${plan[@]}"; do
   read -r workload fs budget <<<"${entry}"

@@ -76,7 +76,7 @@ class Checker {
 
   int Run() {
     if (!ReadMarkers()) return 2;
-    const std::string& w = plan_.workload;
+    const std::string& w = plan_.base;
     if (w == "commits" || w == "commits-barrier-header-only" || w == "eio" || w == "batches" ||
         w == "batches-record-late" || w == "seen" || w == "seen-recovery-undoes") {
       CheckCommits();
@@ -284,7 +284,7 @@ class Checker {
         }
       }
     }
-    if (plan_.workload == "eio" && Returned(1) && markers_[1]->status == 0) {
+    if (plan_.base == "eio" && Returned(1) && markers_[1]->status == 0) {
       Error("the injected EIO never reached the commit of op 1 (it returned OK)");
       return;
     }

@@ -321,6 +321,7 @@ int Run(const Args& args) {
         CreateOptions options;
         options.checkpoints = plan.regions;
         options.batch_log = plan.batch_log;
+        options.protocol = plan.protocol;
         status = Store::Create(store_path, plan.data_size, options);
         if (status.ok()) status = OpenWriter(store_path, store);
         marker = MarkerFor(i, status, store);

@@ -315,22 +315,52 @@ const std::vector<std::string>& WorkloadNames() {
                                                  "create",
                                                  "eio",
                                                  "seen",
+                                                 "commits-p2",
+                                                 "batches-p2",
+                                                 "seen-p2",
                                                  "commits-barrier-header-only",
                                                  "batches-record-late",
                                                  "export-no-dirsync",
-                                                 "seen-recovery-undoes"};
+                                                 "seen-recovery-undoes",
+                                                 "commits-p2-barrier-header-only",
+                                                 "batches-p2-record-late"};
   return names;
 }
 
-bool IsNegativeControl(std::string_view workload) {
-  return workload == "commits-barrier-header-only" || workload == "batches-record-late" ||
-         workload == "export-no-dirsync" || workload == "seen-recovery-undoes";
+namespace {
+
+// "commits-p2-barrier-header-only" -> "commits-barrier-header-only".
+std::string WithoutProtocol2(std::string_view workload) {
+  std::string name(workload);
+  if (const size_t at = name.find("-p2"); at != std::string::npos &&
+                                          (at + 3 == name.size() || name[at + 3] == '-')) {
+    name.erase(at, 3);
+  }
+  return name;
 }
 
-Plan MakePlan(std::string_view workload, uint64_t seed) {
+}  // namespace
+
+bool IsNegativeControl(std::string_view workload) {
+  const std::string base = WithoutProtocol2(workload);
+  return base == "commits-barrier-header-only" || base == "batches-record-late" ||
+         base == "export-no-dirsync" || base == "seen-recovery-undoes";
+}
+
+Plan MakePlan(std::string_view name, uint64_t seed) {
   Plan plan;
-  plan.workload = std::string(workload);
+  plan.workload = std::string(name);
   plan.seed = seed;
+  // The protocol 2 workloads: the same plans on a protocol 2 store.
+  plan.base = WithoutProtocol2(name);
+  if (plan.base != name) {
+    if (plan.base != "commits" && plan.base != "batches" && plan.base != "seen" &&
+        plan.base != "commits-barrier-header-only" && plan.base != "batches-record-late") {
+      return plan;
+    }
+    plan.protocol = 2;
+  }
+  const std::string_view workload = plan.base;
   if (workload == "commits") return CommitsPlan(std::move(plan));
   if (workload == "commits-barrier-header-only") {
     plan.breakage = Breakage::kBarrierHeaderOnly;

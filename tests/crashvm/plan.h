@@ -68,6 +68,10 @@ struct Op {
 
 struct Plan {
   std::string workload;
+  // The workload without its "-p2" (protocol 2) infix: what the guest runs
+  // and the checker checks.
+  std::string base;
+  uint32_t protocol = 1;  // CreateOptions::protocol of the store
   uint64_t seed = 0;
   Breakage breakage = Breakage::kNone;
   std::string store = "store.rs";  // relative to the directory the guest mounts
