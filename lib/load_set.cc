@@ -13,6 +13,7 @@
 // its header is cleared, as for Load).
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <new>
 #include <optional>
 #include <string>
@@ -95,35 +96,23 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
                          "regions): it has no publication word to load a consistent set by");
   }
   const std::byte* base = r.mapping->data();
-  const std::byte* word = base + *area + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
-  // Protocol 2: P is the sidecar's, and the sidecar must still be the
-  // store's (its id is the one the store's identity entry names) for its P
-  // to mean anything. A handle that cannot open the sidecar can still take
-  // a snapshot while no writer holds the store: every writer's open
-  // rewrites the identity entry before it changes anything visible, so the
-  // same entry and no writer on both sides of the snapshot mean nothing
-  // changed.
-  const sidecar::Sidecar* side = nullptr;
-  Status no_sidecar;
+  const std::byte* const store_word =
+      base + *area + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
+  // Protocol 2: P is the sidecar's, and only the sidecar the store's
+  // identity entry names (the one its writer uses) says anything. Without
+  // such a sidecar (none this handle can open, or one removed and made
+  // anew, or reached by another path) a snapshot is still exact while no
+  // writer holds the store: every writer's open rewrites the identity entry
+  // before it changes anything visible, so the same entry and no writer on
+  // both sides of the snapshot mean nothing changed.
+  const bool protocol_2 = r.info.protocol() == 2;
   const std::byte* identity =
       base + *area + uint64_t{intent::kSidecarEntry} * intent::kEntrySize;
   const auto read_identity = [&] {
     return shared_copy::LoadSharedWords<intent::kEntrySize>(identity);
   };
-  const auto sidecar_is_current = [&] {
-    const std::optional<intent::Entry> entry = intent::DecodeEntry(read_identity());
-    if (!entry || entry->kind != intent::Kind::kSidecar) return side->id() == 0;
-    return entry->generation == side->id();
-  };
-  if (r.info.protocol() == 2) {
-    auto opened = r.ReadSidecar();
-    if (opened.ok()) {
-      side = *opened;
-      word = side->area() + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
-    } else {
-      no_sidecar = opened.status();
-    }
-  }
+  const sidecar::Sidecar* side = nullptr;
+  Status no_sidecar;
   int stale_sidecar = 0;
   const region_check::ReadFn mapped = region_check::MappingReader(*r.mapping);
   const auto read_headers = [&](uint32_t index) {
@@ -154,25 +143,46 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
   bool writer_unknown = false;
   for (int attempt = 0; attempt < kLoadSetAttempts; ++attempt) {
     if (attempt > 0) std::this_thread::yield();
+    const std::byte* word = store_word;
+    // Protocol 2 without the writer's sidecar: the identity entry as read
+    // before the snapshot, which must hold, with no writer, until after it.
     std::optional<intent::EntryBytes> identity_before;
-    if (!no_sidecar.ok()) {
-      identity_before = read_identity();
-      const Result<bool> alive = r.file->HasWriter();
-      if (!alive.ok() || *alive) {
-        return Status::Error(
-            no_sidecar.code(), "load set", r.path,
-            "a writer " + std::string(alive.ok() ? "holds" : "may hold") +
-                " this protocol 2 store, and this handle cannot open its sidecar '" +
-                sidecar::PathFor(r.path) + "' to read the publication word by (" +
-                no_sidecar.ToString() + "); Load each region alone, or give this process "
-                "read access to the sidecar",
-            no_sidecar.sys_errno());
+    if (protocol_2) {
+      if (side == nullptr || !r.SidecarIsCurrent(*side)) {
+        auto opened = r.ReadSidecar();
+        side = opened.ok() ? *opened : nullptr;
+        no_sidecar = opened.ok() ? Status::Ok() : opened.status();
+      }
+      if (side != nullptr && r.SidecarIsCurrent(*side)) {
+        word = side->area() + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
+      } else {
+        identity_before = read_identity();
+        const Result<bool> alive = r.file->HasWriter();
+        if (side != nullptr && alive.ok() && *alive) {
+          // A writer is opening (it names its sidecar a moment after it
+          // gives it its id), or it uses another sidecar than this handle
+          // can reach. Give it time before the next attempt.
+          ++stale_sidecar;
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
+          continue;
+        }
+        if (!alive.ok() || *alive) {
+          const std::string why =
+              side != nullptr ? std::string("it is not the one the writer uses")
+                              : no_sidecar.ToString();
+          return Status::Error(
+              StatusCode::kBusy, "load set", r.path,
+              "a writer " + std::string(alive.ok() ? "holds" : "may hold") +
+                  " this protocol 2 store, and this handle cannot read its publication word in "
+                  "the sidecar '" + sidecar::PathFor(r.path) + "' (" + why +
+                  "); Load each region alone, or give this process read access to the sidecar");
+        }
       }
     }
+    const bool by_word = !identity_before.has_value();
     const intent::PublicationBytes before = ReadPublication(word);
     const std::optional<uint64_t> p = intent::DecodePublication(before);
-    if ((!p || (*p & 1) != 0) && !ignore_word && before != dead_writer_word &&
-        no_sidecar.ok()) {
+    if ((!p || (*p & 1) != 0) && !ignore_word && before != dead_writer_word && by_word) {
       // A batch is being published, or its writer died. Or the word does
       // not decode: a writer is between the two stores of a mapped one
       // (Rep::WritePublication), or a dead writer left it torn. Test the
@@ -259,10 +269,8 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
     }
     std::atomic_thread_fence(std::memory_order_acquire);
     if (ReadPublication(word) != before && !ignore_word) continue;
-    if (side != nullptr && !sidecar_is_current()) {
-      ++stale_sidecar;
-      continue;
-    }
+    // The sidecar whose P was compared was the writer's all along.
+    if (by_word && protocol_2 && !r.SidecarIsCurrent(*side)) continue;
     if (identity_before) {
       const Result<bool> alive = r.file->HasWriter();
       if (read_identity() != *identity_before || !alive.ok() || *alive) continue;
@@ -323,10 +331,12 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
   }
   if (stale_sidecar > 0) {
     return Status::Error(
-        StatusCode::kStoreReplaced, "load set", r.path,
-        "the sidecar '" + sidecar::PathFor(r.path) +
-            "' this handle opened is no longer the store's (it was removed or replaced while "
-            "the store was in use), so its publication word says nothing: reopen the store");
+        StatusCode::kBusy, "load set", r.path,
+        "the store's writer does not use the sidecar '" + sidecar::PathFor(r.path) +
+            "' this handle can open (it was removed and made anew while the writer held the "
+            "store, or the store was opened by another path), so its publication word says "
+            "nothing; retry once the writer has closed, or open the store by the path its "
+            "writer uses");
   }
   if (writer_unknown) {
     return Status::Error(

@@ -342,10 +342,14 @@ Status Store::Rep::AdoptSidecar(std::vector<std::byte>& area, bool boot_known, b
   const bool recorded_here = recorded && recorded->kind == Kind::kSidecar && boot_known &&
                              recorded->boot_id == boot_id;
   const uint64_t id = sidecar->id();
-  // This boot's writer gave the sidecar another id: the file was removed
-  // (or replaced) since, and with it the marks of a barrier that may have
+  // Whether the store names this very file (its id and its inode: a copy of
+  // an old sidecar has the id but not the inode).
+  const bool named = recorded && recorded->kind == Kind::kSidecar && id != 0 &&
+                     recorded->generation == id && recorded->slot == sidecar->inode_tag;
+  // This boot's writer named another sidecar: the file was removed (or
+  // replaced) since, and with it the marks of a barrier that may have
   // failed. Nothing tells which regions they named.
-  marks_lost = recorded_here && (id == 0 || recorded->generation != id) &&
+  marks_lost = recorded_here && !named &&
                !internal::Mutated(internal::Mutation::kIgnoreLostSidecar);
   // The boot-scoped entries as the sidecar holds them (P included: it is
   // the word readers of this sidecar compare), except marks that are not
@@ -377,21 +381,23 @@ Status Store::Rep::AdoptSidecar(std::vector<std::byte>& area, bool boot_known, b
         SidecarEntry(intent::kFileBarrierEntry),
         intent::EncodeEntry({Kind::kFileBarrier, 0, 0, 0, boot_id}));
   }
-  // A new identity unless this boot's entry names this very sidecar, and in
-  // every case a new open count: written before anything a reader sees
-  // changes, so that a reader that holds a replaced sidecar, or none, can
-  // tell that a writer opened since it looked (Store::LoadSet).
+  // A sidecar the store names keeps its id (across a reboot too: its marks
+  // are another boot's then, and ignored), so that readers holding it never
+  // see it change.
   uint64_t next_id = id;
-  if (!recorded_here || marks_lost || next_id == 0) {
+  if (!named) {
     std::array<std::byte, 8> random{};
     if (Status s = io->FillRandom(random); !s.ok()) return s.WithOperation("open: random", path);
     std::memcpy(&next_id, random.data(), sizeof next_id);
     if (next_id == 0) next_id = 1;
     sidecar->set_id(next_id);
   }
+  // In every case a new open count: written before anything a reader sees
+  // changes, so that a reader that holds a replaced sidecar, or none, can
+  // tell that a writer opened since it looked (Store::LoadSet).
   const uint32_t opens = recorded && recorded->kind == Kind::kSidecar ? recorded->region + 1 : 1;
   const intent::EntryBytes identity =
-      intent::EncodeEntry({Kind::kSidecar, opens, 0, next_id, boot_id});
+      intent::EncodeEntry({Kind::kSidecar, opens, sidecar->inode_tag, next_id, boot_id});
   if (Status s = file->WriteAt(*intent_offset + uint64_t{intent::kSidecarEntry} * intent::kEntrySize,
                                identity);
       !s.ok()) {

@@ -17,14 +17,19 @@ Status NotASidecar(const std::string& path, const std::string& what) {
                            "(a protocol 2 store keeps its waiters' word in PATH.shm)");
 }
 
+uint32_t InodeTag(uint64_t device, uint64_t inode) {
+  const uint64_t mixed = (inode ^ (device * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+  return static_cast<uint32_t>(mixed >> 32);
+}
+
 }  // namespace
 
 std::string PathFor(const std::string& store_path) { return store_path + ".shm"; }
 
-Result<Sidecar> Open(Io& io, const std::string& store_path, OpenMode mode) {
+Result<Sidecar> Open(Io& io, const std::string& store_path, OpenMode mode, bool create) {
   const std::string path = PathFor(store_path);
   auto file = io.Open(path, mode, SymlinkPolicy::kRefuse);
-  if (!file.ok() && file.status().code() == StatusCode::kNotFound &&
+  if (!file.ok() && file.status().code() == StatusCode::kNotFound && create &&
       mode == OpenMode::kReadWrite) {
     file = io.CreateExclusive(path);
     // Another process created it first: open theirs.
@@ -37,7 +42,7 @@ Result<Sidecar> Open(Io& io, const std::string& store_path, OpenMode mode) {
   if (!stat.ok()) return stat.status().WithOperation(kOpen, path);
   if (!stat->is_regular) return NotASidecar(path, "it is not a regular file");
   if (stat->size == 0) {
-    if (mode == OpenMode::kReadOnly) {
+    if (mode == OpenMode::kReadOnly || !create) {
       return Status::Error(StatusCode::kNotFound, kOpen, path,
                            "it is still being created (0 bytes)");
     }
@@ -45,8 +50,8 @@ Result<Sidecar> Open(Io& io, const std::string& store_path, OpenMode mode) {
     // get here; the second allocation changes nothing.
     if (Status s = (*file)->Allocate(0, kSize); !s.ok()) return s.WithOperation(kOpen, path);
   } else if (stat->size != kSize) {
-    return NotASidecar(path, "it holds " + std::to_string(stat->size) + " bytes, not " +
-                                 std::to_string(kSize));
+    return NotASidecar(
+        path, "it holds " + std::to_string(stat->size) + " bytes, not " + std::to_string(kSize));
   }
   auto mapping = (*file)->Map(kSize, mode);
   if (!mapping.ok()) return mapping.status().WithOperation(kOpen, path);
@@ -54,15 +59,17 @@ Result<Sidecar> Open(Io& io, const std::string& store_path, OpenMode mode) {
   uint64_t found = __atomic_load_n(magic, __ATOMIC_ACQUIRE);
   if (found == 0 && mode == OpenMode::kReadWrite) {
     // Claims a fresh file; whoever loses the race finds the magic.
-    __atomic_compare_exchange_n(magic, &found, kMagic, false, __ATOMIC_ACQ_REL,
-                                __ATOMIC_ACQUIRE);
+    __atomic_compare_exchange_n(magic, &found, kMagic, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     if (found == 0) found = kMagic;
   }
-  if (found != 0 && found != kMagic) return NotASidecar(path, "its first 8 bytes are not the magic");
+  if (found != 0 && found != kMagic) {
+    return NotASidecar(path, "its first 8 bytes are not the magic");
+  }
   Sidecar sidecar;
   sidecar.file = std::move(*file);
   sidecar.mapping = std::move(*mapping);
   sidecar.writable = mode == OpenMode::kReadWrite;
+  sidecar.inode_tag = InodeTag(stat->device, stat->inode);
   return sidecar;
 }
 

@@ -58,10 +58,12 @@ struct Sidecar {
   std::unique_ptr<File> file;
   std::unique_ptr<Mapping> mapping;
   bool writable = false;
+  // The file's device and inode folded to 32 bits, recorded beside the id
+  // in the store's identity entry: a copy of an old sidecar carries the old
+  // id but not the old inode.
+  uint32_t inode_tag = 0;
 
-  uint32_t* wake_word() const {
-    return reinterpret_cast<uint32_t*>(mapping->data() + kWakeOffset);
-  }
+  uint32_t* wake_word() const { return reinterpret_cast<uint32_t*>(mapping->data() + kWakeOffset); }
   std::byte* area() const { return mapping->data() + kAreaOffset; }
   uint64_t id() const {
     return __atomic_load_n(reinterpret_cast<const uint64_t*>(mapping->data() + kIdOffset),
@@ -73,14 +75,15 @@ struct Sidecar {
   }
 };
 
-// Opens the sidecar of the store at `store_path`. With kReadWrite, a missing
-// one is created (0600, zero-filled to 8 KiB) and a fresh one is claimed
-// (its magic written). A symbolic link there is refused, as anything that
+// Opens the sidecar of the store at `store_path`. With `create` (the
+// writer's open only: a file a reader made would belong to the reader), a
+// missing one is created (0600, zero-filled to 8 KiB). With kReadWrite a
+// fresh one is claimed (its magic written). A symbolic link there is refused, as anything that
 // is not an 8 KiB regular file with the magic or zeros: such a file is not
 // ours to write into. Errors: kNotFound (kReadOnly and no sidecar yet, or
 // one still being created), kInvalidArgument (not a sidecar: the message
 // says what is there), kPermissionDenied, kIOError.
-Result<Sidecar> Open(Io& io, const std::string& store_path, OpenMode mode);
+Result<Sidecar> Open(Io& io, const std::string& store_path, OpenMode mode, bool create);
 
 // The writer, after a change of a visible commit: advances the wake word by
 // 2 and clears the waiter bit, then wakes the sleepers if the bit was set.

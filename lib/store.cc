@@ -255,7 +255,7 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   rep->mapping = std::move(*mapping);
   if (rep->writable && rep->info.protocol() == 2) {
     // Before anything is published: every wake goes through it.
-    auto sidecar = sidecar::Open(*rep->io, path, OpenMode::kReadWrite);
+    auto sidecar = sidecar::Open(*rep->io, path, OpenMode::kReadWrite, /*create=*/true);
     if (!sidecar.ok()) {
       const Status& failed = sidecar.status();
       return Status::Error(failed.code(), "open: sidecar", failed.path(),

@@ -138,9 +138,12 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // while it has none it can write.
   mutable std::unique_ptr<sidecar::Sidecar> sidecar;
   // A read-only handle that could open the sidecar only for reading
-  // (LoadSet needs no more). Set once, like `sidecar`: other threads may
-  // hold either.
+  // (LoadSet needs no more).
   mutable std::unique_ptr<sidecar::Sidecar> sidecar_read_only;
+  // A read-only handle's sidecars that stopped being the store's (removed
+  // and made anew) and were opened again: kept mapped until the handle
+  // goes, since other threads may still hold them.
+  mutable std::vector<std::unique_ptr<sidecar::Sidecar>> retired_sidecars;
   mutable std::mutex sidecar_mutex;
   // Writers of stores with a batch log only (batch.h, batch_commit.cc): the
   // log's offset; the id the next batch gets; the newest batch whose writes
@@ -260,11 +263,21 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // nullptr for the entries that stay in the store file (the sidecar's
   // identity, the batch watermarks) and for protocol 1.
   std::byte* SidecarEntry(uint32_t entry) const;
-  // Protocol 2, WaitForNewer: the sidecar, opened for writing (created if
-  // missing) on first use; nullptr while it cannot be.
+  // Protocol 2, WaitForNewer: the sidecar, opened for writing on first use
+  // (a reader never creates it) and opened again while the one it holds is
+  // not the store's; nullptr while none can be opened.
   sidecar::Sidecar* WaitSidecar() const;
+  // Protocol 2, readers: opens `slot`'s sidecar anew (never creating it)
+  // unless it holds the store's; a replaced one is retired, not closed.
+  // Under sidecar_mutex.
+  Status RefreshSidecar(std::unique_ptr<sidecar::Sidecar>& slot, OpenMode mode) const;
+  // Protocol 2: whether `side` is the sidecar the store's identity entry
+  // names (the one its last writer opened: same id, same inode), read
+  // through the mapping.
+  bool SidecarIsCurrent(const sidecar::Sidecar& side) const;
   // Protocol 2, LoadSet: the sidecar for writing as WaitSidecar opens it,
-  // or else for reading; the error of the read-only open if neither.
+  // or else for reading (opened again in the same way); the error of the
+  // read-only open if neither can be.
   Result<const sidecar::Sidecar*> ReadSidecar() const;
   // After a write of the publication word that left it even.
   void WakeWaiters(uint64_t word_offset);

@@ -56,25 +56,44 @@ uint64_t Store::Rep::NewestHeaderGeneration(uint32_t index) const {
   return valid.empty() ? 0 : valid.front().header.generation;
 }
 
+Status Store::Rep::RefreshSidecar(std::unique_ptr<sidecar::Sidecar>& slot, OpenMode mode) const {
+  if (slot && SidecarIsCurrent(*slot)) return Status::Ok();
+  auto opened = sidecar::Open(*io, path, mode, /*create=*/false);
+  if (!opened.ok()) return opened.status();
+  if (slot) retired_sidecars.push_back(std::move(slot));
+  slot = std::make_unique<sidecar::Sidecar>(std::move(*opened));
+  return Status::Ok();
+}
+
 sidecar::Sidecar* Store::Rep::WaitSidecar() const {
   std::lock_guard lock(sidecar_mutex);
-  if (!sidecar) {
-    // Created if missing: a waiter may come before the first writer.
-    auto opened = sidecar::Open(*io, path, OpenMode::kReadWrite);
-    if (opened.ok()) sidecar = std::make_unique<sidecar::Sidecar>(std::move(*opened));
-  }
+  // A writer's is the store's: its open named it.
+  if (!writable) static_cast<void>(RefreshSidecar(sidecar, OpenMode::kReadWrite));
   return sidecar.get();
 }
 
 Result<const sidecar::Sidecar*> Store::Rep::ReadSidecar() const {
-  if (const sidecar::Sidecar* writable_one = WaitSidecar()) return writable_one;
+  if (const sidecar::Sidecar* writable_one = WaitSidecar();
+      writable_one != nullptr && SidecarIsCurrent(*writable_one)) {
+    return writable_one;
+  }
   std::lock_guard lock(sidecar_mutex);
-  if (!sidecar_read_only) {
-    auto opened = sidecar::Open(*io, path, OpenMode::kReadOnly);
-    if (!opened.ok()) return opened.status();
-    sidecar_read_only = std::make_unique<sidecar::Sidecar>(std::move(*opened));
+  if (Status s = RefreshSidecar(sidecar_read_only, OpenMode::kReadOnly); !s.ok()) {
+    if (sidecar) return static_cast<const sidecar::Sidecar*>(sidecar.get());
+    return s;
   }
   return static_cast<const sidecar::Sidecar*>(sidecar_read_only.get());
+}
+
+bool Store::Rep::SidecarIsCurrent(const sidecar::Sidecar& side) const {
+  const std::optional<uint64_t> area = intent::AreaOffset(info);
+  if (!area) return false;
+  const intent::EntryBytes bytes = shared_copy::LoadSharedWords<intent::kEntrySize>(
+      mapping->data() + *area + uint64_t{intent::kSidecarEntry} * intent::kEntrySize);
+  const std::optional<intent::Entry> entry = intent::DecodeEntry(bytes);
+  // No writer has opened the store yet: any sidecar is as good as fresh.
+  if (!entry || entry->kind != intent::Kind::kSidecar) return side.id() == 0;
+  return entry->generation == side.id() && entry->slot == side.inode_tag;
 }
 
 Status Store::Rep::CheckStillNamed(FileStat& opened, bool& known) const {
@@ -173,14 +192,22 @@ Result<CheckpointMeta> Store::WaitForNewer(std::string_view name, uint64_t gener
     }
     const uint64_t until = std::min(deadline, next_recheck);
     Status waited;
-    if (registry != nullptr) {
+    // A sidecar the store's identity entry does not name (removed and made
+    // anew, or one beside another path to the store) is no writer's: its
+    // word may never move. Poll until it is the store's again.
+    if (registry != nullptr && r.SidecarIsCurrent(*registry)) {
       const std::optional<uint32_t> value = sidecar::Register(*registry, seen);
       if (!value) continue;  // a commit moved the word: look again
       waited = registry->mapping->WaitWord(sidecar::kWakeOffset, *value, until);
     } else if (protocol_2) {
-      // Nobody wakes a waiter that could not register: poll.
+      // Nobody wakes a waiter that could not register: poll, sleeping on
+      // the store's own word, which no protocol 2 writer moves, and look
+      // for the writer's sidecar again after each sleep.
       const uint64_t poll = SaturatingAdd(r.io->MonotonicNanos(), kPollWithoutSidecar);
-      waited = r.mapping->WaitWord(word_offset, seen, std::min(until, poll));
+      const uint32_t still = __atomic_load_n(
+          reinterpret_cast<const uint32_t*>(r.mapping->data() + word_offset), __ATOMIC_ACQUIRE);
+      waited = r.mapping->WaitWord(word_offset, still, std::min(until, poll));
+      registry = r.WaitSidecar();
     } else {
       waited = r.mapping->WaitWord(word_offset, seen, until);
     }

@@ -14,13 +14,14 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "intent.h"
 #include "regionstore/io.h"
 #include "regionstore/store.h"
-#include "intent.h"
 #include "regionstore/store_info.h"
 #include "sidecar.h"
 #include "slot.h"
@@ -29,6 +30,7 @@
 #include "support/store_fixtures.h"
 #include "support/syscall_hook.h"
 #include "support/temp_dir.h"
+#include "support/test_io.h"
 
 namespace regionstore::testing {
 namespace {
@@ -43,6 +45,24 @@ void CreateStore(const std::string& path, uint32_t protocol) {
 }
 
 std::vector<std::byte> Payload(uint64_t n) { return PatternBytes(4096, n); }
+
+// Region names and payloads of the LoadSet cases: two regions, each commit
+// of both a batch.
+void CommitPair(Store& writer, uint64_t n) {
+  const std::vector<std::byte> a = Payload(n), b = Payload(n + 1000);
+  const std::array<std::span<const std::byte>, 1> pa{std::span<const std::byte>(a)};
+  const std::array<std::span<const std::byte>, 1> pb{std::span<const std::byte>(b)};
+  const std::array<BatchMember, 2> batch{BatchMember{"a", pa}, BatchMember{"b", pb}};
+  REQUIRE(writer.CommitBatch(batch, Durability::kNone).ok());
+}
+
+void CreatePairStore(const std::string& path) {
+  CreateOptions options;
+  options.checkpoints = {{"a", 4096}, {"b", 4096}};
+  options.batch_log = true;
+  options.protocol = 2;
+  REQUIRE(Store::Create(path, 0, options).ok());
+}
 
 // The sidecar's wake word, read through a mapping of the test's own.
 class WakeWordProbe {
@@ -199,8 +219,8 @@ TEST_CASE("A waiter that cannot register in the sidecar still sees every commit"
     std::vector<std::byte> out;
     std::thread waiter([&] {
       // No recheck to rescue it: only its polling can.
-      got = reader->WaitForNewer("r", n - 1, kNeverInATest, out,
-                                 {.recheck = std::chrono::hours(1)});
+      got =
+          reader->WaitForNewer("r", n - 1, kNeverInATest, out, {.recheck = std::chrono::hours(1)});
     });
     REQUIRE(writer.Commit("r", Payload(n), Durability::kNone).ok());
     waiter.join();
@@ -211,6 +231,74 @@ TEST_CASE("A waiter that cannot register in the sidecar still sees every commit"
     CHECK((probe.Load() & sidecar::kWaiterBit) == 0);
   }
   CHECK(io.refused >= 1);
+}
+
+TEST_CASE("A waiter holding a sidecar that was removed and made anew still sees every commit",
+          "[sidecar][wait][threads]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  CreateStore(path, 2);
+  std::optional<Store> writer = MustOpen(path, OpenMode::kReadWrite);
+  REQUIRE(writer->Commit("r", Payload(1), Durability::kNone).ok());
+  Store reader = MustOpen(path, OpenMode::kReadOnly);
+  std::vector<std::byte> out;
+  // The reader opens (and registers in) the first sidecar.
+  REQUIRE(reader.WaitForNewer("r", 0, kNeverInATest, out).ok());
+  writer.reset();
+  REQUIRE(::unlink(sidecar::PathFor(path).c_str()) == 0);
+  writer = MustOpen(path, OpenMode::kReadWrite);  // a new sidecar, a new identity
+  for (uint64_t n = 2; n <= 4; ++n) {
+    Result<CheckpointMeta> got = Status::Error(StatusCode::kTimedOut, "", "", "not run");
+    std::thread waiter([&] {
+      // No recheck to rescue it: the old sidecar's word never moves again,
+      // so only noticing that it is not the store's (and polling) can.
+      got = reader.WaitForNewer("r", n - 1, kNeverInATest, out, {.recheck = std::chrono::hours(1)});
+    });
+    REQUIRE(writer->Commit("r", Payload(n), Durability::kNone).ok());
+    waiter.join();
+    REQUIRE(got.ok());
+    CHECK(got->generation == n);
+    CHECK(out == Payload(n));
+  }
+}
+
+TEST_CASE("A writer's open recovers every region when this boot's sidecar was replaced",
+          "[sidecar][checkpoint]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  CreatePairStore(path);
+  const std::string shm = sidecar::PathFor(path);
+  {
+    Store writer = MustOpen(path, OpenMode::kReadWrite);
+    CommitPair(writer, 1);
+  }
+  // What a writer's open writes, through the seam: the identity entry, and
+  // with a full recovery each region's newest commit again.
+  const auto open_writes = [&] {
+    TestIo io;
+    { Store writer = MustOpen(path, OpenMode::kReadWrite, &io); }
+    return io.BytesWritten();
+  };
+  // A plain open: the identity and the batch watermark entries, no slot.
+  const uint64_t plain = open_writes();
+  CHECK(plain <= 4 * intent::kEntrySize);
+  // A copy of the sidecar: the same id, another inode. Its marks cannot be
+  // told from stale ones.
+  std::filesystem::copy_file(shm, shm + ".copy");
+  std::filesystem::rename(shm + ".copy", shm);
+  const uint64_t replaced = open_writes();
+  INFO("a plain open wrote " << plain << " bytes, one after the copy " << replaced);
+  CHECK(replaced >= plain + 2 * (4096 + 4096));
+  // Removed: the same.
+  std::filesystem::remove(shm);
+  CHECK(open_writes() >= plain + 2 * (4096 + 4096));
+  // And the commits are all there.
+  Store reader = MustOpen(path, OpenMode::kReadOnly);
+  std::vector<std::byte> out;
+  REQUIRE(reader.Load("a", out).ok());
+  CHECK(out == Payload(1));
+  REQUIRE(reader.Load("b", out).ok());
+  CHECK(out == Payload(1001));
 }
 
 TEST_CASE("A writer refuses a file at PATH.shm that is not a sidecar, and leaves it as it was",
@@ -233,7 +321,8 @@ TEST_CASE("A writer refuses a file at PATH.shm that is not a sidecar, and leaves
   };
   const std::vector<Case> cases = {
       {"a short file", PatternBytes(100, 1), StatusCode::kInvalidArgument, "holds 100 bytes"},
-      {"another file's 8 KiB", PatternBytes(sidecar::kSize, 2), StatusCode::kInvalidArgument, "magic"},
+      {"another file's 8 KiB", PatternBytes(sidecar::kSize, 2), StatusCode::kInvalidArgument,
+       "magic"},
       {"a symbolic link", {}, StatusCode::kInvalidArgument, "symbolic link"},
       {"a directory", {}, StatusCode::kIOError, "sidecar"},
   };
@@ -295,8 +384,7 @@ TEST_CASE("A protocol 2 commit writes its slot and nothing else of the store",
       bool wrote_intent_unit = false;
       for (const SyscallCall& call : hook.Calls()) {
         calls.push_back(call.call);
-        const bool writes =
-            call.call == Syscall::kPwrite || call.call == Syscall::kPwritev;
+        const bool writes = call.call == Syscall::kPwrite || call.call == Syscall::kPwritev;
         if (writes && call.offset >= intent_unit && call.offset < intent_unit + 4096) {
           wrote_intent_unit = true;
         }
@@ -329,7 +417,8 @@ TEST_CASE("A protocol 2 commit writes its slot and nothing else of the store",
           break;
         case Durability::kSync:
           // The zero header unit and the payload, the header, the barrier.
-          CHECK(calls == std::vector<Syscall>{Syscall::kPwritev, Syscall::kPwrite, Syscall::kMsync});
+          CHECK(calls ==
+                std::vector<Syscall>{Syscall::kPwritev, Syscall::kPwrite, Syscall::kMsync});
           break;
         case Durability::kPwriteFdatasync:
           CHECK(calls ==
@@ -343,25 +432,7 @@ TEST_CASE("A protocol 2 commit writes its slot and nothing else of the store",
   }
 }
 
-// Region names and payloads of the LoadSet cases: two regions, each commit
-// of both a batch.
-void CommitPair(Store& writer, uint64_t n) {
-  const std::vector<std::byte> a = Payload(n), b = Payload(n + 1000);
-  const std::array<std::span<const std::byte>, 1> pa{std::span<const std::byte>(a)};
-  const std::array<std::span<const std::byte>, 1> pb{std::span<const std::byte>(b)};
-  const std::array<BatchMember, 2> batch{BatchMember{"a", pa}, BatchMember{"b", pb}};
-  REQUIRE(writer.CommitBatch(batch, Durability::kNone).ok());
-}
-
-void CreatePairStore(const std::string& path) {
-  CreateOptions options;
-  options.checkpoints = {{"a", 4096}, {"b", 4096}};
-  options.batch_log = true;
-  options.protocol = 2;
-  REQUIRE(Store::Create(path, 0, options).ok());
-}
-
-TEST_CASE("LoadSet on a protocol 2 store refuses a sidecar that is no longer the store's",
+TEST_CASE("LoadSet follows a sidecar made anew, and says so when it cannot reach the writer's",
           "[sidecar][loadset]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
@@ -373,26 +444,55 @@ TEST_CASE("LoadSet on a protocol 2 store refuses a sidecar that is no longer the
     CommitPair(writer, 1);
   }
   Store reader = MustOpen(path, OpenMode::kReadOnly);
-  auto first = reader.LoadSet(names, outs);
-  REQUIRE(first.ok());
+  REQUIRE(reader.LoadSet(names, outs).ok());
   CHECK(outs[0] == Payload(1));
   CHECK(outs[1] == Payload(1001));
-  // Removed while the reader holds it; the next writer makes another.
+  // Removed while the reader holds it; the next writer makes another, and
+  // the reader opens that one at its next LoadSet.
   REQUIRE(::unlink(sidecar::PathFor(path).c_str()) == 0);
-  {
-    Store writer = MustOpen(path, OpenMode::kReadWrite);
-    CommitPair(writer, 2);
-  }
-  auto stale = reader.LoadSet(names, outs);
-  REQUIRE_FALSE(stale.ok());
-  CHECK(stale.status().code() == StatusCode::kStoreReplaced);
-  CHECK_THAT(stale.status().message(), Catch::Contains("reopen the store"));
-  // A new handle reads the new sidecar.
-  Store again = MustOpen(path, OpenMode::kReadOnly);
-  auto fresh = again.LoadSet(names, outs);
-  REQUIRE(fresh.ok());
+  std::optional<Store> writer = MustOpen(path, OpenMode::kReadWrite);
+  CommitPair(*writer, 2);
+  auto followed = reader.LoadSet(names, outs);
+  INFO(followed.status().ToString());
+  REQUIRE(followed.ok());
   CHECK(outs[0] == Payload(2));
   CHECK(outs[1] == Payload(1002));
+  // Through a symbolic link the sidecar path is the link's, which no
+  // writer uses (and a reader never creates): with the writer there, no
+  // word to read by, and an error that says so.
+  const std::string link = dir.File("link.rgn");
+  REQUIRE(::symlink(path.c_str(), link.c_str()) == 0);
+  OpenOptions follow;
+  follow.symlinks = SymlinkPolicy::kFollow;
+  auto by_link = Store::Open(link, OpenMode::kReadOnly, follow);
+  REQUIRE(by_link.ok());
+  auto refused = by_link->LoadSet(names, outs);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == StatusCode::kBusy);
+  CHECK_THAT(refused.status().message(), Catch::Contains(sidecar::PathFor(link)));
+  CHECK_FALSE(std::filesystem::exists(sidecar::PathFor(link)));
+  // Without a writer, the same handle's snapshot is exact.
+  writer.reset();
+  auto quiet = by_link->LoadSet(names, outs);
+  REQUIRE(quiet.ok());
+  CHECK(outs[0] == Payload(2));
+  CHECK(outs[1] == Payload(1002));
+}
+
+TEST_CASE("Readers never create the sidecar", "[sidecar][loadset][wait]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  CreatePairStore(path);
+  Store reader = MustOpen(path, OpenMode::kReadOnly);
+  const std::string_view names[] = {"a", "b"};
+  std::vector<std::vector<std::byte>> outs;
+  CHECK(reader.LoadSet(names, outs).status().code() == StatusCode::kNotFound);
+  std::vector<std::byte> out;
+  CHECK(reader.WaitForNewer("a", 0, std::chrono::milliseconds(30), out).status().code() ==
+        StatusCode::kTimedOut);
+  // A file a reader made would be the reader's (mode 0600): a writer of
+  // another user could not open it.
+  CHECK_FALSE(std::filesystem::exists(sidecar::PathFor(path)));
 }
 
 TEST_CASE("LoadSet without a sidecar works while no writer holds the store, and says why not",
@@ -418,7 +518,8 @@ TEST_CASE("LoadSet without a sidecar works while no writer holds the store, and 
   Store writer = MustOpen(path, OpenMode::kReadWrite);
   auto busy = reader->LoadSet(names, outs);
   REQUIRE_FALSE(busy.ok());
-  CHECK(busy.status().code() == StatusCode::kPermissionDenied);
+  CHECK(busy.status().code() == StatusCode::kBusy);
+  CHECK_THAT(busy.status().message(), Catch::Contains("permission denied"));
   CHECK_THAT(busy.status().message(), Catch::Contains(sidecar::PathFor(path)));
   CHECK(io.refused >= 2);
 }

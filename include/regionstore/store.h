@@ -136,10 +136,12 @@ struct CreateOptions {
   // durable commit writes its slot and nothing else. A protocol 2 store
   // always has a batch log (as if batch_log were set), and sets an
   // incompatible-feature flag: releases before 0.12 refuse it. Its writer
-  // needs to create or open PATH.shm. Removing that file while the store is
-  // in use costs the next writer's open a recovery of every region, and
-  // readers holding the old one get kStoreReplaced from LoadSet; it is
-  // never a lost commit. Anything but 1 or 2 is kInvalidArgument.
+  // needs to create or open PATH.shm (mode 0600; readers never create it).
+  // Removing that file while the store is in use costs the next writer's
+  // open a recovery of every region, never a commit. A reader that cannot
+  // read the writer's sidecar polls in WaitForNewer, and gets kBusy from
+  // LoadSet while a writer holds the store. Anything but 1 or 2 is
+  // kInvalidArgument.
   uint32_t protocol = 1;
   // Called after each zero-filled chunk (8 MiB) with the bytes written so
   // far and the file size: a store of many GiB takes seconds to fill.
