@@ -176,16 +176,7 @@ ShapeResult RunShape(const Options& options, Shape shape) {
       return generations.ok() ? std::string() : generations.status().ToString();
     };
   };
-  const auto batch = [&store, &names](Durability mode) {
-    return [&store, &names, mode](PayloadPieces pieces) -> std::string {
-      std::array<BatchMember, kMaxShapeRegions> members{};
-      for (size_t i = 0; i < pieces.size(); ++i) {
-        members[i] = {names[i], PayloadPieces(&pieces[i], 1)};
-      }
-      auto generations = store.CommitBatch({members.data(), pieces.size()}, mode);
-      return generations.ok() ? std::string() : generations.status().ToString();
-    };
-  };
+  const auto batch = [&store, &batch_on](Durability mode) { return batch_on(store, mode); };
   const auto singles = [&store, &names](Durability mode) {
     return [&store, &names, mode](PayloadPieces pieces) -> std::string {
       for (size_t i = 0; i < pieces.size(); ++i) {

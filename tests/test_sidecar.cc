@@ -64,6 +64,22 @@ void CreatePairStore(const std::string& path) {
   REQUIRE(Store::Create(path, 0, options).ok());
 }
 
+// Commits generation `n` of region "r" while a thread of `reader` waits for
+// it with no recheck due (only a wake or the waiter's polling can end the
+// wait before its minute), and checks what the waiter got.
+void CommitBesideWaiter(Store& reader, Store& writer, uint64_t n) {
+  Result<CheckpointMeta> got = Status::Error(StatusCode::kTimedOut, "", "", "not run");
+  std::vector<std::byte> out;
+  std::thread waiter([&] {
+    got = reader.WaitForNewer("r", n - 1, kNeverInATest, out, {.recheck = std::chrono::hours(1)});
+  });
+  REQUIRE(writer.Commit("r", Payload(n), Durability::kNone).ok());
+  waiter.join();
+  REQUIRE(got.ok());
+  CHECK(got->generation == n);
+  CHECK(out == Payload(n));
+}
+
 // The sidecar's wake word, read through a mapping of the test's own.
 class WakeWordProbe {
  public:
@@ -215,18 +231,8 @@ TEST_CASE("A waiter that cannot register in the sidecar still sees every commit"
   REQUIRE(reader.ok());
   WakeWordProbe probe(path);
   for (uint64_t n = 1; n <= 5; ++n) {
-    Result<CheckpointMeta> got = Status::Error(StatusCode::kTimedOut, "", "", "not run");
-    std::vector<std::byte> out;
-    std::thread waiter([&] {
-      // No recheck to rescue it: only its polling can.
-      got =
-          reader->WaitForNewer("r", n - 1, kNeverInATest, out, {.recheck = std::chrono::hours(1)});
-    });
-    REQUIRE(writer.Commit("r", Payload(n), Durability::kNone).ok());
-    waiter.join();
-    REQUIRE(got.ok());
-    CHECK(got->generation == n);
-    CHECK(out == Payload(n));
+    // No recheck to rescue it: only its polling can.
+    CommitBesideWaiter(*reader, writer, n);
     // It never set the bit, and no writer woke it.
     CHECK((probe.Load() & sidecar::kWaiterBit) == 0);
   }
@@ -248,17 +254,9 @@ TEST_CASE("A waiter holding a sidecar that was removed and made anew still sees 
   REQUIRE(::unlink(sidecar::PathFor(path).c_str()) == 0);
   writer = MustOpen(path, OpenMode::kReadWrite);  // a new sidecar, a new identity
   for (uint64_t n = 2; n <= 4; ++n) {
-    Result<CheckpointMeta> got = Status::Error(StatusCode::kTimedOut, "", "", "not run");
-    std::thread waiter([&] {
-      // No recheck to rescue it: the old sidecar's word never moves again,
-      // so only noticing that it is not the store's (and polling) can.
-      got = reader.WaitForNewer("r", n - 1, kNeverInATest, out, {.recheck = std::chrono::hours(1)});
-    });
-    REQUIRE(writer->Commit("r", Payload(n), Durability::kNone).ok());
-    waiter.join();
-    REQUIRE(got.ok());
-    CHECK(got->generation == n);
-    CHECK(out == Payload(n));
+    // No recheck to rescue it: the old sidecar's word never moves again,
+    // so only noticing that it is not the store's (and polling) can.
+    CommitBesideWaiter(reader, *writer, n);
   }
 }
 
