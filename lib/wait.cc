@@ -13,9 +13,9 @@
 // waiter sets its waiter bit by compare-and-swap from the value it read
 // before it sleeps; a commit in between moved the word, so the swap fails
 // and the waiter looks again. The writer wakes only when the bit is set.
-// A handle that cannot open the sidecar for writing cannot set the bit:
-// it polls (kPollWithoutSidecar), and tries to open it again at each
-// recheck.
+// A handle that cannot open the sidecar for writing, or holds one the
+// store's identity entry does not name, cannot be woken: it polls
+// (kPollWithoutSidecar) and opens the sidecar again after each sleep.
 #include <algorithm>
 #include <atomic>
 #include <string>
@@ -32,7 +32,7 @@ namespace {
 
 constexpr const char* kWait = "wait";
 // How often a waiter on a protocol 2 store looks again when it has no
-// sidecar it can write (so no writer wakes it).
+// sidecar of the writer's it can write (so no writer wakes it).
 constexpr std::chrono::milliseconds kPollWithoutSidecar{10};
 
 uint64_t SaturatingAdd(uint64_t a, std::chrono::nanoseconds b) {
