@@ -282,7 +282,8 @@ int main(int argc, char** argv) {
     doc["wait"] = RunWaitSection(options);
     std::fflush(stdout);
   }
-  std::printf("Run time: %.0f s.\n", Seconds(Clock::now() - started));
   if (!options.json_path.empty()) WriteJson(options.json_path, doc);
+  PrintProtocolSummary(doc);
+  std::printf("Run time: %.0f s.\n", Seconds(Clock::now() - started));
   return 0;
 }

@@ -318,7 +318,11 @@ nlohmann::json RatiosJson(const std::vector<RatioRow>& rows) {
                    {"raw_ns", row.median_ns[kRaw]},
                    {"commit_over_raw", RatioJson(row.cost)},
                    {"commit_protocol2_ns", row.median_ns[kCommitP2]},
-                   {"protocol2_over_raw", RatioJson(row.cost_p2)}});
+                   {"protocol2_over_raw", RatioJson(row.cost_p2)},
+                   {"commit_device_requests", OrNull(row.device[kCommit].write_requests)},
+                   {"commit_device_kib", OrNull(row.device[kCommit].write_kib)},
+                   {"protocol2_device_requests", OrNull(row.device[kCommitP2].write_requests)},
+                   {"protocol2_device_kib", OrNull(row.device[kCommitP2].write_kib)}});
   }
   return out;
 }
