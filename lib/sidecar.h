@@ -18,11 +18,12 @@
 // no system call.
 //
 // The identity: a random id the writer (holding the store's lock) gives the
-// sidecar, recorded with the boot id in the store's own intent area
-// (intent::kSidecarEntry). A writer's open that finds this boot's entry
-// naming another id knows the sidecar was replaced and its marks lost, and
-// recovers every region; a reader whose sidecar no longer carries the id
-// the store names holds a replaced one.
+// sidecar, recorded with the file's inode and the boot id in the store's own
+// intent area (intent::kSidecarEntry). A writer's open that finds this
+// boot's entry naming another sidecar (another id, or the id on another
+// inode: a copy) knows the sidecar was replaced and its marks lost, and
+// recovers every region; a reader trusts only the sidecar the entry names
+// and opens the path again otherwise. Readers never create the file.
 #ifndef REGIONSTORE_LIB_SIDECAR_H_
 #define REGIONSTORE_LIB_SIDECAR_H_
 

@@ -509,7 +509,9 @@ class REGIONSTORE_EXPORT Store {
   // changing the set; retry later). A writer killed mid-batch does not make
   // it kBusy: with no writer holding the store (File::HasWriter) the set is
   // what that writer left visible; an Io that cannot tell gets kBusy with a
-  // message saying so.
+  // message saying so. On a protocol 2 store the word is in the sidecar
+  // (CreateOptions::protocol): a handle that cannot read the writer's
+  // sidecar gets kBusy, naming it, while a writer holds the store.
   Result<std::vector<CheckpointMeta>> LoadSet(std::span<const std::string_view> names,
                                               std::vector<std::vector<std::byte>>& outs) const;
 
