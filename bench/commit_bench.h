@@ -159,8 +159,8 @@ nlohmann::json RunManyRegionsSection(const Options& options);  // 5b. layouts_be
 nlohmann::json RunBatchesSection(const Options& options);      // 6. batches_bench.cc
 nlohmann::json RunInPlaceSection(const Options& options);      // 7. in_place_bench.cc
 nlohmann::json RunWaitSection(const Options& options);         // 8. wait_bench.cc
-// Issue 36's figures from the sections in `doc` (the --json document),
-// protocol 1 and protocol 2 beside the targets (bench/protocol_summary.cc).
+// The figures of protocol 2's targets from the sections in `doc` (the --json
+// document), protocol 1 and protocol 2 side by side (bench/protocol_summary.cc).
 void PrintProtocolSummary(const nlohmann::json& doc);
 
 }  // namespace regionstore::bench

@@ -430,7 +430,7 @@ bool SetUpLab() {
     return false;
   }
   lab.slice_file_offset = *slice_offset;
-  // REGIONSTORE_LAB_STORE_SIZES: MiB sizes, comma-separated (the issue's
+  // REGIONSTORE_LAB_STORE_SIZES: MiB sizes, comma-separated (the lab's
   // sweep is 16,256,2048), only with REGIONSTORE_LAB_SWEEPS=1. The files are
   // removed at exit.
   if (const char* sizes = std::getenv("REGIONSTORE_LAB_STORE_SIZES");

@@ -1,4 +1,5 @@
-// The last table of regionstore_commit_bench: issue 36's figures, from the
+// The last table of regionstore_commit_bench: the figures protocol 2 is
+// meant to move (docs/BENCH-CHECKPOINTS.md, "Protocol 2 targets"), from the
 // sections that ran (1: commits against the raw syscalls, 6: batches, 8:
 // waking), protocol 1 and protocol 2 beside each other and beside the
 // target. Nothing is measured here: every figure is one the section printed,
@@ -63,7 +64,7 @@ void PrintProtocolSummary(const nlohmann::json& doc) {
   // Sections that did not run are null in the document.
   const auto ran = [&doc](const char* key) { return doc.contains(key) && !doc[key].is_null(); };
   if (!ran("commits") && !ran("batches") && !ran("wait")) return;
-  std::printf("## 9. Issue 36's figures: protocol 1 and protocol 2 beside the targets\n\n");
+  std::printf("## 9. Protocol 1 and protocol 2 beside protocol 2's targets\n\n");
   std::printf(
       "From the sections above, same run. Ratios are medians of per-round ratios (commit / "
       "raw syscalls of its mode; for batches the floor / ours, higher is better). \"met\" "

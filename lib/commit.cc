@@ -105,9 +105,8 @@ void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces) {
   }
 }
 
-uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces) {
-  uint64_t length = 0;
-  for (std::span<const std::byte> piece : pieces) length += piece.size();
+uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces,
+                                       uint64_t length) {
   // A small payload stays in L1 between the two passes: the one-shot hash
   // is faster than the streaming state's bookkeeping.
   if (length <= kOnePassThreshold) {
@@ -164,7 +163,8 @@ Status Store::Rep::MappedCommit(uint32_t index, uint32_t target, slot::Header& h
   // The checksum is of the caller's bytes, taken in the same pass as the
   // copy; the header that carries it is stored after the copy.
   header.payload_checksum =
-      CopyPiecesToSharedChecksummed(base + slot::PayloadFileOffset(region, target), pieces);
+      CopyPiecesToSharedChecksummed(base + slot::PayloadFileOffset(region, target), pieces,
+                                    header.length);
   return PublishMappedHeader(index, target, header, durability);
 }
 

@@ -66,7 +66,8 @@ void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces);
 inline constexpr uint64_t kDsyncWriteBelow = 1024 * 1024;
 // Copies the pieces to `shared` and returns their checksum
 // (PiecesChecksum), reading each byte of a large payload from memory once.
-uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces);
+// `length` is the pieces' total, which the caller has summed already.
+uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces, uint64_t length);
 // Payloads up to this size are hashed whole, then copied; above it, block
 // by block in one pass (kOnePassBlock bytes fit in L1 beside the hash's
 // state). Measured in docs/BENCH-CHECKPOINTS.md, "Small durable writes,

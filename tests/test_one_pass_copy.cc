@@ -44,7 +44,7 @@ TEST_CASE("A one-pass copy stores the payload and returns its one-shot checksum"
         at = end;
       }
       std::vector<std::byte> shared(size + 16, std::byte{0x5a});
-      const uint64_t checksum = CopyPiecesToSharedChecksummed(shared.data() + 8, pieces);
+      const uint64_t checksum = CopyPiecesToSharedChecksummed(shared.data() + 8, pieces, size);
       CHECK(checksum == format::Checksum(payload));
       // (memcmp wants non-null pointers even for 0 bytes: an empty vector's
       // data() may be null.)
