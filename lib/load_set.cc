@@ -64,7 +64,18 @@ struct Choice {
 
 Result<std::vector<CheckpointMeta>> Store::LoadSet(
     std::span<const std::string_view> names, std::vector<std::vector<std::byte>>& outs) const {
+  return LoadSetImpl(names, outs, /*missing_ok=*/false);
+}
+
+Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::string_view> names,
+                                                       std::vector<std::vector<std::byte>>& outs,
+                                                       bool missing_ok) const {
   const Rep& r = *rep_;
+  // With `missing_ok`, a region with no commit to give (none yet, or only
+  // an incomplete batch's) is in the set as generation 0 with no bytes.
+  const auto missing = [&](const Status& failure) {
+    return missing_ok && failure.code() == StatusCode::kNotFound;
+  };
   if (names.empty()) {
     return Status::Error(StatusCode::kInvalidArgument, "load set", r.path, "no region named");
   }
@@ -84,6 +95,10 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
   if (r.writable) {
     for (size_t i = 0; i < names.size(); ++i) {
       auto meta = Load(names[i], outs[i]);
+      if (!meta.ok() && missing(meta.status())) {
+        outs[i].clear();
+        continue;
+      }
       if (!meta.ok()) return meta.status();
       metas[i] = *meta;
     }
@@ -275,14 +290,19 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
       const Result<bool> alive = r.file->HasWriter();
       if (read_identity() != *identity_before || !alive.ok() || *alive) continue;
     }
-    // A consistent snapshot. A region with no commit to give fails the set.
+    // A consistent snapshot. A region with no commit to give fails the set,
+    // unless the caller takes it as empty.
     for (const Choice& choice : choices) {
-      if (!choice.slot) return choice.failure;
+      if (!choice.slot && !missing(choice.failure)) return choice.failure;
     }
     // Copy, then check each copy: its checksum, and its header unchanged.
     std::vector<uint64_t> checksums(names.size());
     for (size_t i = 0; i < names.size(); ++i) {
       const RegionEntry& region = r.info.regions[indices[i]];
+      if (!choices[i].slot) {
+        outs[i].clear();
+        continue;
+      }
       const region_check::ValidHeader& chosen = *choices[i].slot;
       try {
         outs[i].resize(chosen.header.length);
@@ -299,6 +319,7 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
     bool changed = false, torn = false;
     for (size_t i = 0; i < names.size() && !changed; ++i) {
       const RegionEntry& region = r.info.regions[indices[i]];
+      if (!choices[i].slot) continue;
       const region_check::ValidHeader& chosen = *choices[i].slot;
       const slot::HeaderBytes now =
           shared_copy::LoadHeaderWords(base + slot::HeaderFileOffset(region, chosen.slot));
@@ -317,6 +338,7 @@ Result<std::vector<CheckpointMeta>> Store::LoadSet(
     }
     if (changed || torn) continue;
     for (size_t i = 0; i < names.size(); ++i) {
+      if (!choices[i].slot) continue;
       const region_check::ValidHeader& chosen = *choices[i].slot;
       CheckpointMeta& meta = metas[i];
       meta.generation = chosen.header.generation;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cow.h"
+#include "create.h"
 #include "format.h"
 #include "slot.h"
 #include "store_rep.h"
@@ -33,6 +34,11 @@ constexpr int kOpenAttempts = 3;
 // Create
 
 Status Store::Create(const std::string& path, uint64_t data_size, const CreateOptions& options) {
+  return internal::CreateStore(path, data_size, options, nullptr);
+}
+
+Status internal::CreateStore(const std::string& path, uint64_t data_size,
+                             const CreateOptions& options, const PopulateFn& populate) {
   Io& io = options.io != nullptr ? *options.io : *Io::Default();
   if (options.protocol != 1 && options.protocol != 2) {
     return Status::Error(StatusCode::kInvalidArgument, "create", path,
@@ -177,6 +183,9 @@ Status Store::Create(const std::string& path, uint64_t data_size, const CreateOp
     }
     if (Status s = file.WriteAt(0, format::EncodeHeader(info)); !s.ok()) {
       return s.WithOperation("create: write superblock", path);
+    }
+    if (populate) {
+      if (Status s = populate(file, info); !s.ok()) return s;
     }
     if (Status s = file.Sync(); !s.ok()) return s.WithOperation("create: fsync", path);
     if (Status s = internal::PublishTemp(io, *temp, path, options.replace_existing,

@@ -178,6 +178,7 @@ TEST_CASE("The CLI reference's JSON table lists exactly the keys each command pr
       {"verify", {"verify", store, "--json"}},
       {"stat", {"stat", store, "--json"}},
       {"unshare", {"unshare", store, "--json"}},
+      {"copy", {"copy", store, dir.File("copy.rs"), "--json"}},
   };
   for (const auto& [command, args] : runs) {
     INFO("regionctl " << command << " --json");
@@ -188,15 +189,43 @@ TEST_CASE("The CLI reference's JSON table lists exactly the keys each command pr
   CHECK(table.count("bench") == 1);
 }
 
-TEST_CASE("The README's command table names every command regionctl --help lists",
+// The commands `regionctl --help` lists under "Subcommands:".
+std::set<std::string> HelpCommands() {
+  const ProcessResult help = Regionctl({"--help"});
+  RequireSuccess(help);
+  std::set<std::string> commands;
+  std::istringstream lines(help.stdout_bytes);
+  bool inside = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line == "Subcommands:") {
+      inside = true;
+    } else if (inside && line.empty()) {
+      break;
+    } else if (inside && line.rfind("  ", 0) == 0) {
+      std::istringstream words(line);
+      std::string command;
+      words >> command;
+      commands.insert(command);
+    }
+  }
+  return commands;
+}
+
+TEST_CASE("The README's command table and the CLI reference name every command --help lists",
           "[regionctl][docs]") {
   const std::string readme = ReadDocument("README.md");
   const std::map<std::string, std::set<std::string>> documented =
       SynopsisOptions(ReadDocument("docs/REGIONCTL.md"));
-  CHECK(documented.size() >= 13);
-  for (const auto& [verb, options] : documented) {
+  const std::set<std::string> commands = HelpCommands();
+  CHECK(commands.size() >= 14);
+  for (const std::string& verb : commands) {
     INFO("regionctl " << verb);
+    CHECK(documented.count(verb) == 1);
     CHECK(readme.find("| `regionctl " + verb) != std::string::npos);
+  }
+  for (const auto& [verb, options] : documented) {
+    INFO("regionctl " << verb << " is in the synopsis");
+    CHECK(commands.count(verb) == 1);
   }
 }
 

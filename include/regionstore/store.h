@@ -229,6 +229,37 @@ struct UnshareReport {
 REGIONSTORE_EXPORT Result<UnshareReport> UnshareStore(const std::string& path,
                                                       const UnshareOptions& options = {});
 
+// Options of Store::CopyTo.
+struct CopyOptions {
+  // Replace a file at the destination, as CreateOptions::replace_existing
+  // does (never a store whose writer is alive, never a symbolic link,
+  // directory or other non-regular file). Without it, an existing file at
+  // the destination is kAlreadyExists and nothing is written.
+  bool replace_existing = false;
+  // The copy's commit protocol (CreateOptions::protocol): 0 keeps the
+  // source's, 1 or 2 migrates. A copy is the only way a store changes
+  // protocol: no superblock is ever rewritten in place.
+  uint32_t protocol = 0;
+  // The copy's data area in bytes: 0 keeps the source's; a larger one is
+  // zero past the source's bytes. Smaller is kInvalidArgument.
+  uint64_t data_size = 0;
+  // As CreateOptions::warnings (filesystem notes about the new file).
+  std::vector<std::string>* warnings = nullptr;
+  // Called with the bytes written so far and the total: the new file's
+  // zero-fill, then the commits and the data area.
+  std::function<void(uint64_t done, uint64_t total)> progress;
+};
+
+// What Store::CopyTo wrote.
+struct CopyReport {
+  uint32_t protocol = 0;
+  uint64_t regions = 0;              // every region of the source
+  uint64_t regions_committed = 0;    // those that held a commit to copy
+  uint64_t payload_bytes = 0;        // their payloads
+  uint64_t data_bytes = 0;           // the source's data area, copied
+  uint64_t file_size = 0;            // of the new store
+};
+
 // Threads and processes. A Store is not internally synchronised; on one
 // handle:
 //  - Write, Flush and Commit change the handle: one thread at a time, and
@@ -522,6 +553,27 @@ class REGIONSTORE_EXPORT Store {
   // List() for one region. Errors: kNotFound.
   Result<RegionReport> Report(std::string_view name) const;
 
+  // Writes a new store at `destination` holding what this one holds: the
+  // same regions (names, capacities, slot layouts), each region's newest
+  // commit with its generation and commit time, and the data area. The
+  // regions are one consistent set, as LoadSet gives them (a region with no
+  // commit stays empty), so a copy taken while another process commits
+  // batches holds each batch whole or not at all. The data area is copied
+  // as its bytes stand while the copy reads them: raw writes and views
+  // carry no atomicity, so a range written meanwhile may be old or new in
+  // part. Generations carry on: the copy's next commit of a region is
+  // numbered above the one copied. The copy is a new store (its own uuid,
+  // no sidecar yet, batch ids from 1), built in a temp beside the
+  // destination, synced, and published by one rename: after a failure or a
+  // kill the destination is as it was, or absent, never partial. Works on a
+  // read-only handle beside a live writer, which it does not block.
+  // Errors: kInvalidArgument (the destination is this store's file, a
+  // protocol or size that cannot be, and those of Store::Create), those of
+  // LoadSet (kBusy when the writer kept changing the set; kCorruption or
+  // kTornCommit for a region with nothing valid to copy: nothing is
+  // written), kAlreadyExists, kNoSpace, kIOError.
+  Result<CopyReport> CopyTo(const std::string& destination, const CopyOptions& options = {}) const;
+
   const std::string& path() const;
   // The superblock and region table, as validated at Open.
   const StoreInfo& info() const;
@@ -539,6 +591,10 @@ class REGIONSTORE_EXPORT Store {
   friend class PendingBatch;
   struct Rep;
   explicit Store(std::unique_ptr<Rep> rep);
+  // LoadSet; with `missing_ok`, a region with no commit is generation 0.
+  Result<std::vector<CheckpointMeta>> LoadSetImpl(std::span<const std::string_view> names,
+                                                  std::vector<std::vector<std::byte>>& outs,
+                                                  bool missing_ok) const;
   std::unique_ptr<Rep> rep_;
 };
 

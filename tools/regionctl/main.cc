@@ -15,6 +15,7 @@
 
 #include "cmd_bench.h"
 #include "cmd_commit.h"
+#include "cmd_copy.h"
 #include "cmd_create.h"
 #include "cmd_dump.h"
 #include "cmd_export.h"
@@ -52,7 +53,7 @@ constexpr const char* kExitCodes =
 
 // The commands, for messages about a missing or unknown one.
 constexpr const char* kCommandList =
-    "create, inspect, stat, verify, dump, commit, load, export, import, write, read, unshare or bench";
+    "create, inspect, stat, verify, dump, commit, load, export, import, copy, write, read, unshare or bench";
 
 // Writes "regionctl: <text><detail>\n" as one line with no allocation, so it
 // also works after std::bad_alloc. Line breaks inside the text become spaces;
@@ -139,6 +140,7 @@ int Run(int argc, char** argv) {
       "  regionctl commit state.rs state --input snapshot.bin\n"
       "  regionctl load state.rs state --output restored.bin\n"
       "  regionctl export state.rs state --output /backup/state.bin\n"
+      "  regionctl copy state.rs /backup/state.rs\n"
       "  regionctl verify state.rs\n"
       "  regionctl inspect state.rs --json\n"
       "  regionctl stat state.rs\n"
@@ -156,6 +158,7 @@ int Run(int argc, char** argv) {
   SetupLoad(app, outcome);
   SetupExport(app, outcome);
   SetupImport(app, outcome);
+  SetupCopy(app, outcome);
   SetupWrite(app, outcome);
   SetupRead(app, outcome);
   SetupUnshare(app, outcome);

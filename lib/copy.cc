@@ -1,0 +1,146 @@
+// Store::CopyTo: a new store holding one consistent set of this store's
+// commits and its data area, built by Create's steps (a temp beside the
+// destination, synced, published by one rename). docs/USING.md ("Copying a
+// store") says what a copy promises.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "create.h"
+#include "format.h"
+#include "slot.h"
+#include "store_rep.h"
+
+namespace regionstore {
+
+namespace {
+
+// The data area goes over in pieces of this size, each one pwrite from the
+// source's mapping.
+constexpr uint64_t kDataChunk = 8 * format::kMiB;
+
+}  // namespace
+
+Result<CopyReport> Store::CopyTo(const std::string& destination,
+                                 const CopyOptions& options) const {
+  const Rep& r = *rep_;
+  static constexpr const char* kOperation = "copy";
+  const auto invalid = [&](std::string message) {
+    return Status::Error(StatusCode::kInvalidArgument, kOperation, destination,
+                         std::move(message));
+  };
+  const uint32_t protocol = options.protocol == 0 ? r.info.protocol() : options.protocol;
+  if (protocol != 1 && protocol != 2) {
+    return invalid("protocol " + std::to_string(options.protocol) +
+                   " does not exist: 1 or 2 (0 keeps the source's)");
+  }
+  const uint64_t data_size = options.data_size == 0 ? r.info.data_size : options.data_size;
+  if (data_size < r.info.data_size) {
+    return invalid("a data area of " + std::to_string(data_size) +
+                   " bytes is smaller than the source's " + std::to_string(r.info.data_size) +
+                   ": a copy never drops bytes");
+  }
+  // Create with replace_existing would take this store's lock and rename
+  // over it (a writer's handle would go on writing into an unlinked file).
+  // Checked through the source's descriptor, so a second name for the same
+  // file (a hard link, a path through a symbolic link) is caught too.
+  if (auto target = r.io->StatPath(destination); target.ok()) {
+    auto self = r.file->Stat();
+    if (!self.ok()) return self.status().WithOperation("copy: fstat the source", r.path);
+    if (target->device == self->device && target->inode == self->inode) {
+      return invalid("is the store being copied; copy to another file");
+    }
+  }
+
+  // Every region as of one point of the commit history.
+  std::vector<std::string_view> names;
+  names.reserve(r.info.regions.size());
+  for (const RegionEntry& region : r.info.regions) names.push_back(region.name);
+  std::vector<std::vector<std::byte>> payloads;
+  std::vector<CheckpointMeta> metas;
+  if (!names.empty()) {
+    auto loaded = LoadSetImpl(names, payloads, /*missing_ok=*/true);
+    if (!loaded.ok()) return loaded.status().WithOperation("copy: load every region", r.path);
+    metas = std::move(*loaded);
+  }
+
+  CopyReport report;
+  report.protocol = protocol;
+  report.regions = r.info.regions.size();
+  report.data_bytes = r.info.data_size;
+  for (size_t i = 0; i < metas.size(); ++i) {
+    if (metas[i].generation == 0) continue;
+    ++report.regions_committed;
+    report.payload_bytes += payloads[i].size();
+  }
+
+  CreateOptions create;
+  create.replace_existing = options.replace_existing;
+  create.io = r.io;
+  create.warnings = options.warnings;
+  create.protocol = protocol;
+  create.batch_log = (r.info.incompat_flags & format::kIncompatBatchLog) != 0;
+  for (const RegionEntry& region : r.info.regions) {
+    create.checkpoints.push_back({region.name, region.capacity, region.layout});
+  }
+  uint64_t file_size = 0;
+  const auto progress = [&](uint64_t done) {
+    if (options.progress) {
+      options.progress(done, file_size + report.payload_bytes + report.data_bytes);
+    }
+  };
+  create.progress = [&](uint64_t done, uint64_t total) {
+    file_size = total;
+    progress(done);
+  };
+  const std::byte* source = r.mapping->data();
+  auto populate = [&](File& file, const StoreInfo& info) -> Status {
+    file_size = info.file_size;
+    uint64_t done = file_size;
+    // Each commit into slot 0 of its region, as a commit leaves a slot:
+    // the header unit (its first 64 bytes; the rest is zero), the payload.
+    for (size_t i = 0; i < metas.size(); ++i) {
+      if (metas[i].generation == 0) continue;
+      const RegionEntry& region = info.regions[i];
+      slot::Header header;
+      header.region = static_cast<uint32_t>(i);
+      header.slot = 0;
+      header.generation = metas[i].generation;
+      header.length = payloads[i].size();
+      header.commit_unix_ns = metas[i].commit_unix_ns;
+      header.payload_checksum = format::Checksum(payloads[i]);
+      if (!payloads[i].empty()) {
+        if (Status s = file.WriteAt(slot::PayloadFileOffset(region, 0), payloads[i]); !s.ok()) {
+          return s.WithOperation("copy: write a payload", destination);
+        }
+      }
+      if (Status s = file.WriteAt(slot::HeaderFileOffset(region, 0), slot::EncodeHeader(header));
+          !s.ok()) {
+        return s.WithOperation("copy: write a slot header", destination);
+      }
+      done += payloads[i].size();
+      progress(done);
+    }
+    for (uint64_t offset = 0; offset < r.info.data_size;) {
+      const uint64_t length = std::min(kDataChunk, r.info.data_size - offset);
+      if (Status s = file.WriteAt(info.data_offset + offset,
+                                  std::span(source + r.info.data_offset + offset, length));
+          !s.ok()) {
+        return s.WithOperation("copy: write the data area", destination);
+      }
+      offset += length;
+      done += length;
+      progress(done);
+    }
+    return Status::Ok();
+  };
+  if (Status s = internal::CreateStore(destination, data_size, create, populate); !s.ok()) {
+    return s.WithOperation(s.operation().starts_with("create") ? "copy: " + s.operation()
+                                                                : s.operation(),
+                           destination);
+  }
+  report.file_size = file_size;
+  return report;
+}
+
+}  // namespace regionstore

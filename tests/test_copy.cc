@@ -1,0 +1,387 @@
+// Store::CopyTo and `regionctl copy`: a new store with one consistent set
+// of the source's commits, generations carried on, the data area, published
+// whole or not at all; and the migration from protocol 1 to protocol 2.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "regionstore/store.h"
+#include "regionstore/temp_files.h"
+#include "slot.h"
+#include "support/commit_payloads.h"
+#include "support/files.h"
+#include "support/process.h"
+#include "support/regionctl_runner.h"
+#include "support/shared_memory.h"
+#include "support/store_fixtures.h"
+#include "support/temp_dir.h"
+
+namespace regionstore::testing {
+namespace {
+
+// Compact and aligned slots, one region left without a commit.
+const std::vector<CheckpointSpec> kCopyRegions = {{"model", 20'000, SlotLayout::kCompact},
+                                                  {"step", 8, SlotLayout::kCompact},
+                                                  {"index", 70'001, SlotLayout::kAligned},
+                                                  {"never", 100, SlotLayout::kAuto}};
+
+CopyOptions Options(bool replace, uint32_t protocol = 0, uint64_t data_size = 0) {
+  CopyOptions options;
+  options.replace_existing = replace;
+  options.protocol = protocol;
+  options.data_size = data_size;
+  return options;
+}
+
+// A batch of `payloads` into `names`, one piece each.
+Result<std::vector<uint64_t>> Batch(Store& store, const std::vector<std::string_view>& names,
+                                    const std::vector<std::vector<std::byte>>& payloads,
+                                    Durability mode) {
+  std::vector<std::span<const std::byte>> pieces(payloads.begin(), payloads.end());
+  std::vector<BatchMember> members;
+  for (size_t i = 0; i < names.size(); ++i) {
+    members.push_back({names[i], PayloadPieces(&pieces[i], 1)});
+  }
+  return store.CommitBatch(members, mode);
+}
+
+std::vector<std::byte> Payload(uint64_t length, uint64_t generation, uint64_t life) {
+  std::vector<std::byte> out;
+  FillPayload({generation, life}, length, out);
+  return out;
+}
+
+// A source with commits of several generations in every region but "never",
+// a data area with a pattern, in `protocol`.
+void MakeSource(const std::string& path, uint32_t protocol, uint64_t data_size) {
+  CreateOptions options;
+  options.checkpoints = kCopyRegions;
+  options.protocol = protocol;
+  options.batch_log = true;
+  REQUIRE(Store::Create(path, data_size, options).ok());
+  Store store = MustOpen(path, OpenMode::kReadWrite);
+  for (uint64_t g = 1; g <= 4; ++g) {
+    REQUIRE(store.Commit("model", Payload(20'000 - g, g, 1), Durability::kNone).ok());
+    REQUIRE(store.Commit("index", Payload(70'001, g, 2), Durability::kNone).ok());
+  }
+  REQUIRE(store.Commit("step", Payload(8, 1, 3), Durability::kSync).ok());
+  REQUIRE(store.Write(4096, PatternBytes(10'000, 7), Durability::kNone).ok());
+  REQUIRE(store.Write(data_size - 100, PatternBytes(100, 8), Durability::kSync).ok());
+}
+
+// DST holds what SRC holds: every region's newest commit with its
+// generation and time, the data area (and zeros past it), nothing damaged.
+void CheckSameContent(const std::string& source, const std::string& destination) {
+  Store src = MustOpen(source, OpenMode::kReadOnly);
+  Store dst = MustOpen(destination, OpenMode::kReadOnly);
+  REQUIRE(dst.info().regions.size() == src.info().regions.size());
+  for (size_t i = 0; i < src.info().regions.size(); ++i) {
+    const RegionEntry& a = src.info().regions[i];
+    const RegionEntry& b = dst.info().regions[i];
+    INFO("region " << a.name);
+    CHECK(b.name == a.name);
+    CHECK(b.capacity == a.capacity);
+    CHECK(b.layout == a.layout);
+    std::vector<std::byte> from, to;
+    auto expected = src.Load(a.name, from);
+    auto got = dst.Load(b.name, to);
+    if (!expected.ok()) {
+      CHECK(expected.status().code() == StatusCode::kNotFound);
+      CHECK(got.status().code() == StatusCode::kNotFound);
+      continue;
+    }
+    REQUIRE(got.ok());
+    CHECK(got->generation == expected->generation);
+    CHECK(got->commit_unix_ns == expected->commit_unix_ns);
+    CHECK(to == from);
+  }
+  REQUIRE(dst.data_size() >= src.data_size());
+  std::vector<std::byte> from(src.data_size()), to(dst.data_size());
+  REQUIRE(src.Read(0, from).ok());
+  REQUIRE(dst.Read(0, to).ok());
+  CHECK(std::memcmp(to.data(), from.data(), from.size()) == 0);
+  CHECK(std::all_of(to.begin() + static_cast<std::ptrdiff_t>(from.size()), to.end(),
+                    [](std::byte b) { return b == std::byte{0}; }));
+  CheckNothingDamaged(destination);
+}
+
+TEST_CASE("CopyTo copies every region's newest commit, its generation and the data area",
+          "[copy]") {
+  TempDir dir;
+  for (uint32_t from : {1u, 2u}) {
+    for (uint32_t to : {0u, 1u, 2u}) {
+      const uint32_t expected_protocol = to == 0 ? from : to;
+      DYNAMIC_SECTION("protocol " << from << " to " << expected_protocol) {
+        const std::string source = dir.File("src.rgn");
+        const std::string destination = dir.File("dst.rgn");
+        MakeSource(source, from, 2 * kMiB);
+        Store src = MustOpen(source, OpenMode::kReadOnly);
+        auto report = src.CopyTo(destination, Options(false, to));
+        INFO(report.status().ToString());
+        REQUIRE(report.ok());
+        CHECK(report->protocol == expected_protocol);
+        CHECK(report->regions == 4);
+        CHECK(report->regions_committed == 3);
+        CHECK(report->payload_bytes == (20'000 - 4) + 8 + 70'001);
+        CHECK(report->data_bytes == 2 * kMiB);
+        CHECK(report->file_size == std::filesystem::file_size(destination));
+        CheckSameContent(source, destination);
+        Store dst = MustOpen(destination, OpenMode::kReadWrite);
+        CHECK(dst.info().protocol() == expected_protocol);
+        CHECK(dst.info().uuid != src.info().uuid);
+        // Generations carry on, in every mode and in a batch.
+        auto next = dst.Commit("model", Payload(10, 5, 4), Durability::kPwriteFdatasync);
+        REQUIRE(next.ok());
+        CHECK(*next == 5);
+        auto first = dst.Commit("never", Payload(100, 1, 5), Durability::kNone);
+        REQUIRE(first.ok());
+        CHECK(*first == 1);
+        const std::vector<std::byte> b = Payload(70'001, 5, 7);
+        auto batch = Batch(dst, {"step", "index"}, {Payload(8, 2, 6), b}, Durability::kSync);
+        REQUIRE(batch.ok());
+        CHECK((*batch)[0] == 2);
+        CHECK((*batch)[1] == 5);
+        CHECK(MustLoad(dst, "index") == b);
+      }
+    }
+  }
+}
+
+TEST_CASE("CopyTo to a larger data area, from a writer's own handle", "[copy]") {
+  TempDir dir;
+  const std::string source = dir.File("src.rgn");
+  const std::string destination = dir.File("dst.rgn");
+  MakeSource(source, 2, 1 * kMiB);
+  Store writer = MustOpen(source, OpenMode::kReadWrite);
+  REQUIRE(writer.Commit("step", Payload(8, 2, 9), Durability::kNone).ok());
+  auto report = writer.CopyTo(destination, Options(false, 0, 3 * kMiB));
+  INFO(report.status().ToString());
+  REQUIRE(report.ok());
+  CHECK(report->data_bytes == 1 * kMiB);
+  CHECK(ReadStoreInfo(destination)->data_size == 3 * kMiB);
+  CheckSameContent(source, destination);
+}
+
+TEST_CASE("CopyTo refuses what it cannot do and leaves the destination as it was", "[copy]") {
+  TempDir dir;
+  const std::string source = dir.File("src.rgn");
+  const std::string destination = dir.File("dst.rgn");
+  MakeSource(source, 1, 1 * kMiB);
+  Store src = MustOpen(source, OpenMode::kReadOnly);
+  WriteWholeFile(destination, PatternBytes(5000, 1));
+  const auto unchanged = [&] { return ReadWholeFile(destination) == PatternBytes(5000, 1); };
+
+  auto exists = src.CopyTo(destination);
+  CHECK(exists.status().code() == StatusCode::kAlreadyExists);
+  CHECK(unchanged());
+  auto itself = src.CopyTo(source, Options(true));
+  CHECK(itself.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(itself.status().message(), Catch::Contains("is the store being copied"));
+  std::filesystem::create_hard_link(source, dir.File("link.rgn"));
+  auto linked = src.CopyTo(dir.File("link.rgn"), Options(true));
+  CHECK(linked.status().code() == StatusCode::kInvalidArgument);
+  auto smaller = src.CopyTo(destination, Options(true, 0, 4096));
+  CHECK(smaller.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(smaller.status().message(), Catch::Contains("smaller than the source's"));
+  auto protocol = src.CopyTo(destination, Options(true, 3));
+  CHECK(protocol.status().code() == StatusCode::kInvalidArgument);
+  CHECK(unchanged());
+  std::filesystem::create_directory(dir.File("adir"));
+  auto directory = src.CopyTo(dir.File("adir"), Options(true));
+  CHECK(directory.status().code() == StatusCode::kInvalidArgument);
+  CHECK(std::filesystem::is_directory(dir.File("adir")));
+  // The source is untouched by all of it.
+  CheckNothingDamaged(source);
+}
+
+TEST_CASE("CopyTo refuses a source region with nothing valid, writing nothing", "[copy]") {
+  TempDir dir;
+  const std::string source = dir.File("src.rgn");
+  MakeSource(source, 1, 1 * kMiB);
+  {
+    // Damage every slot header of "step": no commit left to copy.
+    Store src = MustOpen(source, OpenMode::kReadOnly);
+    const RegionEntry& step = src.info().regions[1];
+    for (uint32_t s = 0; s < step.slot_count; ++s) {
+      FlipByte(source, slot::HeaderFileOffset(step, s) + 20);
+    }
+  }
+  Store src = MustOpen(source, OpenMode::kReadOnly);
+  std::vector<std::byte> out;
+  const auto loaded = src.Load("step", out);
+  REQUIRE_FALSE(loaded.ok());
+  auto report = src.CopyTo(dir.File("dst.rgn"));
+  CHECK_FALSE(report.ok());
+  CHECK(report.status().code() == loaded.status().code());
+  CHECK_FALSE(std::filesystem::exists(dir.File("dst.rgn")));
+}
+
+// Region r's payload of batch n names n in its first word.
+struct BatchLoop {
+  std::atomic<uint32_t> stop{0};
+  std::atomic<uint64_t> batches{0};
+};
+
+TEST_CASE("A copy taken while another process commits batches holds one batch whole",
+          "[copy][multiprocess]") {
+  for (uint32_t protocol : {1u, 2u}) {
+    DYNAMIC_SECTION("protocol " << protocol) {
+      TempDir dir;
+      const std::string source = dir.File("src.rgn");
+      CreateOptions options;
+      options.checkpoints = kCopyRegions;
+      options.protocol = protocol;
+      options.batch_log = true;
+      REQUIRE(Store::Create(source, 64 * kKiB, options).ok());
+      SharedMemory<BatchLoop> loop;
+      ChildGuard child;
+      const pid_t pid = ::fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        ::alarm(300);
+        auto writer = Store::Open(source, OpenMode::kReadWrite);
+        if (!writer.ok()) ::_exit(2);
+        for (uint64_t n = 1; loop->stop.load() == 0; ++n) {
+          const Durability mode = n % 16 == 0 ? Durability::kSync : Durability::kNone;
+          if (!Batch(*writer, {"model", "step", "index"},
+                     {Payload(20'000, n, 11), Payload(8, n, 12), Payload(70'001, n, 13)}, mode)
+                   .ok()) {
+            ::_exit(3);
+          }
+          loop->batches.store(n);
+        }
+        ::_exit(0);
+      }
+      child.Adopt(pid);
+      while (loop->batches.load() == 0) ::sched_yield();
+      Store reader = MustOpen(source, OpenMode::kReadOnly);
+      int copies = 0, busy = 0;
+      for (int i = 0; i < 6; ++i) {
+        const std::string destination = dir.File("dst" + std::to_string(i) + ".rgn");
+        auto report = reader.CopyTo(destination);
+        if (!report.ok() && report.status().code() == StatusCode::kBusy) {
+          ++busy;
+          continue;
+        }
+        INFO(report.status().ToString());
+        REQUIRE(report.ok());
+        ++copies;
+        Store dst = MustOpen(destination, OpenMode::kReadOnly);
+        CheckpointMeta meta;
+        const std::vector<std::byte> model = MustLoad(dst, "model", &meta);
+        const uint64_t n = FirstWord(model);
+        INFO("copy " << i << " holds batch " << n);
+        CHECK(meta.generation == n);
+        CHECK(model == Payload(20'000, n, 11));
+        CHECK(MustLoad(dst, "step") == Payload(8, n, 12));
+        CHECK(MustLoad(dst, "index") == Payload(70'001, n, 13));
+        CheckNothingDamaged(destination);
+      }
+      const uint64_t before_stop = loop->batches.load();
+      loop->stop.store(1);
+      const int status = Reap(child);
+      CHECK(DescribeWait(status) == DescribeWait(0));
+      INFO(copies << " copies, " << busy << " busy, " << before_stop << " batches");
+      CHECK(copies >= 1);
+      CHECK(before_stop >= 2);
+    }
+  }
+}
+
+TEST_CASE("A copy killed at any step leaves the destination absent or as it was, and no temp",
+          "[copy][multiprocess]") {
+  TempDir dir;
+  const std::string source = dir.File("src.rgn");
+  const std::string destination = dir.File("dst.rgn");
+  MakeSource(source, 1, 32 * kMiB);
+  // How many progress steps a whole copy makes: the kills land on them.
+  uint64_t steps = 0;
+  {
+    Store src = MustOpen(source, OpenMode::kReadOnly);
+    CopyOptions counting;
+    counting.progress = [&](uint64_t, uint64_t) { ++steps; };
+    REQUIRE(src.CopyTo(dir.File("count.rgn"), counting).ok());
+  }
+  REQUIRE(steps >= 8);
+  for (const bool replace : {false, true}) {
+    if (replace) WriteWholeFile(destination, PatternBytes(3000, 2));
+    for (uint64_t step = 1; step <= steps; step += std::max<uint64_t>(1, steps / 6)) {
+      INFO((replace ? "replacing a file" : "no file") << ", killed at step " << step << " of "
+                                                      << steps);
+      ChildGuard child;
+      const pid_t pid = ::fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        ::alarm(120);
+        auto src = Store::Open(source, OpenMode::kReadOnly);
+        if (!src.ok()) ::_exit(2);
+        uint64_t seen = 0;
+        CopyOptions options;
+        options.replace_existing = replace;
+        options.progress = [&](uint64_t, uint64_t) {
+          if (++seen == step) ::kill(::getpid(), SIGKILL);
+        };
+        (void)src->CopyTo(destination, options);
+        ::_exit(3);  // the kill never came
+      }
+      child.Adopt(pid);
+      const int status = Reap(child);
+      INFO(DescribeWait(status));
+      REQUIRE(WIFSIGNALED(status));
+      CHECK(WTERMSIG(status) == SIGKILL);
+      if (replace) {
+        CHECK(ReadWholeFile(destination) == PatternBytes(3000, 2));
+      } else {
+        CHECK_FALSE(std::filesystem::exists(destination));
+      }
+    }
+  }
+  // The next copy publishes, and leaves no temp beside it.
+  Store src = MustOpen(source, OpenMode::kReadOnly);
+  REQUIRE(src.CopyTo(destination, Options(true)).ok());
+  CheckSameContent(source, destination);
+  auto strays = FindStrayTemps(destination);
+  REQUIRE(strays.ok());
+  CHECK(strays->empty());
+}
+
+TEST_CASE("regionctl copy: a report, its JSON, and clear refusals", "[copy][regionctl]") {
+  TempDir dir;
+  const std::string source = dir.File("src.rgn");
+  const std::string destination = dir.File("dst.rgn");
+  MakeSource(source, 1, 1 * kMiB);
+  const nlohmann::json report =
+      JsonOf({"copy", source, destination, "--protocol", "2", "--size", "2MiB", "--json"});
+  CHECK(report["source"] == source);
+  CHECK(report["destination"] == destination);
+  CHECK(report["protocol"] == 2);
+  CHECK(report["regions"] == 4);
+  CHECK(report["regions_committed"] == 3);
+  CHECK(report["data_bytes"] == 1 * kMiB);
+  CHECK(InspectJson(destination)["protocol"] == 2);
+  CheckSameContent(source, destination);
+
+  const ProcessResult exists = Regionctl({"copy", source, destination});
+  RequireFailure(exists, 1);
+  CHECK_THAT(exists.stderr_bytes, Catch::Contains("exists"));
+  const ProcessResult itself = Regionctl({"copy", source, source, "--force"});
+  RequireFailure(itself, 2);
+  CHECK_THAT(itself.stderr_bytes, Catch::Contains("is the store being copied"));
+  RequireFailure(Regionctl({"copy", source, dir.File("x.rgn"), "--protocol", "3"}), 2);
+  CHECK_FALSE(std::filesystem::exists(dir.File("x.rgn")));
+  const ProcessResult text = Regionctl({"copy", source, destination, "--force"});
+  RequireSuccess(text);
+  CHECK_THAT(text.stdout_bytes, Catch::Contains("3 of 4 regions with a commit"));
+}
+
+}  // namespace
+}  // namespace regionstore::testing

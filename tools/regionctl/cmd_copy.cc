@@ -1,0 +1,108 @@
+#include "cmd_copy.h"
+
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "progress_bar.h"
+#include "regionstore/store.h"
+
+namespace regionstore::regionctl {
+namespace {
+
+// Copies over this size get a progress bar, when stderr is a terminal.
+constexpr uint64_t kCopyProgressBarAbove = uint64_t{1} << 30;
+
+struct CopyArgs : StoreArgs {
+  std::string destination;
+  uint32_t protocol = 0;
+  uint64_t data_size = 0;
+  bool force = false;
+  bool json = false;
+};
+
+Status RunCopy(const CopyArgs& args) {
+  // Read-only: no lock, so a live writer goes on committing meanwhile.
+  Result<Store> store = Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
+  if (!store.ok()) return store.status();
+  CopyOptions options;
+  options.replace_existing = args.force;
+  options.protocol = args.protocol;
+  options.data_size = args.data_size;
+  std::vector<std::string> warnings;
+  options.warnings = &warnings;
+  std::optional<CopyReport> report;
+  {
+    ProgressBar bar("copy", StderrIsTerminal(), "fsync");
+    options.progress = [&bar](uint64_t done, uint64_t total) {
+      if (total > kCopyProgressBarAbove) bar.Update(done, total);
+    };
+    Result<CopyReport> copied = store->CopyTo(args.destination, options);
+    if (!copied.ok()) return copied.status();
+    report = *copied;
+    SetStoreChanged();
+  }
+  for (const std::string& warning : warnings) {
+    std::cerr << "regionctl: warning: " << warning << '\n';
+  }
+  if (args.json) {
+    PrintJsonDocument({{"source", args.path},
+                       {"destination", args.destination},
+                       {"protocol", report->protocol},
+                       {"regions", report->regions},
+                       {"regions_committed", report->regions_committed},
+                       {"payload_bytes", report->payload_bytes},
+                       {"data_bytes", report->data_bytes},
+                       {"file_size", report->file_size}});
+    return Status::Ok();
+  }
+  std::cout << "copied " << QuoteName(args.path) << " to " << QuoteName(args.destination)
+            << " (protocol " << report->protocol << "): " << report->regions_committed << " of "
+            << report->regions << " regions with a commit, " << HumanBytes(report->payload_bytes)
+            << " of payloads, data area " << HumanBytes(report->data_bytes) << ", file "
+            << HumanBytes(report->file_size) << '\n';
+  return Status::Ok();
+}
+
+}  // namespace
+
+void SetupCopy(CLI::App& app, Status& outcome) {
+  auto args = std::make_shared<CopyArgs>();
+  CLI::App* command = AddCommand(
+      app, "copy", "Copy a store, live or not, into a new store (also to change its protocol)",
+      "Example:\n"
+      "  regionctl copy state.rs backup.rs\n"
+      "  regionctl copy old.rs new.rs --protocol 2\n"
+      "DST gets SRC's regions (names, capacities, slot layouts), each region's newest\n"
+      "commit with its generation and time, and the data area. The regions are one\n"
+      "consistent set, as `load --get` gives them, even while a writer commits batches;\n"
+      "the data area is copied as its bytes stand meanwhile (raw writes carry no\n"
+      "atomicity). Generations carry on: DST's next commit of a region is numbered\n"
+      "above the one copied. DST is a new store (its own uuid), built in a temp file\n"
+      "beside it, synced and renamed into place: after a failure or a kill DST is as it\n"
+      "was, or absent, never partial. SRC is only read and never locked.\n"
+      "A progress bar goes to stderr when it is a terminal and DST is larger than 1 GiB.");
+  AddStoreArguments(command, *args);
+  command->add_option("DST", args->destination, "Path of the new store")->required()->type_name("");
+  command
+      ->add_option("--protocol", args->protocol,
+                   "Commit protocol of DST: 1 or 2 (default: SRC's); see `create --protocol`")
+      ->type_name("N")
+      ->check(CLI::IsMember({1u, 2u}));
+  command
+      ->add_option("--size", args->data_size,
+                   "Data area of DST, at least SRC's (default: SRC's); the rest is zero")
+      ->type_name("SIZE")
+      ->transform(SizeTransform());
+  command->add_flag("--force", args->force,
+                    "Replace an existing file at DST (refused while a writer holds it, if it is "
+                    "a symbolic link, or if it is SRC itself)");
+  command->add_flag("--json", args->json, "Print one JSON object instead of a sentence");
+  command->callback([args, &outcome] { outcome = RunCopy(*args); });
+}
+
+}  // namespace regionstore::regionctl
