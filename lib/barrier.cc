@@ -177,6 +177,9 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
     }
     volatile_regions.clear();
   }
+  // Every record of the journal is redundant now: their members are
+  // durable in their slots.
+  if (status.ok() && whole_file) journal_pos = 0;
   if (status.ok() && whole_file && batch_log_offset) {
     watermark_durable = std::max(watermark_durable, watermark_pending);
     batches_durable = std::max(batches_durable, batches_done);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "journal.h"
 #include "shared_copy.h"
 #include "store_rep.h"
 #include "test_hooks.h"
@@ -100,6 +101,14 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
 Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember>& plan,
                                                      uint64_t id, Durability durability,
                                                      bool payloads_in_place) {
+  // A durable batch whose record fits in half the journal goes through it.
+  // (Payloads filled in place are in their slots already: the journal would
+  // copy them out again, and they keep the path below.)
+  if (journal_offset && IsDurable(durability) && !payloads_in_place) {
+    uint64_t bytes = journal::HeadBytes(plan.size());
+    for (const BatchPlanMember& member : plan) bytes += journal::ImageBytes(member.header.length);
+    if (bytes <= info.journal_size / 2) return WriteJournaledBatch(plan, id, durability);
+  }
   batch::Record record;
   record.id = id;
   for (BatchPlanMember& member : plan) {
@@ -256,6 +265,139 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
   for (const BatchPlanMember& member : plan) {
     RecordCommit(member.index, member.target, member.header.generation, durability,
                    member.header.length);
+    generations.push_back(member.header.generation);
+  }
+  ++stats.by_mode[static_cast<size_t>(durability)].batches;
+  return generations;
+}
+
+Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchPlanMember>& plan,
+                                                              uint64_t id,
+                                                              Durability durability) {
+  batch::Record record;
+  record.id = id;
+  std::vector<journal::Member> members;
+  std::vector<slot::HeaderBytes> headers;
+  std::vector<PayloadPieces> payloads;
+  for (BatchPlanMember& member : plan) {
+    member.header.batch_id = id;
+    record.members.push_back({member.index, member.target, member.header.generation});
+    members.push_back(
+        {member.index, member.target, member.header.generation, member.header.length});
+    headers.push_back(slot::EncodeHeader(member.header));
+    payloads.push_back(member.pieces);
+  }
+  // Spent whatever happens now, as in WriteBatch.
+  next_batch_id = id + 1;
+  const batch::UnitBytes record_bytes = batch::EncodeRecord(record);
+  const uint64_t record_offset = batch::UnitOffset(*batch_log_offset, id);
+  journal::EncodeRecord(id, members, headers, payloads, journal_record);
+  const auto unit_of = [&](const BatchPlanMember& member) {
+    return slot::HeaderFileOffset(info.regions[member.index], member.target);
+  };
+  MarkCommitPhase(internal::kCopy);
+  // The journal starts over after a whole-file barrier (Barrier sets
+  // journal_pos to 0): every member its records named is then durable in
+  // its slot.
+  if (journal_pos + journal_record.size() > info.journal_size) {
+    ++stats.journal_checkpoints;
+    if (Status s = Barrier({.kind = BarrierKind::kFdatasync,
+                            .counted_as = durability,
+                            .operation = "commit batch: fdatasync (the journal is full)"});
+        !s.ok()) {
+      MarkCommitPhase(internal::kIdle);
+      return s;
+    }
+  }
+  const uint64_t at = *journal_offset + journal_pos;
+  // As in WriteBatch: if the record's write does not return in this boot,
+  // the next open treats the batch as one whose barrier did not return.
+  if (Status s = SetMark(intent::kBatchBarrierEntry, {Kind::kBatchBarrier, 0, 0, id, boot_id});
+      !s.ok()) {
+    ++stats.failed_writes;
+    MarkCommitPhase(internal::kIdle);
+    return Poison(s, "commit batch: pwrite (intent mark)");
+  }
+  MarkCommitPhase(internal::kFlush);
+  internal::ReachPoint(internal::Point::kBatchBeforeBarrier);
+  // The commit point: once this returns, the batch is on stable storage,
+  // and a writer's open applies it again if its slots are not.
+  const auto write_record = [&]() -> Status {
+    if (internal::Mutated(internal::Mutation::kJournalRecordNotSynced)) {
+      return file->WriteAt(at, journal_record);
+    }
+    return Barrier({.kind = BarrierKind::kDsyncWrite,
+                    .counted_as = durability,
+                    .operation = "commit batch: pwritev2(RWF_DSYNC) (journal record)",
+                    .file_offset = at,
+                    .data = journal_record});
+  };
+  if (Status s = write_record(); !s.ok()) {
+    // Not reported as committed, so not applied by a later open in this
+    // boot: the record's first unit goes (best effort; after a power loss
+    // the record may still be whole on disk, like any write whose
+    // barrier failed).
+    static constexpr std::array<std::byte, journal::kUnit> kZeroUnit{};
+    (void)file->WriteAt(at, kZeroUnit);
+    MarkCommitPhase(internal::kIdle);
+    return s;
+  }
+  journal_pos += journal_record.size();
+  // The members reach their slots through the page cache: durable at the
+  // next whole-file barrier (or by replay), pending until then.
+  if (Status s = NoteVolatileCommit(); !s.ok()) {
+    MarkCommitPhase(internal::kIdle);
+    return s;
+  }
+  std::byte* base = mapping->data();
+  const auto failed_write = [&](const Status& s, const char* operation) {
+    ++stats.failed_writes;
+    (void)BeginPublishing("commit batch: pwrite (publication word)");
+    for (const BatchPlanMember& member : plan) {
+      shared_copy::StoreHeaderWords(base + unit_of(member), slot::HeaderBytes{});
+    }
+    (void)EndPublishing("commit batch: pwrite (publication word)");
+    static constexpr std::array<std::byte, journal::kUnit> kZeroUnit{};
+    (void)file->WriteAt(at, kZeroUnit);
+    MarkCommitPhase(internal::kIdle);
+    return Poison(s, operation);
+  };
+  MarkCommitPhase(internal::kCopy);
+  // As in WriteBatch: payloads, the log's record, then the headers, while
+  // readers of several regions wait on an odd publication word.
+  if (Status s = BeginPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
+    MarkCommitPhase(internal::kIdle);
+    return s;
+  }
+  for (const BatchPlanMember& member : plan) {
+    if (Status s = WriteZeroUnitAndPieces(unit_of(member), member.pieces); !s.ok()) {
+      return failed_write(s, "commit batch: pwritev (payload)");
+    }
+  }
+  if (Status s = file->WriteAt(record_offset, record_bytes); !s.ok()) {
+    return failed_write(s, "commit batch: pwrite (batch record)");
+  }
+  std::array<std::byte, slot::kHeaderUnitSize> unit{};
+  for (uint32_t m = 0; m < plan.size(); ++m) {
+    std::memcpy(unit.data(), headers[m].data(), headers[m].size());
+    if (Status s = file->WriteAt(unit_of(plan[m]), unit); !s.ok()) {
+      return failed_write(s, "commit batch: pwrite (slot header)");
+    }
+    internal::ReachPoint(internal::Point::kBatchMemberHeader, m);
+  }
+  if (Status s = EndPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
+    MarkCommitPhase(internal::kIdle);
+    return s;
+  }
+  last_batch_id = id;
+  if (Status s = ClearMark(intent::kBatchBarrierEntry); !s.ok()) {
+    return failed_write(s, "commit batch: pwrite (clear the intent mark)");
+  }
+  MarkCommitPhase(internal::kIdle);
+  std::vector<uint64_t> generations;
+  for (const BatchPlanMember& member : plan) {
+    RecordCommit(member.index, member.target, member.header.generation, durability,
+                 member.header.length);
     generations.push_back(member.header.generation);
   }
   ++stats.by_mode[static_cast<size_t>(durability)].batches;

@@ -80,6 +80,9 @@ Result<CopyReport> Store::CopyTo(const std::string& destination,
   create.warnings = options.warnings;
   create.protocol = protocol;
   create.batch_log = (r.info.incompat_flags & format::kIncompatBatchLog) != 0;
+  // A protocol 2 source's journal size carries over; a migration gets the
+  // default.
+  if (protocol == 2 && r.info.journal_size != 0) create.journal_size = r.info.journal_size;
   for (const RegionEntry& region : r.info.regions) {
     create.checkpoints.push_back({region.name, region.capacity, region.layout});
   }

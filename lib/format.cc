@@ -49,21 +49,23 @@ uint64_t ChecksumStream::Digest() const {
   return XXH3_64bits_digest(static_cast<const XXH3_state_t*>(state_));
 }
 
-Result<Layout> LayoutFor(uint64_t data_size, uint64_t region_count, bool batch_log) {
+Result<Layout> LayoutFor(uint64_t data_size, uint64_t region_count, bool batch_log,
+                         uint64_t journal_size) {
   if (data_size > kMaxDataSize) {
     return Status::Error(StatusCode::kInvalidArgument, "create", "",
                          "data size " + std::to_string(data_size) + " exceeds the maximum of " +
                              std::to_string(kMaxDataSize) + " bytes");
   }
   Layout layout;
-  layout.data_offset = DataOffsetFor(std::min(region_count, kMaxRegions), batch_log);
+  layout.data_offset =
+      DataOffsetFor(std::min(region_count, kMaxRegions), batch_log, journal_size);
   layout.data_size = data_size;
   layout.file_size = layout.data_offset + AlignUp(data_size, kAreaAlignment);
   return layout;
 }
 
 uint32_t IncompatFlagsFor(const StoreInfo& info) {
-  uint32_t flags = info.incompat_flags & (kIncompatBatchLog | kIncompatSidecar);
+  uint32_t flags = info.incompat_flags & (kIncompatBatchLog | kIncompatSidecar | kIncompatJournal);
   if (info.regions.size() > kMaxRegionsSmallTable) flags |= kIncompatLargeTable;
   for (const RegionEntry& region : info.regions) {
     if (region.layout == SlotLayout::kCompact) {
@@ -92,6 +94,9 @@ std::vector<std::byte> EncodeHeader(const StoreInfo& info) {
   Store32(bytes, sb::kRegionEntrySize, static_cast<uint32_t>(kRegionEntrySize));
   Store64(bytes, sb::kCreatedUnixNs, info.created_unix_ns);
   Store32(bytes, sb::kCreatedPageSize, info.created_page_size);
+  if ((info.incompat_flags & kIncompatJournal) != 0) {
+    Store64(bytes, sb::kJournalSize, info.journal_size);
+  }
 
   std::span<std::byte> table = bytes.subspan(info.region_table_offset,
                                              RegionTableBytes(region_count));
@@ -186,10 +191,24 @@ Result<Superblock> DecodeSuperblock(std::span<const std::byte> superblock,
   const bool large_table = (incompat & kIncompatLargeTable) != 0;
   const uint64_t region_limit = large_table ? kMaxRegions : kMaxRegionsSmallTable;
   uint64_t room = info.data_offset - info.region_table_offset;
+  // A journal needs a batch log and the sidecar, and lies before the log.
+  const bool journal = (incompat & kIncompatJournal) != 0;
+  if (journal) {
+    info.journal_size = Load64(superblock, sb::kJournalSize);
+    if ((incompat & kIncompatBatchLog) == 0 || (incompat & kIncompatSidecar) == 0) {
+      return Corrupt(path, "the journal flag is set without the batch log and sidecar flags");
+    }
+    if (info.journal_size < kMinJournalSize || info.journal_size > kMaxJournalSize ||
+        info.journal_size % kAreaAlignment != 0) {
+      return Corrupt(path, "journal size " + std::to_string(info.journal_size) +
+                               " is not a 64 KiB multiple from 256 KiB to 1 GiB");
+    }
+  }
   // A batch log needs the intent area and the log after the table.
-  const uint64_t after_table = (incompat & kIncompatBatchLog) != 0 ? kIntentAreaSize + kBatchLogSize
-                               : large_table                         ? kIntentAreaSize
-                                                                     : 0;
+  const uint64_t after_table = (incompat & kIncompatBatchLog) != 0
+                                   ? kIntentAreaSize + kBatchLogSize + info.journal_size
+                               : large_table ? kIntentAreaSize
+                                             : 0;
   room = room > after_table ? room - after_table : 0;
   if (decoded.region_count > region_limit || decoded.region_count > room / kRegionEntrySize) {
     return Corrupt(path, "region count " + std::to_string(decoded.region_count) +
@@ -208,9 +227,11 @@ Result<Superblock> DecodeSuperblock(std::span<const std::byte> superblock,
   // Reserved bytes are written as zero. A later compatible extension sets a
   // compat_flags bit and may use them; without one, a non-zero byte under a
   // valid checksum means a writer that does not follow this format.
+  const size_t journal_end = sb::kJournalSize + 8;
   if (Load32(superblock, sb::kCompatFlags) == 0 &&
-      !AllZero(superblock.subspan(sb::kReservedStart,
-                                  kSuperblockChecksumOffset - sb::kReservedStart))) {
+      (!AllZero(superblock.subspan(sb::kReservedStart, sb::kJournalSize - sb::kReservedStart)) ||
+       (!journal && !AllZero(superblock.subspan(sb::kJournalSize, 8))) ||
+       !AllZero(superblock.subspan(journal_end, kSuperblockChecksumOffset - journal_end)))) {
     return Corrupt(path, "reserved superblock bytes are not zero");
   }
   if (actual_file_size != info.file_size) {

@@ -62,8 +62,22 @@ inline constexpr uint32_t kIncompatBatchLog = 1u << 2;
 // would wake nobody (or wait where no writer wakes): it must refuse the
 // store. StoreInfo::protocol() reads this bit.
 inline constexpr uint32_t kIncompatSidecar = 1u << 3;
-inline constexpr uint32_t kKnownIncompatFlags =
-    kIncompatCompactSlots | kIncompatLargeTable | kIncompatBatchLog | kIncompatSidecar;
+// Protocol 2's batch journal (lib/journal.h): StoreInfo::journal_size bytes
+// right before the batch log. A durable batch's commit point is one record
+// written there; its members reach their slots through the page cache and
+// become durable at the next whole-file barrier, or by the replay of the
+// next writer's open. Only with kIncompatSidecar and kIncompatBatchLog. A
+// release without it would not replay the journal: it must refuse the store.
+inline constexpr uint32_t kIncompatJournal = 1u << 4;
+inline constexpr uint32_t kKnownIncompatFlags = kIncompatCompactSlots | kIncompatLargeTable |
+                                                kIncompatBatchLog | kIncompatSidecar |
+                                                kIncompatJournal;
+
+// The journal's size: a multiple of 64 KiB from 256 KiB to 1 GiB; 4 MiB
+// unless CreateOptions::journal_size says otherwise.
+inline constexpr uint64_t kMinJournalSize = 256 * 1024;
+inline constexpr uint64_t kMaxJournalSize = uint64_t{1} << 30;
+inline constexpr uint64_t kDefaultJournalSize = 4 * 1024 * 1024;
 
 // The batch log: 32 units of 4 KiB, one batch record each.
 inline constexpr uint64_t kBatchLogUnits = 32;
@@ -96,6 +110,8 @@ inline constexpr size_t kRegionTableChecksum = 80;
 inline constexpr size_t kCreatedUnixNs = 88;
 inline constexpr size_t kCreatedPageSize = 96;
 inline constexpr size_t kReservedStart = 100;
+// With kIncompatJournal: the journal's size (u64). Zero in any other store.
+inline constexpr size_t kJournalSize = 104;
 }  // namespace sb
 
 // Field offsets inside a region table entry.
@@ -170,8 +186,10 @@ Status CheckRegionName(std::string_view name, const char* operation);
 // area fit below it (every store made before 0.5 that has an intent area),
 // else the next 1 MiB boundary after them, so that a 1 MiB-aligned data
 // offset stays a 1 MiB-aligned file offset.
-constexpr uint64_t DataOffsetFor(uint64_t region_count, bool batch_log = false) {
-  return AlignUp(kRegionTableOffset + region_count * kRegionEntrySize +
+// A journal (`journal_size` bytes, 0 for none) comes before the batch log.
+constexpr uint64_t DataOffsetFor(uint64_t region_count, bool batch_log = false,
+                                 uint64_t journal_size = 0) {
+  return AlignUp(kRegionTableOffset + region_count * kRegionEntrySize + journal_size +
                      (batch_log ? kBatchLogSize : 0) + kIntentAreaSize,
                  kDataOffset);
 }
@@ -184,7 +202,8 @@ struct Layout {
   uint64_t file_size = 0;
 };
 // Errors: kInvalidArgument if `data_size` exceeds kMaxDataSize.
-Result<Layout> LayoutFor(uint64_t data_size, uint64_t region_count = 0, bool batch_log = false);
+Result<Layout> LayoutFor(uint64_t data_size, uint64_t region_count = 0, bool batch_log = false,
+                         uint64_t journal_size = 0);
 
 // Encodes superblock + region table: the first `data_offset` bytes of the
 // file (the rest of that header area is zero).
@@ -217,9 +236,9 @@ Status DecodeRegionTable(std::span<const std::byte> table, Superblock& superbloc
 
 // The incompat_flags a store with `info.regions` needs: kIncompatLargeTable
 // past 8,160 regions, kIncompatCompactSlots when a region has compact slots,
-// and kIncompatBatchLog and kIncompatSidecar when info.incompat_flags
-// already has them (the store was created with a batch log, or in protocol
-// 2). A store with none is written exactly as before 0.5.
+// and kIncompatBatchLog, kIncompatSidecar and kIncompatJournal when
+// info.incompat_flags already has them (the store was created with a batch
+// log, or in protocol 2). A store with none is written exactly as before 0.5.
 uint32_t IncompatFlagsFor(const StoreInfo& info);
 
 // Indexes of `regions` in name order (byte-wise), equal names by index: for

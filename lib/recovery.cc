@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "journal.h"
 #include "region_check.h"
 #include "shared_copy.h"
 #include "store_rep.h"
@@ -196,6 +197,12 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& m
       return s.WithOperation("open: clear an intent mark", path);
     }
   }
+  // Journaled batches whose record returned are whole again before any
+  // header is judged below.
+  journal_offset = journal::Offset(info);
+  if (journal_offset && !internal::Mutated(internal::Mutation::kJournalNotReplayed)) {
+    if (Status s = ReplayJournal(found.w, failed, must_mark); !s.ok()) return s;
+  }
   // A clean watermark: the last writer issued no batch above it, and every
   // batch up to it is durable. Otherwise every batch above it may have left
   // members whose partners or record are missing, and no record says where
@@ -279,12 +286,135 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& m
   // reuses a log unit only once a durable watermark covers the batch 32
   // before it); every one of them is now complete or gone.
   next_batch_id = (found.clean && !failed ? found.w : found.w + batch::kUnits) + 1;
+  next_batch_id = std::max(next_batch_id, journal_max_id + 1);
   const batch::Watermark open{found.w, found.sequence + 1, false};
   if (Status s = SetMark(batch::WatermarkEntryIndex(open.sequence), batch::WatermarkEntry(open));
       !s.ok()) {
     return s.WithOperation("open: pwrite (batch watermark)", path);
   }
   watermark_written = open;
+  return Status::Ok();
+}
+
+Status Store::Rep::ReplayJournal(uint64_t watermark, std::optional<uint64_t> failed,
+                                 bool& must_mark) {
+  const ReadFn read = region_check::PreadReader(*file, path);
+  // The chain: records end to end from offset 0, each whole, ids rising. A
+  // whole-file barrier sends the writer back to offset 0, so the records
+  // past the chain's end are older ones, all redundant.
+  std::vector<journal::Record> chain;
+  std::vector<std::vector<std::byte>> bytes;
+  uint64_t pos = 0;
+  while (info.journal_size - pos >= journal::kUnit) {
+    std::array<std::byte, journal::kUnit> first;
+    if (Status s = read(*journal_offset + pos, first); !s.ok()) {
+      return s.WithOperation("open: read the batch journal", path);
+    }
+    const std::optional<uint64_t> length = journal::RecordLength(first, info.journal_size - pos);
+    if (!length) break;
+    std::vector<std::byte> record(*length);
+    if (Status s = read(*journal_offset + pos, record); !s.ok()) {
+      return s.WithOperation("open: read the batch journal", path);
+    }
+    std::optional<journal::Record> decoded = journal::DecodeRecord(record, info);
+    if (!decoded || decoded->id <= journal_max_id) break;
+    journal_max_id = decoded->id;
+    if (failed && decoded->id == *failed) {
+      // Its call never returned and it is the newest record: nothing
+      // follows it in the chain.
+      static constexpr std::array<std::byte, journal::kUnit> kZeroUnit{};
+      if (Status s = file->WriteAt(*journal_offset + pos, kZeroUnit); !s.ok()) {
+        return s.WithOperation("open: remove the journal record of a batch that did not return",
+                               path);
+      }
+      must_mark = true;
+      break;
+    }
+    pos += *length;
+    if (decoded->id <= watermark) continue;
+    chain.push_back(std::move(*decoded));
+    bytes.push_back(std::move(record));
+  }
+  journal_pos = pos;
+  const region_check::BatchContext context{&info, batch_log_offset, watermark};
+  for (size_t c = 0; c < chain.size(); ++c) {
+    const journal::Record& record = chain[c];
+    batch::Record log_record;
+    log_record.id = record.id;
+    for (size_t m = 0; m < record.members.size(); ++m) {
+      const journal::Member& member = record.members[m];
+      log_record.members.push_back({member.region, member.slot, member.generation});
+      // A later record of the chain that names the region supersedes this
+      // member: it is applied after.
+      bool newer = false;
+      for (size_t later = c + 1; later < chain.size() && !newer; ++later) {
+        for (const journal::Member& other : chain[later].members) {
+          newer = newer || other.region == member.region;
+        }
+      }
+      // So does a newer commit in the region's slots that counts; the slot
+      // already holding this member, whole, only needs its pages written
+      // again for the open's fdatasync.
+      const RegionEntry& region = info.regions[member.region];
+      bool whole_here = false;
+      for (uint32_t i = 0; i < region.slot_count && !newer; ++i) {
+        slot::HeaderBytes header_bytes;
+        if (Status s = read(slot::HeaderFileOffset(region, i), header_bytes); !s.ok()) return s;
+        const slot::DecodedHeader decoded = slot::DecodeHeader(
+            header_bytes, member.region, i, region.capacity, /*batch_ids=*/true);
+        if (decoded.kind != slot::DecodedHeader::Kind::kValid ||
+            decoded.header.batch_id == batch::kWithdrawnId ||
+            decoded.header.generation < member.generation) {
+          continue;
+        }
+        auto matches = region_check::PayloadMatches(read, slot::PayloadFileOffset(region, i),
+                                                    decoded.header);
+        if (!matches.ok()) return matches.status();
+        if (!*matches) continue;
+        if (decoded.header.generation == member.generation) {
+          whole_here = whole_here || (i == member.slot && decoded.header.batch_id == record.id);
+          continue;
+        }
+        auto verdict = region_check::BatchVerdict(read, context, member.region, i, decoded.header);
+        if (!verdict.ok()) return verdict.status();
+        newer = verdict->empty();
+      }
+      if (newer) continue;
+      if (Status s = BeginPublishing("open: pwrite (publication word)"); !s.ok()) return s;
+      const uint64_t unit = slot::HeaderFileOffset(region, member.slot);
+      const uint64_t payload_end = slot::PayloadFileOffset(region, member.slot) + member.length;
+      if (whole_here) {
+        if (Status s = RewriteRange(unit, payload_end, "open: rewrite a journaled batch member");
+            !s.ok()) {
+          return s;
+        }
+      } else {
+        // As a commit writes a slot: the payload behind a zero header unit,
+        // then the header.
+        const std::span<const std::byte> image(bytes[c].data() + record.image_offsets[m],
+                                               slot::kHeaderUnitSize + member.length);
+        static constexpr std::array<std::byte, slot::kHeaderUnitSize> kZeroUnit{};
+        const std::array<std::span<const std::byte>, 2> parts{
+            std::span<const std::byte>(kZeroUnit), image.subspan(slot::kHeaderUnitSize)};
+        if (Status s = file->WriteGatherAt(unit, parts, /*data_sync=*/false); !s.ok()) {
+          return s.WithOperation("open: replay a journaled batch member", path);
+        }
+        if (Status s = file->WriteAt(unit, image.first(slot::kHeaderUnitSize)); !s.ok()) {
+          return s.WithOperation("open: replay a journaled batch member", path);
+        }
+      }
+      must_mark = true;
+    }
+    // The members count by the log's record until a watermark covers them.
+    // Its unit holds no later batch's: ids above the watermark are at most
+    // 32 apart (MakeLogUnitReusable).
+    if (Status s = file->WriteAt(batch::UnitOffset(*batch_log_offset, record.id),
+                                 batch::EncodeRecord(log_record));
+        !s.ok()) {
+      return s.WithOperation("open: replay a journaled batch's record", path);
+    }
+    must_mark = true;
+  }
   return Status::Ok();
 }
 

@@ -46,9 +46,25 @@ Status internal::CreateStore(const std::string& path, uint64_t data_size,
                              " does not exist: 1 (the default) or 2 (readers that wait "
                              "register in a sidecar, PATH.shm)");
   }
-  // Every protocol 2 store takes batches.
+  // Every protocol 2 store takes batches, and has a journal for them.
   const bool batch_log = options.batch_log || options.protocol == 2;
-  auto layout = format::LayoutFor(data_size, options.checkpoints.size(), batch_log);
+  const uint64_t journal_size =
+      options.protocol != 2          ? 0
+      : options.journal_size == 0    ? format::kDefaultJournalSize
+                                     : options.journal_size;
+  if (options.protocol != 2 && options.journal_size != 0) {
+    return Status::Error(StatusCode::kInvalidArgument, "create", path,
+                         "a batch journal needs protocol 2");
+  }
+  if (options.protocol == 2 &&
+      (journal_size < format::kMinJournalSize || journal_size > format::kMaxJournalSize ||
+       journal_size % format::kAreaAlignment != 0)) {
+    return Status::Error(StatusCode::kInvalidArgument, "create", path,
+                         "journal size " + std::to_string(journal_size) +
+                             " is not a multiple of 64 KiB from 256 KiB to 1 GiB");
+  }
+  auto layout =
+      format::LayoutFor(data_size, options.checkpoints.size(), batch_log, journal_size);
   if (!layout.ok()) return layout.status().WithOperation("create", path);
   auto regions = slot::LayoutRegions(options.checkpoints, layout->file_size, io.PageSize());
   if (!regions.ok()) return regions.status().WithOperation("create", path);
@@ -113,7 +129,9 @@ Status internal::CreateStore(const std::string& path, uint64_t data_size,
   info.created_unix_ns = io.NowUnixNanos();
   info.created_page_size = static_cast<uint32_t>(io.PageSize());
   info.incompat_flags = (batch_log ? format::kIncompatBatchLog : 0) |
-                        (options.protocol == 2 ? format::kIncompatSidecar : 0);
+                        (options.protocol == 2 ? format::kIncompatSidecar : 0) |
+                        (journal_size != 0 ? format::kIncompatJournal : 0);
+  info.journal_size = journal_size;
   info.incompat_flags = format::IncompatFlagsFor(info);
 
   const std::string directory = internal::DirectoryOf(path);

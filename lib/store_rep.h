@@ -159,6 +159,13 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   uint64_t batches_durable = 0;
   batch::Watermark watermark_written;
   uint64_t watermark_durable = 0;
+  // Stores with a batch journal (journal.h): its file offset, where the next
+  // record goes (back to 0 after every whole-file barrier that returns: the
+  // records before it are then redundant), and the buffer records are
+  // built in.
+  std::optional<uint64_t> journal_offset;
+  uint64_t journal_pos = 0;
+  std::vector<std::byte> journal_record;
   // The commit or batch being filled in place (Store::BeginCommit,
   // Store::BeginBatch), if any (commit_in_place.cc). Set by assignment:
   // clang decides whether std::optional of a nested class is
@@ -238,6 +245,28 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // learns. Returns each member's generation.
   Result<std::vector<uint64_t>> WriteBatch(std::vector<BatchPlanMember>& plan, uint64_t id,
                                            Durability durability, bool payloads_in_place);
+  // WriteBatch for a durable batch in a store with a journal, when its
+  // record fits in half the journal: the record by one pwritev2(RWF_DSYNC),
+  // which is the batch's commit point, then the members, the batch log's
+  // record and the headers through the page cache, durable at the next
+  // whole-file barrier (docs/CHECKPOINTS.md, "Batches: a journal in every
+  // store"). Returns each member's generation.
+  Result<std::vector<uint64_t>> WriteJournaledBatch(std::vector<BatchPlanMember>& plan,
+                                                    uint64_t id, Durability durability);
+  // A writer's open, before it reads any slot header for the batches: each
+  // record of the journal's chain (from offset 0, while records are whole
+  // and their ids rise) above `watermark` is applied again, member by
+  // member, unless the member's region holds a newer commit; a member found
+  // in place is rewritten, so that the open's fdatasync covers it. Sets
+  // `must_mark` when it wrote anything, and the position for the next
+  // record. The record of `failed` (the batch whose barrier mark of this
+  // boot says its call never returned) is not applied but removed, its
+  // first unit zeroed: the batch is judged as protocol 1 judges one whose
+  // barrier did not return (kept if whole, else withdrawn), so that what
+  // readers were shown after the kill stays.
+  Status ReplayJournal(uint64_t watermark, std::optional<uint64_t> failed, bool& must_mark);
+  // The highest batch id in the journal's chain, as ReplayJournal found it.
+  uint64_t journal_max_id = 0;
 
   // The intent area's entry `entry`, by pwrite (no-ops without an intent
   // area). A torn entry fails its checksum and records nothing.

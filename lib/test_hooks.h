@@ -63,6 +63,12 @@ enum class Mutation : uint32_t {
   // entry does not name (one made anew after the old one was removed), so
   // the marks that went with the old one are taken as absent.
   kIgnoreLostSidecar,
+  // A journaled batch writes its record without RWF_DSYNC: the batch
+  // returns before its commit point is on stable storage.
+  kJournalRecordNotSynced,
+  // A writer's open does not replay the batch journal: members that had
+  // not reached the disk from the page cache stay lost.
+  kJournalNotReplayed,
 };
 
 // Fixed points of a commit, a batch and an open, where a test can stop the

@@ -69,6 +69,11 @@ struct StoreStats {
   // batch log: after 32 batches without a whole-file barrier (kNone,
   // kAsync), or the first batch after a writer ended without closing.
   uint64_t batch_log_barriers = 0;
+  // fdatasyncs a durable CommitBatch made because the batch journal had no
+  // room for its record (protocol 2 stores with a journal): every record
+  // before it must be redundant, its members durable in their slots, before
+  // the journal starts over.
+  uint64_t journal_checkpoints = 0;
   bool poisoned = false;
 
   // By value: `store.Stats().of(mode)` is a temporary's member, and a
@@ -143,6 +148,15 @@ struct CreateOptions {
   // LoadSet while a writer holds the store. Anything but 1 or 2 is
   // kInvalidArgument.
   uint32_t protocol = 1;
+  // Protocol 2: the batch journal's size in bytes (0: 4 MiB), a multiple of
+  // 64 KiB from 256 KiB to 1 GiB. A durable batch whose record (4 KiB per
+  // 170 members, then 4 KiB + the payload rounded up to 4 KiB per member)
+  // fits in half of it is committed by one write of that record and one
+  // flush; a larger one by the protocol 1 path. The journal starts over at
+  // each whole-file barrier, and costs one when full. Such a store sets
+  // incompat bit 4: releases before 0.13 refuse it. Non-zero with protocol 1
+  // is kInvalidArgument.
+  uint64_t journal_size = 0;
   // Called after each zero-filled chunk (8 MiB) with the bytes written so
   // far and the file size: a store of many GiB takes seconds to fill.
   std::function<void(uint64_t done, uint64_t total)> progress;

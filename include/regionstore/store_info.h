@@ -57,8 +57,8 @@ struct StoreInfo {
   uint32_t format_version = 0;
   // Incompatible features the store uses (docs/FORMAT.md): bit 0 compact
   // slots, bit 1 a region table past 1 MiB, bit 2 a batch log, bit 3 a
-  // sidecar for waiters (protocol 2). 0 for every store a release before 0.5
-  // can read.
+  // sidecar for waiters (protocol 2), bit 4 a batch journal. 0 for every
+  // store a release before 0.5 can read.
   uint32_t incompat_flags = 0;
   std::array<uint8_t, 16> uuid{};
   uint64_t file_size = 0;
@@ -68,6 +68,9 @@ struct StoreInfo {
   uint64_t created_unix_ns = 0;
   uint32_t created_page_size = 0;  // page size of the machine that made it
   uint64_t superblock_checksum = 0;
+  // Bytes of the batch journal (bit 4 of incompat_flags; protocol 2 stores
+  // made by 0.13 or later); 0 in a store without one.
+  uint64_t journal_size = 0;
   std::vector<RegionEntry> regions;
 
   // The commit protocol the store uses (docs/CHECKPOINTS.md): 2 when the

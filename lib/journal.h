@@ -1,0 +1,88 @@
+// Protocol 2's batch journal: the records a durable batch writes as its
+// commit point, as bytes. Pure functions on byte buffers: no I/O here.
+// docs/FORMAT.md ("Batch journal") is the specification and
+// docs/CHECKPOINTS.md ("Batches: a journal in every store") the protocol and
+// its proof; keep the three in step.
+#ifndef REGIONSTORE_LIB_JOURNAL_H_
+#define REGIONSTORE_LIB_JOURNAL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "format.h"
+#include "regionstore/store.h"
+#include "regionstore/store_info.h"
+#include "slot.h"
+
+namespace regionstore::journal {
+
+inline constexpr char kMagic[8] = {'R', 'G', 'N', 'J', 'R', 'N', 'L', '1'};
+// Records start on and span whole units.
+inline constexpr uint64_t kUnit = 4096;
+
+// Head field offsets: a 40-byte head, then one 24-byte entry per member,
+// zero up to the next unit boundary. The checksum is the XXH3-64 of the
+// whole record (head and images) with its own 8 bytes read as zero.
+namespace head {
+inline constexpr size_t kMagic = 0;
+inline constexpr size_t kBatchId = 8;
+inline constexpr size_t kMemberCount = 16;
+inline constexpr size_t kReserved = 20;
+inline constexpr size_t kLength = 24;  // bytes of the whole record
+inline constexpr size_t kChecksum = 32;
+inline constexpr size_t kMembers = 40;
+inline constexpr size_t kMemberSize = 24;  // region u32, slot u32, generation u64, length u64
+}  // namespace head
+
+struct Member {
+  uint32_t region = 0, slot = 0;
+  uint64_t generation = 0, length = 0;
+  bool operator==(const Member&) const = default;
+};
+
+// The journal's file offset in a store laid out as `info` says: the
+// journal_size bytes before its batch log, in stores with
+// format::kIncompatJournal; nullopt in any other.
+std::optional<uint64_t> Offset(const StoreInfo& info);
+
+constexpr uint64_t HeadBytes(uint64_t members) {
+  return format::AlignUp(head::kMembers + members * head::kMemberSize, kUnit);
+}
+// A member's image: its slot's header unit (the header, then zeros) and its
+// payload, zero-padded to a unit: the bytes its slot gets, from the header
+// unit's offset on.
+constexpr uint64_t ImageBytes(uint64_t length) {
+  return slot::kHeaderUnitSize + format::AlignUp(length, kUnit);
+}
+uint64_t RecordBytes(std::span<const Member> members);
+
+// Builds the record of batch `id` into `out` (resized to RecordBytes):
+// member i's image holds `headers[i]` and `payloads[i]`, its pieces end to
+// end.
+void EncodeRecord(uint64_t id, std::span<const Member> members,
+                  std::span<const slot::HeaderBytes> headers,
+                  std::span<const PayloadPieces> payloads, std::vector<std::byte>& out);
+
+// What the first unit of a record says its length is, if its magic, member
+// count and length are plausible (1 to kMaxBatchMembers members, a length
+// from RecordBytes' smallest up to `limit`); nullopt for anything else.
+std::optional<uint64_t> RecordLength(std::span<const std::byte> first_unit, uint64_t limit);
+
+struct Record {
+  uint64_t id = 0;
+  std::vector<Member> members;
+  std::vector<uint64_t> image_offsets;  // of each member's image, in the record
+};
+// A whole record: magic, checksum, the length its members add up to, and
+// each image's header valid for its member's region and slot, naming the
+// member's generation, length and this batch, over a payload that matches
+// it. Anything else (never written, torn, damaged, another record's tail)
+// is nullopt.
+std::optional<Record> DecodeRecord(std::span<const std::byte> record, const StoreInfo& info);
+
+}  // namespace regionstore::journal
+
+#endif  // REGIONSTORE_LIB_JOURNAL_H_
