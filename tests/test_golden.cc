@@ -48,10 +48,11 @@ TEST_CASE("The golden directory holds exactly the documented golden files", "[go
     }
   }
   CHECK(found == expected);
-  // The generator makes exactly these, archived where documented.
-  std::set<std::string> generated;
+  // The generator makes exactly these, archived where documented, but for
+  // the retired ones.
+  std::set<std::string> generated(kRetiredGoldens.begin(), kRetiredGoldens.end());
   for (const golden::GoldenStore& store : golden::GoldenStores()) {
-    generated.insert(golden::CheckedInName(store));
+    CHECK(generated.insert(golden::CheckedInName(store)).second);
   }
   CHECK(generated == expected);
 }

@@ -138,7 +138,7 @@ TEST_CASE("A batch too large for half the journal takes protocol 1's path", "[jo
   CheckBatch(store, 4, 64 * kKiB, 1);
 }
 
-TEST_CASE("A full journal costs one fdatasync and starts over; every batch stays",
+TEST_CASE("A full journal costs one fdatasync and starts over, and every batch stays",
           "[journal][protocol2]") {
   TempDir dir;
   const std::string path = dir.File("j.rgn");

@@ -128,7 +128,17 @@ TEST_CASE("regionctl create --protocol 2 makes a store inspect calls protocol 2"
   const nlohmann::json document = InspectJson(path);
   CHECK(document["protocol"] == 2);
   CHECK(document["incompat_features"] ==
-        nlohmann::json::array({"compact_slots", "batch_log", "sidecar"}));
+        nlohmann::json::array({"compact_slots", "batch_log", "sidecar", "journal"}));
+  CHECK(document["journal_size"] == 4 * 1024 * 1024);
+  // --journal-size sets it; protocol 1 refuses one (exit 2).
+  const std::string small = dir.File("small.rs");
+  RequireSuccess(Regionctl({"create", small, "--size", "64KiB", "--checkpoint", "r:4KiB",
+                            "--protocol", "2", "--journal-size", "256KiB"}));
+  CHECK(InspectJson(small)["journal_size"] == 256 * 1024);
+  RequireFailure(Regionctl({"create", dir.File("p1j.rs"), "--size", "64KiB", "--journal-size",
+                            "1MiB"}),
+                 2);
+  CHECK_FALSE(std::filesystem::exists(dir.File("p1j.rs")));
   CHECK(MustReadInfo(path).protocol() == 2);
   // A commit through regionctl: its writer makes the sidecar beside it.
   const ProcessResult committed =

@@ -148,7 +148,7 @@ TEST_CASE("Open refuses damaged or foreign files with specific errors", "[store]
   }
   SECTION("unknown incompatible feature") {
     std::vector<std::byte> file = good;
-    StoreLE(file, format::sb::kIncompatFlags, 1u << 4, 4);
+    StoreLE(file, format::sb::kIncompatFlags, 1u << 5, 4);
     Reseal(file);
     WriteWholeFile(path, file);
     ExpectRefused(path, StatusCode::kUnsupportedVersion, "incompatible feature");

@@ -139,8 +139,10 @@ struct CreateOptions {
   // file beside the store, PATH.shm, created by the writer's open and never
   // synced. So a commit with nobody waiting makes no system call, and a
   // durable commit writes its slot and nothing else. A protocol 2 store
-  // always has a batch log (as if batch_log were set), and sets an
-  // incompatible-feature flag: releases before 0.12 refuse it. Its writer
+  // always has a batch log (as if batch_log were set) and a batch journal
+  // (journal_size, below), and sets incompatible-feature flags: releases
+  // before 0.13 refuse it (0.12 made protocol 2 stores without the journal,
+  // which 0.13 still opens and commits to in 0.12's way). Its writer
   // needs to create or open PATH.shm (mode 0600; readers never create it).
   // Removing that file while the store is in use costs the next writer's
   // open a recovery of every region, never a commit. A reader that cannot

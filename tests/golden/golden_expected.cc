@@ -172,6 +172,33 @@ std::vector<ExpectedRegionGolden> ExpectedRegionGoldens() {
        {{4000, 99}},
        {{"state", 100, 4096, 1114112, 8192, {{{1, 100, 1}, {2, 37, 2}, {3, 5, 4}}}},
         {"blob", 70000, 0, 1179648, 196608, {{{1, 70000, 3}, kEmptySlot, kEmptySlot}}}}});
+  // Protocol 2 with its journal (0.13): incompat_flags bits 4, 3, 2 and 0;
+  // the 256 KiB journal at 651264, before the batch log at 913408. Batch 1
+  // is journaled: its record is the journal's first, and the batch log's
+  // unit 1. No whole-file barrier came after it, so the watermark stays the
+  // open one (W 0, not clean).
+  goldens.push_back(
+      {"v1-protocol2-journal.rgn",
+       false,
+       1769472,
+       1048576,
+       4099,
+       29,
+       "80818283-8485-4687-8889-8a8b8c8d8e8f",
+       0x57d777c80d84d97cULL,
+       0x54569e4e898b158fULL,
+       {{4000, 99}},
+       {{"state",
+         100,
+         4096,
+         1114112,
+         8192,
+         {{{1, 100, 1}, {2, 37, 2}, {3, 5, 4}}},
+         {0, 1, 0}},
+        {"blob", 70000, 0, 1179648, 196608, {{{1, 70000, 3}, kEmptySlot, kEmptySlot}}, {1, 0, 0}}},
+       0,
+       false,
+       {1}});
   return goldens;
 }
 

@@ -101,6 +101,11 @@ inline constexpr std::array<uint64_t, 3> kEmptySlot = {0, 0, 0};
 // tests/golden/README.md, the table and the paragraphs after it.
 std::vector<ExpectedRegionGolden> ExpectedRegionGoldens();
 
+// Golden files today's writer can no longer make (a later release changed
+// what the same options create): checked in and read as before, no longer
+// generated (tests/golden/README.md).
+inline const std::vector<std::string> kRetiredGoldens = {"v1-protocol2.rgn"};
+
 // `lines`, each followed by a newline: for a failure message.
 std::string Join(const std::vector<std::string>& lines);
 

@@ -78,6 +78,7 @@ struct GoldenStore {
   bool archived = false;
   bool batch_log = false;  // CreateOptions::batch_log
   uint32_t protocol = 1;   // CreateOptions::protocol
+  uint64_t journal_size = 0;  // CreateOptions::journal_size
 };
 
 // The checked-in name of `store`.
@@ -180,23 +181,27 @@ inline std::vector<GoldenStore> GoldenStores() {
         {"model", 37, 7, Durability::kNone, 3}},
        /*archived=*/false,
        /*batch_log=*/true},
-      // Commit protocol 2 (0.12, incompat_flags bit 3, with bit 2 for the
-      // batch log every protocol 2 store has and bit 0 for the compact
-      // slots): laid out as a protocol 1 store with a batch log. Commits in
-      // every mode; the sidecar its writer made is runtime state, removed
-      // like the intent marks.
-      {"v1-protocol2.rgn",
+      // v1-protocol2.rgn (0.12: protocol 2 without a journal) left the
+      // generator when 0.13 gave every protocol 2 store a journal; its
+      // expectations stay (golden_expected.cc), and today's code still
+      // reads it.
+      // Protocol 2 with its batch journal (0.13, incompat_flags bit 4 with
+      // 3, 2 and 0), the smallest journal: a single commit, a journaled
+      // batch of two (its record in the journal and in the batch log), a
+      // kNone commit.
+      {"v1-protocol2-journal.rgn",
        4096 + 3,
-       0x70,
+       0x80,
        {{4000, 99}},
        {{"state", 100, SlotLayout::kCompact}, {"blob", 70000, SlotLayout::kAligned}},
        {{"state", 100, 1, Durability::kSync},
-        {"state", 37, 2, Durability::kPwriteFdatasync},
-        {"blob", 70000, 3, Durability::kAsync},
+        {"state", 37, 2, Durability::kSync, 1},
+        {"blob", 70000, 3, Durability::kSync, 1},
         {"state", 5, 4, Durability::kNone}},
        /*archived=*/false,
        /*batch_log=*/false,
-       /*protocol=*/2},
+       /*protocol=*/2,
+       /*journal_size=*/262144},
   };
 }
 
@@ -235,6 +240,7 @@ inline Status WriteGoldenStore(const std::string& directory, const GoldenStore& 
   create_options.checkpoints = store.checkpoints;
   create_options.batch_log = store.batch_log;
   create_options.protocol = store.protocol;
+  create_options.journal_size = store.journal_size;
   if (Status s = Store::Create(path, store.data_size, create_options); !s.ok()) return s;
   if (store.pattern_ranges.empty() && store.commits.empty()) return Status::Ok();
 

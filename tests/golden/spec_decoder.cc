@@ -200,8 +200,18 @@ SpecStore DecodeBySpec(const std::vector<std::byte>& file) {
   // Bit 0 compact slots, bit 1 large region table; any other is unknown.
   store.incompat_flags = static_cast<uint32_t>(LoadLE(file, 16, 4));
   // Bit 2 a batch log; bit 3 protocol 2's sidecar, which changes no byte of
-  // the store file's layout.
-  if ((store.incompat_flags & ~uint32_t{0xf}) != 0) return refuse("unknown incompat_flags");
+  // the store file's layout; bit 4 a batch journal before the batch log, its
+  // size at offset 104.
+  if ((store.incompat_flags & ~uint32_t{0x1f}) != 0) return refuse("unknown incompat_flags");
+  const bool journal = (store.incompat_flags & 0x10) != 0;
+  if (journal) {
+    store.journal_size = LoadLE(file, 104, 8);
+    if ((store.incompat_flags & 0xc) != 0xc) return refuse("journal without batch log and sidecar");
+    if (store.journal_size < 262144 || store.journal_size > (uint64_t{1} << 30) ||
+        store.journal_size % 65536 != 0) {
+      return refuse("journal_size");
+    }
+  }
   const bool compact_flag = (store.incompat_flags & 0x1) != 0;
   const bool large_table = (store.incompat_flags & 0x2) != 0;
   store.batch_log = (store.incompat_flags & 0x4) != 0;
@@ -231,14 +241,17 @@ SpecStore DecodeBySpec(const std::vector<std::byte>& file) {
                   : (store.region_count > 8160 || table_end > store.data_offset)) {
     return refuse("region_count");
   }
-  if (store.batch_log && table_end + 4096 + 131072 > store.data_offset) {
+  if (store.batch_log && table_end + 4096 + 131072 + store.journal_size > store.data_offset) {
     return refuse("region_count (the batch log)");
   }
   if (store.data_size > (uint64_t{1} << 62)) return refuse("data_size");
   const uint64_t data_end = store.data_offset + RoundUp(store.data_size, 65536);
   if (store.file_size % 65536 != 0 || store.file_size < data_end) return refuse("file_size");
   // Steps 8 and 9.
-  if (compat_flags == 0 && !AllZeroIn(file, 100, 4088)) return refuse("reserved bytes");
+  if (compat_flags == 0 && (!AllZeroIn(file, 100, 104) || (!journal && !AllZeroIn(file, 104, 112)) ||
+                            !AllZeroIn(file, 112, 4088))) {
+    return refuse("reserved bytes");
+  }
   if (store.file_size != file.size()) return refuse("file_size is not the file's size");
 
   // Step 10, the region table.
@@ -297,6 +310,17 @@ SpecStore DecodeBySpec(const std::vector<std::byte>& file) {
   }
   if (store.batch_log) {
     store.batch_log_offset = store.data_offset - 4096 - 131072;
+    if (journal) {
+      store.journal_offset = store.batch_log_offset - store.journal_size;
+      static constexpr char kJournalMagic[8] = {'R', 'G', 'N', 'J', 'R', 'N', 'L', '1'};
+      for (uint64_t at = store.journal_offset; at + 4096 <= store.batch_log_offset;) {
+        if (std::memcmp(file.data() + at, kJournalMagic, 8) != 0) break;
+        const uint64_t length = LoadLE(file, at + 24, 8);
+        if (length == 0 || length % 4096 != 0 || length > store.batch_log_offset - at) break;
+        store.journal_records.emplace_back(at, at + length);
+        at += length;
+      }
+    }
     DecodeWatermark(file, store);
     DecodeRecords(file, store);
     // Decided on the slots as decoded, then recorded.
@@ -332,7 +356,8 @@ SpecStore DecodeBySpec(const std::vector<std::byte>& file) {
   const uint64_t mib = 1048576;
   const uint64_t log_size = store.batch_log ? 131072 : 0;
   if (store.data_offset !=
-      RoundUp(4096 + uint64_t{store.region_count} * 128 + log_size + 4096, mib)) {
+      RoundUp(4096 + uint64_t{store.region_count} * 128 + store.journal_size + log_size + 4096,
+              mib)) {
     store.writer_rules_broken.push_back(
         "data_offset is not the first 1 MiB boundary after the "
         "table and the intent area");
@@ -363,6 +388,7 @@ std::optional<uint64_t> NonZeroOutsideMeaning(const std::vector<std::byte>& file
     const uint64_t at = store.batch_log_offset + uint64_t{record.unit} * 4096;
     meaning.emplace_back(at, at + 4096);
   }
+  for (const auto& record : store.journal_records) meaning.push_back(record);
   for (const SpecRegion& region : store.regions) {
     for (const SpecSlot& slot : region.slots) {
       if (slot.kind == SpecSlot::Kind::kEmpty) continue;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace regionstore::testing {
@@ -77,6 +78,13 @@ struct SpecStore {
   uint64_t watermark = 0;
   bool watermark_clean = true;
   std::vector<uint32_t> watermark_entries;  // entries that decode as one
+  // With incompat_flags bit 4: the batch journal's size and offset (the
+  // journal_size bytes before the batch log), and the [begin, end) of each
+  // record of its chain from the start (a head with the magic, then the
+  // length the head gives).
+  uint64_t journal_size = 0;
+  uint64_t journal_offset = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> journal_records;
   // The first rule of "Validating a store" the file breaks; empty if none.
   std::string refusal;
   // Rules on what "this writer" makes (data_offset, flags, layout) that the

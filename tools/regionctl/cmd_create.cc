@@ -38,6 +38,7 @@ struct CreateArgs {
   std::string slot_layout = "auto";      // the default LAYOUT
   bool batch_log = false;
   uint32_t protocol = 1;
+  uint64_t journal_size = 0;
 };
 
 // The specs of --checkpoint and --checkpoints-from, in that order, each name
@@ -134,6 +135,7 @@ Status RunCreate(const CreateArgs& args) {
   options.replace_existing = args.force;
   options.batch_log = args.batch_log;
   options.protocol = args.protocol;
+  options.journal_size = args.journal_size;
   std::vector<std::string> warnings;
   options.warnings = &warnings;
   // The CLI11 check has accepted only these spellings.
@@ -256,9 +258,17 @@ void SetupCreate(CLI::App& app, Status& outcome) {
       ->add_option("--protocol", args->protocol,
                    "Commit protocol: 1 (default) or 2, which keeps the writer's marks and the "
                    "readers' words in a sidecar PATH.shm (a commit with nobody waiting makes no "
-                   "system call) and always has a batch log; releases before 0.12 refuse it")
+                   "system call) and always has a batch log and a batch journal; releases "
+                   "before 0.13 refuse it")
       ->type_name("N")
       ->check(CLI::IsMember({1u, 2u}));
+  command
+      ->add_option("--journal-size", args->journal_size,
+                   "With --protocol 2: the batch journal (default 4MiB; 256KiB to 1GiB, a "
+                   "multiple of 64KiB). A durable batch whose record fits in half of it is "
+                   "one write and one flush")
+      ->type_name("SIZE")
+      ->transform(SizeTransform());
   command->add_flag("--force", args->force,
                     "Replace an existing file at PATH (refused while a writer holds it, and "
                     "if PATH is a symbolic link: that would replace the link, not its target)");

@@ -34,8 +34,8 @@ std::string HexChecksum(uint64_t checksum) {
 // release that lacks one refuses the store. A bit this tool does not know
 // cannot get here (ReadStoreInfo refuses it) but would show as "bit N".
 std::vector<std::string> IncompatFeatures(uint32_t flags) {
-  constexpr std::array<const char*, 4> kNames = {"compact_slots", "large_region_table",
-                                                 "batch_log", "sidecar"};
+  constexpr std::array<const char*, 5> kNames = {"compact_slots", "large_region_table",
+                                                 "batch_log", "sidecar", "journal"};
   std::vector<std::string> names;
   for (uint32_t bit = 0; bit < 32; ++bit) {
     if ((flags & (uint32_t{1} << bit)) == 0) continue;
@@ -123,6 +123,7 @@ class StreamedTable {
         {"format_version", std::to_string(info.format_version)},
         {"protocol", std::to_string(info.protocol())},
         {"incompat_flags", FlagsWithNames(info.incompat_flags)},
+        {"journal_size", info.journal_size == 0 ? "none" : BytesWithHuman(info.journal_size)},
         {"uuid", FormatUuid(info.uuid)},
         {"file_size", BytesWithHuman(info.file_size)},
         {"page_size", BytesWithHuman(Io::Default()->PageSize())},
@@ -200,6 +201,7 @@ void PrintJson(const std::string& path, const StoreInfo& info,
       {"protocol", info.protocol()},
       {"incompat_flags", info.incompat_flags},
       {"incompat_features", IncompatFeatures(info.incompat_flags)},
+      {"journal_size", info.journal_size},
       {"uuid", FormatUuid(info.uuid)},
       {"file_size", info.file_size},
       {"page_size", page_size},
@@ -269,8 +271,9 @@ void SetupInspect(CLI::App& app, Status& outcome) {
       "valid here); run verify to check the payloads.\n"
       "page_size is this machine's page size; created_page_size is the creating machine's.\n"
       "incompat_flags names the features a release must know to open the store:\n"
-      "compact_slots (bit 0), large_region_table (bit 1, more than 8,160 regions) and\n"
-      "batch_log (bit 2, a store that takes batch commits).\n"
+      "compact_slots (bit 0), large_region_table (bit 1, more than 8,160 regions),\n"
+      "batch_log (bit 2, a store that takes batch commits), sidecar (bit 3, protocol 2)\n"
+      "and journal (bit 4, protocol 2's batch journal; journal_size is its size).\n"
       "A region's layout is compact (slots on created_page_size: 4 KiB header unit,\n"
       "then the payload) or aligned (slots on 64 KiB: 64 KiB, then the payload rounded\n"
       "up to 64 KiB); slot_alignment is that unit in bytes.\n"
