@@ -142,8 +142,11 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
     if (whole_file) {
       status = file->DataSync();
     } else if (call.kind == BarrierKind::kDsyncWrite) {
-      const std::array<std::span<const std::byte>, 1> parts{call.data};
-      status = file->WriteGatherAt(call.file_offset, parts, /*data_sync=*/true);
+      const std::array<std::span<const std::byte>, 1> one{call.data};
+      status = file->WriteGatherAt(
+          call.file_offset,
+          call.parts.empty() ? std::span<const std::span<const std::byte>>(one) : call.parts,
+          /*data_sync=*/true);
     } else {
       const uint64_t begin = call.file_offset & ~(page_size - 1);
       const uint64_t end = format::AlignUp(call.file_offset + call.length, page_size);

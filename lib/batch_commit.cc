@@ -15,6 +15,13 @@
 
 namespace regionstore {
 
+namespace {
+// A journal record in more parts than this (the head, then each member's
+// pieces and padding) is copied into one buffer first: Linux takes at most
+// 1,024 iovecs a call.
+constexpr size_t kMaxJournalParts = 512;
+}  // namespace
+
 using intent::Kind;
 using internal::MarkCommitPhase;
 
@@ -291,7 +298,17 @@ Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchP
   next_batch_id = id + 1;
   const batch::UnitBytes record_bytes = batch::EncodeRecord(record);
   const uint64_t record_offset = batch::UnitOffset(*batch_log_offset, id);
-  journal::EncodeRecord(id, members, headers, payloads, journal_record);
+  // Gathered from the caller's pieces; copied into one buffer only when
+  // there are too many pieces for one pwritev2.
+  static constexpr std::array<std::byte, journal::kUnit> kZeros{};
+  const std::vector<std::byte> head = journal::EncodeHead(id, members, headers, payloads);
+  std::vector<std::span<const std::byte>> parts =
+      journal::RecordParts(head, members, payloads, kZeros);
+  if (parts.size() > kMaxJournalParts) {
+    journal::EncodeRecord(id, members, headers, payloads, journal_record);
+    parts.assign(1, journal_record);
+  }
+  const uint64_t record_size = journal::RecordBytes(members);
   const auto unit_of = [&](const BatchPlanMember& member) {
     return slot::HeaderFileOffset(info.regions[member.index], member.target);
   };
@@ -299,7 +316,7 @@ Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchP
   // The journal starts over after a whole-file barrier (Barrier sets
   // journal_pos to 0): every member its records named is then durable in
   // its slot.
-  if (journal_pos + journal_record.size() > info.journal_size) {
+  if (journal_pos + record_size > info.journal_size) {
     ++stats.journal_checkpoints;
     if (Status s = Barrier({.kind = BarrierKind::kFdatasync,
                             .counted_as = durability,
@@ -324,13 +341,13 @@ Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchP
   // and a writer's open applies it again if its slots are not.
   const auto write_record = [&]() -> Status {
     if (internal::Mutated(internal::Mutation::kJournalRecordNotSynced)) {
-      return file->WriteAt(at, journal_record);
+      return file->WriteGatherAt(at, parts, /*data_sync=*/false);
     }
     return Barrier({.kind = BarrierKind::kDsyncWrite,
                     .counted_as = durability,
                     .operation = "commit batch: pwritev2(RWF_DSYNC) (journal record)",
                     .file_offset = at,
-                    .data = journal_record});
+                    .parts = parts});
   };
   if (Status s = write_record(); !s.ok()) {
     // Not reported as committed, so not applied by a later open in this
@@ -342,7 +359,7 @@ Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchP
     MarkCommitPhase(internal::kIdle);
     return s;
   }
-  journal_pos += journal_record.size();
+  journal_pos += record_size;
   // The members reach their slots through the page cache: durable at the
   // next whole-file barrier (or by replay), pending until then.
   if (Status s = NoteVolatileCommit(); !s.ok()) {

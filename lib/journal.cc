@@ -1,5 +1,6 @@
 #include "journal.h"
 
+#include <array>
 #include <cstring>
 
 #include "batch.h"
@@ -33,44 +34,68 @@ uint64_t RecordBytes(std::span<const Member> members) {
 
 namespace {
 
-// The checksum of a record whose checksum field is not yet (or no longer)
-// part of it: read as zero.
-uint64_t RecordChecksum(std::span<const std::byte> record) {
-  static constexpr std::byte kZero[8]{};
-  format::ChecksumStream stream;
-  stream.Update(record.first(head::kChecksum));
-  stream.Update(kZero);
-  stream.Update(record.subspan(head::kChecksum + 8));
-  return stream.Digest();
-}
+constexpr std::byte kZero8[8]{};
 
-}  // namespace
-
-void EncodeRecord(uint64_t id, std::span<const Member> members,
-                  std::span<const slot::HeaderBytes> headers,
-                  std::span<const PayloadPieces> payloads, std::vector<std::byte>& out) {
-  out.assign(RecordBytes(members), std::byte{0});
-  std::span<std::byte> bytes(out);
+// The head's bytes, its checksum field still zero.
+std::vector<std::byte> HeadWithoutChecksum(uint64_t id, std::span<const Member> members,
+                                           std::span<const slot::HeaderBytes> headers) {
+  std::vector<std::byte> head(HeadBytes(members.size()), std::byte{0});
+  std::span<std::byte> bytes(head);
   std::memcpy(bytes.data() + head::kMagic, kMagic, sizeof kMagic);
   Store64(bytes, head::kBatchId, id);
   Store32(bytes, head::kMemberCount, static_cast<uint32_t>(members.size()));
-  Store64(bytes, head::kLength, out.size());
-  uint64_t image = HeadBytes(members.size());
+  Store64(bytes, head::kLength, RecordBytes(members));
   for (size_t i = 0; i < members.size(); ++i) {
     const size_t at = head::kMembers + i * head::kMemberSize;
     Store32(bytes, at, members[i].region);
     Store32(bytes, at + 4, members[i].slot);
     Store64(bytes, at + 8, members[i].generation);
     Store64(bytes, at + 16, members[i].length);
-    std::memcpy(bytes.data() + image, headers[i].data(), headers[i].size());
-    uint64_t payload = image + slot::kHeaderUnitSize;
-    for (std::span<const std::byte> piece : payloads[i]) {
-      if (!piece.empty()) std::memcpy(bytes.data() + payload, piece.data(), piece.size());
-      payload += piece.size();
-    }
-    image += ImageBytes(members[i].length);
+    std::memcpy(bytes.data() + at + 24, headers[i].data(), headers[i].size());
   }
-  Store64(bytes, head::kChecksum, RecordChecksum(bytes));
+  return head;
+}
+
+}  // namespace
+
+std::vector<std::span<const std::byte>> RecordParts(std::span<const std::byte> head,
+                                                    std::span<const Member> members,
+                                                    std::span<const PayloadPieces> payloads,
+                                                    std::span<const std::byte> zeros) {
+  std::vector<std::span<const std::byte>> parts{head};
+  for (size_t i = 0; i < members.size(); ++i) {
+    for (std::span<const std::byte> piece : payloads[i]) {
+      if (!piece.empty()) parts.push_back(piece);
+    }
+    const uint64_t pad = ImageBytes(members[i].length) - members[i].length;
+    if (pad != 0) parts.push_back(zeros.first(pad));
+  }
+  return parts;
+}
+
+std::vector<std::byte> EncodeHead(uint64_t id, std::span<const Member> members,
+                                  std::span<const slot::HeaderBytes> headers,
+                                  std::span<const PayloadPieces> payloads) {
+  static constexpr std::array<std::byte, kUnit> kZeros{};
+  std::vector<std::byte> head = HeadWithoutChecksum(id, members, headers);
+  format::ChecksumStream stream;
+  for (std::span<const std::byte> part : RecordParts(head, members, payloads, kZeros)) {
+    stream.Update(part);
+  }
+  Store64(head, head::kChecksum, stream.Digest());
+  return head;
+}
+
+void EncodeRecord(uint64_t id, std::span<const Member> members,
+                  std::span<const slot::HeaderBytes> headers,
+                  std::span<const PayloadPieces> payloads, std::vector<std::byte>& out) {
+  static constexpr std::array<std::byte, kUnit> kZeros{};
+  const std::vector<std::byte> head = EncodeHead(id, members, headers, payloads);
+  out.clear();
+  out.reserve(RecordBytes(members));
+  for (std::span<const std::byte> part : RecordParts(head, members, payloads, kZeros)) {
+    out.insert(out.end(), part.begin(), part.end());
+  }
 }
 
 std::optional<uint64_t> RecordLength(std::span<const std::byte> first_unit, uint64_t limit) {
@@ -91,7 +116,11 @@ std::optional<uint64_t> RecordLength(std::span<const std::byte> first_unit, uint
 std::optional<Record> DecodeRecord(std::span<const std::byte> record, const StoreInfo& info) {
   const std::optional<uint64_t> length = RecordLength(record, record.size());
   if (!length || *length != record.size()) return std::nullopt;
-  if (Load64(record, head::kChecksum) != RecordChecksum(record)) return std::nullopt;
+  format::ChecksumStream stream;
+  stream.Update(record.first(head::kChecksum));
+  stream.Update(kZero8);
+  stream.Update(record.subspan(head::kChecksum + 8));
+  if (Load64(record, head::kChecksum) != stream.Digest()) return std::nullopt;
   const uint32_t count = Load32(record, head::kMemberCount);
   Record decoded;
   decoded.id = Load64(record, head::kBatchId);
@@ -115,17 +144,23 @@ std::optional<Record> DecodeRecord(std::span<const std::byte> record, const Stor
     for (const Member& earlier : decoded.members) {
       if (earlier.region == member.region) return std::nullopt;
     }
+    slot::HeaderBytes header_bytes;
+    std::memcpy(header_bytes.data(), record.data() + at + 24, header_bytes.size());
     const slot::DecodedHeader header = slot::DecodeHeader(
-        record.subspan(image, slot::kHeaderSize), member.region, member.slot, region.capacity,
-        /*batch_ids=*/true);
+        header_bytes, member.region, member.slot, region.capacity, /*batch_ids=*/true);
     if (header.kind != slot::DecodedHeader::Kind::kValid ||
         header.header.generation != member.generation || header.header.length != member.length ||
         header.header.batch_id != decoded.id) {
       return std::nullopt;
     }
-    const auto payload = record.subspan(image + slot::kHeaderUnitSize, member.length);
+    const auto payload = record.subspan(image, member.length);
     if (format::Checksum(payload) != header.header.payload_checksum) return std::nullopt;
+    if (!internal::AllZero(
+            record.subspan(image + member.length, ImageBytes(member.length) - member.length))) {
+      return std::nullopt;
+    }
     decoded.members.push_back(member);
+    decoded.headers.push_back(header_bytes);
     decoded.image_offsets.push_back(image);
     image += ImageBytes(member.length);
   }

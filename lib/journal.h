@@ -23,9 +23,10 @@ inline constexpr char kMagic[8] = {'R', 'G', 'N', 'J', 'R', 'N', 'L', '1'};
 // Records start on and span whole units.
 inline constexpr uint64_t kUnit = 4096;
 
-// Head field offsets: a 40-byte head, then one 24-byte entry per member,
+// Head field offsets: a 40-byte head, then one 88-byte entry per member
+// (its place, its payload's length and the 64-byte slot header it gets),
 // zero up to the next unit boundary. The checksum is the XXH3-64 of the
-// whole record (head and images) with its own 8 bytes read as zero.
+// whole record (head and payloads) with its own 8 bytes read as zero.
 namespace head {
 inline constexpr size_t kMagic = 0;
 inline constexpr size_t kBatchId = 8;
@@ -34,7 +35,8 @@ inline constexpr size_t kReserved = 20;
 inline constexpr size_t kLength = 24;  // bytes of the whole record
 inline constexpr size_t kChecksum = 32;
 inline constexpr size_t kMembers = 40;
-inline constexpr size_t kMemberSize = 24;  // region u32, slot u32, generation u64, length u64
+// region u32, slot u32, generation u64, length u64, then the slot header.
+inline constexpr size_t kMemberSize = 24 + slot::kHeaderSize;
 }  // namespace head
 
 struct Member {
@@ -51,17 +53,24 @@ std::optional<uint64_t> Offset(const StoreInfo& info);
 constexpr uint64_t HeadBytes(uint64_t members) {
   return format::AlignUp(head::kMembers + members * head::kMemberSize, kUnit);
 }
-// A member's image: its slot's header unit (the header, then zeros) and its
-// payload, zero-padded to a unit: the bytes its slot gets, from the header
-// unit's offset on.
-constexpr uint64_t ImageBytes(uint64_t length) {
-  return slot::kHeaderUnitSize + format::AlignUp(length, kUnit);
-}
+// A member's image: its payload, zero-padded to a unit. Its header is in
+// the head, so a batch of small members writes little more than its bytes.
+constexpr uint64_t ImageBytes(uint64_t length) { return format::AlignUp(length, kUnit); }
 uint64_t RecordBytes(std::span<const Member> members);
 
-// Builds the record of batch `id` into `out` (resized to RecordBytes):
-// member i's image holds `headers[i]` and `payloads[i]`, its pieces end to
-// end.
+// The head of batch `id`'s record (HeadBytes long), its checksum computed
+// over the head and the payloads as the record lays them out: member i's
+// entry holds `headers[i]`, its image `payloads[i]`, the pieces end to end.
+std::vector<std::byte> EncodeHead(uint64_t id, std::span<const Member> members,
+                                  std::span<const slot::HeaderBytes> headers,
+                                  std::span<const PayloadPieces> payloads);
+// The parts of the whole record for one gather write: the head, then each
+// member's pieces and zero padding (from `zeros`, kUnit bytes of zero).
+std::vector<std::span<const std::byte>> RecordParts(std::span<const std::byte> head,
+                                                    std::span<const Member> members,
+                                                    std::span<const PayloadPieces> payloads,
+                                                    std::span<const std::byte> zeros);
+// The whole record in one buffer.
 void EncodeRecord(uint64_t id, std::span<const Member> members,
                   std::span<const slot::HeaderBytes> headers,
                   std::span<const PayloadPieces> payloads, std::vector<std::byte>& out);
@@ -74,12 +83,13 @@ std::optional<uint64_t> RecordLength(std::span<const std::byte> first_unit, uint
 struct Record {
   uint64_t id = 0;
   std::vector<Member> members;
-  std::vector<uint64_t> image_offsets;  // of each member's image, in the record
+  std::vector<slot::HeaderBytes> headers;  // each member's slot header
+  std::vector<uint64_t> image_offsets;     // of each member's payload, in the record
 };
 // A whole record: magic, checksum, the length its members add up to, and
-// each image's header valid for its member's region and slot, naming the
-// member's generation, length and this batch, over a payload that matches
-// it. Anything else (never written, torn, damaged, another record's tail)
+// each member's header valid for its region and slot, naming the member's
+// generation, length and this batch, over a payload (its image) that
+// matches it. Anything else (never written, torn, damaged, another record's tail)
 // is nullopt.
 std::optional<Record> DecodeRecord(std::span<const std::byte> record, const StoreInfo& info);
 

@@ -4,6 +4,8 @@
 // each step is there. pread and pwrite only: no slot is read through the
 // mapping here.
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <vector>
 
 #include "journal.h"
@@ -391,15 +393,17 @@ Status Store::Rep::ReplayJournal(uint64_t watermark, std::optional<uint64_t> fai
       } else {
         // As a commit writes a slot: the payload behind a zero header unit,
         // then the header.
-        const std::span<const std::byte> image(bytes[c].data() + record.image_offsets[m],
-                                               slot::kHeaderUnitSize + member.length);
+        const std::span<const std::byte> payload(bytes[c].data() + record.image_offsets[m],
+                                                 member.length);
         static constexpr std::array<std::byte, slot::kHeaderUnitSize> kZeroUnit{};
         const std::array<std::span<const std::byte>, 2> parts{
-            std::span<const std::byte>(kZeroUnit), image.subspan(slot::kHeaderUnitSize)};
+            std::span<const std::byte>(kZeroUnit), payload};
         if (Status s = file->WriteGatherAt(unit, parts, /*data_sync=*/false); !s.ok()) {
           return s.WithOperation("open: replay a journaled batch member", path);
         }
-        if (Status s = file->WriteAt(unit, image.first(slot::kHeaderUnitSize)); !s.ok()) {
+        std::array<std::byte, slot::kHeaderUnitSize> header_unit{};
+        std::memcpy(header_unit.data(), record.headers[m].data(), record.headers[m].size());
+        if (Status s = file->WriteAt(unit, header_unit); !s.ok()) {
           return s.WithOperation("open: replay a journaled batch member", path);
         }
       }

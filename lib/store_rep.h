@@ -165,7 +165,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // built in.
   std::optional<uint64_t> journal_offset;
   uint64_t journal_pos = 0;
-  std::vector<std::byte> journal_record;
+  std::vector<std::byte> journal_record;  // when a record has too many parts to gather
   // The commit or batch being filled in place (Store::BeginCommit,
   // Store::BeginBatch), if any (commit_in_place.cc). Set by assignment:
   // clang decides whether std::optional of a nested class is
@@ -339,8 +339,10 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
     // page-aligned start; the extra bytes are flushed early, harmlessly).
     uint64_t file_offset = 0;
     uint64_t length = 0;
-    // kDsyncWrite: the bytes to write at file_offset.
+    // kDsyncWrite: the bytes to write at file_offset, or, when `parts` is
+    // not empty, those parts end to end.
     std::span<const std::byte> data{};
+    std::span<const std::span<const std::byte>> parts{};
     // kMsyncSync of what Write in kSync just copied: drop the range's
     // page-table entries once it is synced, so the next write through the
     // mapping does not take a write-protect fault per page

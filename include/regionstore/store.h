@@ -151,9 +151,9 @@ struct CreateOptions {
   // kInvalidArgument.
   uint32_t protocol = 1;
   // Protocol 2: the batch journal's size in bytes (0: 4 MiB), a multiple of
-  // 64 KiB from 256 KiB to 1 GiB. A durable batch whose record (4 KiB per
-  // 170 members, then 4 KiB + the payload rounded up to 4 KiB per member)
-  // fits in half of it is committed by one write of that record and one
+  // 64 KiB from 256 KiB to 1 GiB. A durable batch whose record (a head of
+  // 4 KiB per 46 members, then each payload rounded up to 4 KiB) fits in
+  // half of it is committed by one write of that record and one
   // flush; a larger one by the protocol 1 path. The journal starts over at
   // each whole-file barrier, and costs one when full. Such a store sets
   // incompat bit 4: releases before 0.13 refuse it. Non-zero with protocol 1

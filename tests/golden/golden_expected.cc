@@ -186,7 +186,7 @@ std::vector<ExpectedRegionGolden> ExpectedRegionGoldens() {
        29,
        "80818283-8485-4687-8889-8a8b8c8d8e8f",
        0x57d777c80d84d97cULL,
-       0x54569e4e898b158fULL,
+       0x3cdb440c575a55daULL,
        {{4000, 99}},
        {{"state",
          100,
