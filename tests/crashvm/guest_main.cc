@@ -257,8 +257,12 @@ int Run(const Args& args) {
   if (plan.breakage == Breakage::kBarrierHeaderOnly) {
     internal::SetMutation(internal::Mutation::kBarrierHeaderOnly);
   }
+  // In a protocol 2 store durable batches go through the journal, whose
+  // record is the commit point: written without RWF_DSYNC, it is as late as
+  // protocol 1's record written after the barrier.
   if (plan.breakage == Breakage::kBatchRecordLate) {
-    internal::SetMutation(internal::Mutation::kBatchRecordAfterBarrier);
+    internal::SetMutation(plan.protocol == 2 ? internal::Mutation::kJournalRecordNotSynced
+                                             : internal::Mutation::kBatchRecordAfterBarrier);
   }
   if (plan.breakage == Breakage::kRecoveryUndoesSeen) {
     internal::SetMutation(internal::Mutation::kRecoveryUndoesUnfinishedBarrier);

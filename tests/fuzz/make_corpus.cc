@@ -267,6 +267,28 @@ int main(int argc, char** argv) {
   fs::remove(scratch.string() + ".shm");
   seeds.push_back({"protocol2-writer", ReadFile(scratch), kOpenWriter | kReadDataArea});
 
+  // Protocol 2 with its batch journal (incompat_flags bit 4, 0.13): the
+  // smallest journal, holding the record of one journaled batch, which a
+  // writer's open replays.
+  {
+    fs::remove(scratch);
+    fs::remove(scratch.string() + ".shm");
+    CreateOptions options;
+    options.checkpoints = {{"a", 100}, {"state", 5000, SlotLayout::kAligned}};
+    options.protocol = 2;
+    options.journal_size = 256 * 1024;
+    if (!Check(Store::Create(scratch.string(), 4096, options), "create")) return 1;
+    auto store = Store::Open(scratch.string(), OpenMode::kReadWrite);
+    if (!Check(store.status(), "open")) return 1;
+    const std::vector<std::byte> first = Pattern(100, 11), second = Pattern(4999, 12);
+    const std::span<const std::byte> pieces[] = {first, second};
+    const BatchMember members[] = {{"a", PayloadPieces(&pieces[0], 1)},
+                                   {"state", PayloadPieces(&pieces[1], 1)}};
+    if (!Check(store->CommitBatch(members, Durability::kSync).status(), "batch")) return 1;
+  }
+  fs::remove(scratch.string() + ".shm");
+  seeds.push_back({"protocol2-journal-writer", ReadFile(scratch), kOpenWriter | kReadDataArea});
+
   for (const Seed& seed : seeds) {
     const std::vector<uint8_t> image = fuzz::EncodeImage(seed.file, seed.flags);
     if (!WriteFile(out / "store" / seed.name, image.data(), image.size())) return 1;
