@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bytes.h"
+#include "journal.h"
 #include "region_check.h"
 #include "shared_copy.h"
 #include "store_rep.h"
@@ -53,7 +54,88 @@ Status TornOnly(const std::string& path, const std::string& name, uint64_t gener
 
 }  // namespace
 
+void Store::Rep::BuildJournalOverlay() {
+  const std::optional<uint64_t> journal = journal::Offset(info);
+  const std::optional<uint64_t> area = intent::AreaOffset(info);
+  if (writable || !journal || !area) return;
+  const std::byte* base = mapping->data();
+  const std::span<const std::byte> intent_area(base + *area, intent::kAreaSize);
+  // A writer of this boot has opened the store, and its open replayed the
+  // journal: every record since is applied by the batch that wrote it.
+  const std::optional<intent::Entry> identity =
+      intent::DecodeEntry(intent_area.subspan(intent::kSidecarEntry * intent::kEntrySize));
+  const auto boot = io->BootId();
+  if (identity && identity->kind == intent::Kind::kSidecar && boot.ok() &&
+      identity->boot_id == *boot) {
+    return;
+  }
+  const uint64_t watermark = batch::ReadWatermark(intent_area).w;
+  uint64_t pos = 0, last = 0;
+  while (info.journal_size - pos >= journal::kUnit) {
+    const std::byte* at = base + *journal + pos;
+    const std::optional<uint64_t> length =
+        journal::RecordLength(std::span(at, journal::kUnit), info.journal_size - pos);
+    if (!length) break;
+    const std::optional<journal::Record> record =
+        journal::DecodeRecord(std::span(at, *length), info);
+    if (!record || record->id <= last) break;
+    last = record->id;
+    if (record->id > watermark) {
+      if (journal_overlay.empty()) journal_overlay.resize(info.regions.size());
+      for (size_t m = 0; m < record->members.size(); ++m) {
+        const journal::Member& member = record->members[m];
+        const slot::DecodedHeader decoded =
+            slot::DecodeHeader(record->headers[m], member.region, member.slot,
+                               info.regions[member.region].capacity, /*batch_ids=*/true);
+        journal_overlay[member.region] =
+            JournalMember{decoded.header, *journal + pos + record->image_offsets[m]};
+        journal_generations.resize(info.regions.size());
+        journal_generations[member.region] = member.generation;
+      }
+    }
+    pos += *length;
+  }
+}
+
+std::optional<CheckpointMeta> Store::Rep::JournalNewer(uint32_t index, uint64_t generation,
+                                                       std::vector<std::byte>& out) const {
+  if (journal_overlay.empty() || !journal_overlay[index]) return std::nullopt;
+  const JournalMember& member = *journal_overlay[index];
+  if (member.header.generation <= generation) return std::nullopt;
+  std::vector<std::byte> copy(member.header.length);
+  shared_copy::CopyFromShared(copy.data(), mapping->data() + member.payload_offset, copy.size());
+  if (format::Checksum(copy) != member.header.payload_checksum) return std::nullopt;
+  out = std::move(copy);
+  CheckpointMeta meta;
+  meta.generation = member.header.generation;
+  meta.length = member.header.length;
+  meta.commit_unix_ns = member.header.commit_unix_ns;
+  meta.slot = member.header.slot;
+  return meta;
+}
+
 Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>& out) const {
+  Result<CheckpointMeta> loaded = LoadFromSlots(name, out);
+  const Rep& r = *rep_;
+  if (r.journal_overlay.empty()) return loaded;
+  // A journaled batch a writer has not replayed yet: newer than anything
+  // the slots hold, or than a region with none.
+  if (!loaded.ok() && loaded.status().code() != StatusCode::kNotFound &&
+      loaded.status().code() != StatusCode::kTornCommit) {
+    return loaded;
+  }
+  auto found = r.FindRegion(name, "load");
+  if (!found.ok()) return loaded;
+  std::vector<std::byte> newer_bytes;
+  if (auto newer = r.JournalNewer(*found, loaded.ok() ? loaded->generation : 0, newer_bytes)) {
+    out = std::move(newer_bytes);
+    return *newer;
+  }
+  return loaded;
+}
+
+Result<CheckpointMeta> Store::LoadFromSlots(std::string_view name,
+                                            std::vector<std::byte>& out) const {
   const Rep& r = *rep_;
   auto found = r.FindRegion(name, "load");
   if (!found.ok()) return found.status();
@@ -62,7 +144,8 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
   const std::byte* base = r.mapping->data();
   const region_check::ReadFn mapped = region_check::MappingReader(*r.mapping);
   // The watermark only rises; one read of it is at worst conservative.
-  const region_check::BatchContext batch = *region_check::ReadBatchContext(mapped, r.info);
+  region_check::BatchContext batch = *region_check::ReadBatchContext(mapped, r.info);
+  if (!r.journal_generations.empty()) batch.journal_generations = &r.journal_generations;
   const bool batch_ids = batch.batch_ids();
 
   const auto read_headers = [&] {

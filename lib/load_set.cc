@@ -213,7 +213,8 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
     }
     // The snapshot: every read the decision makes lies between the two
     // reads of the word.
-    const region_check::BatchContext batch = *region_check::ReadBatchContext(mapped, r.info);
+    region_check::BatchContext batch = *region_check::ReadBatchContext(mapped, r.info);
+    if (!r.journal_generations.empty()) batch.journal_generations = &r.journal_generations;
     std::vector<Choice> choices(names.size());
     std::vector<std::vector<slot::HeaderBytes>> headers(names.size());
     // Batches found whole in this snapshot: a member's verdict reads every
@@ -291,9 +292,16 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
       if (read_identity() != *identity_before || !alive.ok() || *alive) continue;
     }
     // A consistent snapshot. A region with no commit to give fails the set,
-    // unless the caller takes it as empty.
-    for (const Choice& choice : choices) {
-      if (!choice.slot && !missing(choice.failure)) return choice.failure;
+    // unless the caller takes it as empty, or the journal holds a batch for
+    // it that no writer has replayed yet (below).
+    for (size_t i = 0; i < choices.size(); ++i) {
+      const Choice& choice = choices[i];
+      if (choice.slot || missing(choice.failure)) continue;
+      const bool journal_may_cover =
+          !r.journal_overlay.empty() && r.journal_overlay[indices[i]] &&
+          (choice.failure.code() == StatusCode::kNotFound ||
+           choice.failure.code() == StatusCode::kTornCommit);
+      if (!journal_may_cover) return choice.failure;
     }
     // Copy, then check each copy: its checksum, and its header unchanged.
     std::vector<uint64_t> checksums(names.size());
@@ -348,6 +356,17 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
       meta.skipped_torn_generation = choices[i].skipped_torn_generation;
       meta.skipped_incomplete_batch = choices[i].skipped_incomplete_batch;
       meta.invalid_header_slots = choices[i].invalid_header_slots;
+    }
+    // Journaled batches no writer has replayed yet: whole records, the same
+    // for every region of the set, so the set stays one instant.
+    for (size_t i = 0; i < names.size() && !r.journal_overlay.empty(); ++i) {
+      std::vector<std::byte> newer_bytes;
+      if (auto newer = r.JournalNewer(indices[i], metas[i].generation, newer_bytes)) {
+        metas[i] = *newer;
+        outs[i] = std::move(newer_bytes);
+      } else if (!choices[i].slot && !missing(choices[i].failure)) {
+        return choices[i].failure;
+      }
     }
     return metas;
   }

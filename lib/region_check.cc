@@ -96,6 +96,10 @@ Result<std::string> Verdict(const ReadFn& read, const BatchContext& context, uin
       return which + "'s record names a slot the store does not have";
     }
     const RegionEntry& other = regions[partner.region];
+    if (context.journal_generations != nullptr &&
+        (*context.journal_generations)[partner.region] >= partner.generation) {
+      continue;
+    }
     auto headers = ReadHeaders(read, other);
     if (!headers.ok()) return headers.status();
     // The partner's member in place, whole.

@@ -41,6 +41,11 @@ struct BatchContext {
   const StoreInfo* info = nullptr;
   std::optional<uint64_t> log_offset;
   uint64_t watermark = 0;
+  // Per region, the generation of the newest member of a journaled batch
+  // that the next writer's open will replay (0: none); null when there is
+  // none. A partner's region whose journal holds its member or a newer one
+  // counts as in place or moved on, as it will after the replay.
+  const std::vector<uint64_t>* journal_generations = nullptr;
   bool batch_ids() const { return log_offset.has_value(); }
 };
 // The context of the store `info` describes, its watermark read through

@@ -294,6 +294,7 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
     }
     rep->sidecar = std::make_unique<sidecar::Sidecar>(std::move(*sidecar));
   }
+  if (!rep->writable) rep->BuildJournalOverlay();
   if (rep->writable) {
     if (Status s = rep->RecoverOnOpen(); !s.ok()) return s;
     if (Status s = rep->AfterOpenBarrier(); !s.ok()) return s;

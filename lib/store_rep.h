@@ -267,6 +267,28 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   Status ReplayJournal(uint64_t watermark, std::optional<uint64_t> failed, bool& must_mark);
   // The highest batch id in the journal's chain, as ReplayJournal found it.
   uint64_t journal_max_id = 0;
+  // Read-only handles of a store with a journal, opened when no writer of
+  // this boot has opened it since the journal was last written (after a
+  // power loss or a reboot: the store's sidecar identity entry names
+  // another boot): per region, the newest member that the journal's chain
+  // holds above the watermark, which a writer's open would replay. Load and
+  // LoadSet return it when the region's slots hold nothing as new, so a
+  // reader sees what the next writer will (docs/CHECKPOINTS.md, "Batches: a
+  // journal in every store").
+  struct JournalMember {
+    slot::Header header;
+    uint64_t payload_offset = 0;  // file offset of its payload, in the journal
+  };
+  std::vector<std::optional<JournalMember>> journal_overlay;
+  // Their generations (0: none), for region_check::BatchContext.
+  std::vector<uint64_t> journal_generations;
+  void BuildJournalOverlay();
+  // The overlay's member of region `index` if it is newer than
+  // `generation`: its payload copied into `out`, checked against its
+  // header (a mismatch means a writer has replayed the journal since and
+  // moved on: nullopt, the slots hold it).
+  std::optional<CheckpointMeta> JournalNewer(uint32_t index, uint64_t generation,
+                                             std::vector<std::byte>& out) const;
 
   // The intent area's entry `entry`, by pwrite (no-ops without an intent
   // area). A torn entry fails its checksum and records nothing.

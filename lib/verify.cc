@@ -3,8 +3,12 @@
 // error and not SIGBUS.
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <vector>
 
+#include "batch.h"
+#include "intent.h"
+#include "journal.h"
 #include "region_check.h"
 #include "regionstore/checkpoint.h"
 #include "store_rep.h"
@@ -30,6 +34,72 @@ Status ReadDataArea(File& file, const std::string& path, const StoreInfo& info,
     advanced(length);
   }
   return Status::Ok();
+}
+
+// Journaled batches that no writer of this boot has replayed (the rule of
+// Store::Rep::BuildJournalOverlay, by pread): a member newer than what its
+// region's slots hold is the region's newest commit, as Load returns it.
+struct JournalNewest {
+  journal::Member member;
+  uint64_t commit_unix_ns = 0;
+};
+
+Status ReadJournal(Io& os, const region_check::ReadFn& read, const StoreInfo& info,
+                   std::vector<std::optional<JournalNewest>>& newest) {
+  const std::optional<uint64_t> journal = journal::Offset(info);
+  const std::optional<uint64_t> area = intent::AreaOffset(info);
+  if (!journal || !area) return Status::Ok();
+  std::vector<std::byte> intent_area(intent::kAreaSize);
+  if (Status s = read(*area, intent_area); !s.ok()) return s;
+  const std::optional<intent::Entry> identity = intent::DecodeEntry(
+      std::span<const std::byte>(intent_area).subspan(intent::kSidecarEntry * intent::kEntrySize));
+  const auto boot = os.BootId();
+  if (identity && identity->kind == intent::Kind::kSidecar && boot.ok() &&
+      identity->boot_id == *boot) {
+    return Status::Ok();
+  }
+  const uint64_t watermark = batch::ReadWatermark(intent_area).w;
+  uint64_t pos = 0, last = 0;
+  std::vector<std::byte> first(journal::kUnit);
+  while (info.journal_size - pos >= journal::kUnit) {
+    if (Status s = read(*journal + pos, first); !s.ok()) return s;
+    const std::optional<uint64_t> length = journal::RecordLength(first, info.journal_size - pos);
+    if (!length) break;
+    std::vector<std::byte> bytes(*length);
+    if (Status s = read(*journal + pos, bytes); !s.ok()) return s;
+    const std::optional<journal::Record> record = journal::DecodeRecord(bytes, info);
+    if (!record || record->id <= last) break;
+    last = record->id;
+    pos += *length;
+    if (record->id <= watermark) continue;
+    for (size_t m = 0; m < record->members.size(); ++m) {
+      const journal::Member& member = record->members[m];
+      const slot::DecodedHeader decoded =
+          slot::DecodeHeader(record->headers[m], member.region, member.slot,
+                             info.regions[member.region].capacity, /*batch_ids=*/true);
+      newest.resize(info.regions.size());
+      newest[member.region] = JournalNewest{member, decoded.header.commit_unix_ns};
+    }
+  }
+  return Status::Ok();
+}
+
+void ApplyJournal(const std::optional<JournalNewest>& newest, RegionReport& report) {
+  if (!newest) return;
+  const journal::Member& member = newest->member;
+  if (report.has_commit && report.generation >= member.generation) return;
+  report.has_commit = true;
+  report.journaled = true;
+  report.active_slot = member.slot;
+  report.generation = member.generation;
+  report.length = member.length;
+  report.commit_unix_ns = newest->commit_unix_ns;
+  if (report.torn_generation <= member.generation) {
+    report.torn = false;
+    report.torn_slot = 0;
+    report.torn_generation = 0;
+  }
+  report.damaged = false;
 }
 
 }  // namespace
@@ -63,11 +133,19 @@ Result<VerifyReport> VerifyRegions(const std::string& path, const VerifyOptions&
   };
   auto batch = region_check::ReadBatchContext(pread, info);
   if (!batch.ok()) return batch.status();
+  std::vector<std::optional<JournalNewest>> journaled;
+  if (Status s = ReadJournal(os, pread, info, journaled); !s.ok()) return s;
+  std::vector<uint64_t> journal_generations;
+  for (const auto& newest : journaled) {
+    journal_generations.push_back(newest ? newest->member.generation : 0);
+  }
+  if (!journal_generations.empty()) batch->journal_generations = &journal_generations;
   verified.regions.reserve(info.regions.size());
   for (uint32_t i = 0; i < info.regions.size(); ++i) {
     auto report =
         region_check::ExamineRegion(read, info.regions[i], i, options.check_payloads, &*batch);
     if (!report.ok()) return report.status();
+    if (!journaled.empty()) ApplyJournal(journaled[i], *report);
     if (options.on_region) options.on_region(i, *report);
     verified.regions.push_back(std::move(*report));
   }

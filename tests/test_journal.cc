@@ -6,6 +6,7 @@
 // tests/test_batch_power_loss.cc's protocol 2 case.
 #include <sys/uio.h>
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include "support/store_fixtures.h"
 #include "support/syscall_hook.h"
 #include "support/temp_dir.h"
+#include "support/test_io.h"
 
 namespace regionstore::testing {
 namespace {
@@ -184,6 +186,23 @@ TEST_CASE("A writer's open replays journaled batches whose members never reached
     const StoreInfo info = *ReadStoreInfo(path);
     PwriteFile(path, *batch::LogOffset(info), std::vector<std::byte>(format::kBatchLogSize));
     std::filesystem::remove(path + ".shm");  // a power loss takes the sidecar too
+  }
+  {
+    // A reader that opens first, after the reboot, sees what the writer's
+    // replay will give: the newest journaled batch, one by one and as a set.
+    TestIo rebooted;
+    rebooted.SetBootId(std::array<std::byte, 16>{std::byte{0x42}});
+    Store reader = MustOpen(path, OpenMode::kReadOnly, &rebooted);
+    CheckBatch(reader, 3, 3000, 2);
+    const std::string_view names[] = {"r0", "r1", "r2"};
+    std::vector<std::vector<std::byte>> outs;
+    auto set = reader.LoadSet(names, outs);
+    INFO(set.status().ToString());
+    REQUIRE(set.ok());
+    for (size_t r = 0; r < 3; ++r) {
+      CHECK((*set)[r].generation == 2);
+      CHECK(outs[r] == Payload(3000, 2, r));
+    }
   }
   Store reopened = MustOpen(path, OpenMode::kReadWrite);
   CheckBatch(reopened, 3, 3000, 2);

@@ -133,6 +133,12 @@ struct RegionReport {
   // No header of the region passes its checks, and some slot holds data:
   // every commit was lost.
   bool damaged = false;
+  // Protocol 2 stores with a batch journal: the commit above is a member of
+  // a durable batch whose record is in the journal but whose slot
+  // (`active_slot`) does not hold it yet (a power loss came first); Load
+  // returns it from the record, and the next writer's open writes it into
+  // its slot. A torn or damaged state of that slot is then not reported.
+  bool journaled = false;
   std::vector<SlotReport> slots;
 };
 

@@ -607,6 +607,9 @@ class REGIONSTORE_EXPORT Store {
   friend class PendingBatch;
   struct Rep;
   explicit Store(std::unique_ptr<Rep> rep);
+  // Load from the region's slots alone (Load adds a journaled batch that
+  // no writer has replayed yet).
+  Result<CheckpointMeta> LoadFromSlots(std::string_view name, std::vector<std::byte>& out) const;
   // LoadSet; with `missing_ok`, a region with no commit is generation 0.
   Result<std::vector<CheckpointMeta>> LoadSetImpl(std::span<const std::string_view> names,
                                                   std::vector<std::vector<std::byte>>& outs,

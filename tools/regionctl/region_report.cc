@@ -68,6 +68,7 @@ void AppendRegionJson(std::string& out, const RegionView& region, size_t depth) 
     json.Null("active_slot");
   }
   json.Bool("payload_checked", report.payload_checked);
+  json.Bool("journaled", report.journaled);
   json.Bool("damaged", report.damaged);
   // Unknown (null) when no payload was read: a torn commit looks valid
   // from its header.
@@ -177,6 +178,9 @@ std::string CommitSummary(const RegionReport& report) {
   text += ", committed ";
   text += UnixNanosWithUtc(report.commit_unix_ns);
   if (!report.payload_checked) text += " (payload not checked: run verify)";
+  if (report.journaled) {
+    text += " (in the batch journal: the next writer's open writes it into its slot)";
+  }
   return text;
 }
 
