@@ -101,10 +101,12 @@ TEST_CASE("the commit benchmark's batch section writes every arm and the documen
         // protocol 2 batch's barrier is its journal record's RWF_DSYNC
         // write; a full journal adds one fdatasync (at least 14 records of
         // these shapes fit in the default 4 MiB), and the batch log's
-        // watermark two every 32 batches (MakeLogUnitReusable).
+        // watermark two every 32 batches (MakeLogUnitReusable): in a short
+        // run one of those can fall among few batches, so the bound is loose,
+        // but one barrier per member (4 or 16) fails it.
         if (batch && name.ends_with("_protocol2")) {
           CHECK(arm["seam_barriers"].get<double>() >= 1.0);
-          CHECK(arm["seam_barriers"].get<double>() <= 1.0 + 1.0 / 14 + 2.0 / 32 + 0.01);
+          CHECK(arm["seam_barriers"].get<double>() < 1.5);
         } else {
           CHECK(arm["seam_barriers"].get<double>() ==
                 Approx(batch ? 1.0 : static_cast<double>(regions)));
