@@ -268,14 +268,7 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
     }
   }
   MarkCommitPhase(internal::kIdle);
-  std::vector<uint64_t> generations;
-  for (const BatchPlanMember& member : plan) {
-    RecordCommit(member.index, member.target, member.header.generation, durability,
-                   member.header.length);
-    generations.push_back(member.header.generation);
-  }
-  ++stats.by_mode[static_cast<size_t>(durability)].batches;
-  return generations;
+  return RecordBatch(plan, durability);
 }
 
 Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchPlanMember>& plan,
@@ -414,6 +407,11 @@ Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchP
     return failed_write(s, "commit batch: pwrite (clear the intent mark)");
   }
   MarkCommitPhase(internal::kIdle);
+  return RecordBatch(plan, durability);
+}
+
+std::vector<uint64_t> Store::Rep::RecordBatch(std::span<const BatchPlanMember> plan,
+                                              Durability durability) {
   std::vector<uint64_t> generations;
   for (const BatchPlanMember& member : plan) {
     RecordCommit(member.index, member.target, member.header.generation, durability,

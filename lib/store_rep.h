@@ -253,6 +253,9 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // store"). Returns each member's generation.
   Result<std::vector<uint64_t>> WriteJournaledBatch(std::vector<BatchPlanMember>& plan,
                                                     uint64_t id, Durability durability);
+  // What the handle learns from a batch that returned: each member's commit
+  // (RecordCommit) and the mode's count. Returns each member's generation.
+  std::vector<uint64_t> RecordBatch(std::span<const BatchPlanMember> plan, Durability durability);
   // A writer's open, before it reads any slot header for the batches: each
   // record of the journal's chain (from offset 0, while records are whole
   // and their ids rise) above `watermark` is applied again, member by

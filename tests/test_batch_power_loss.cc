@@ -438,20 +438,19 @@ uint64_t BaseSeed() {
   return std::random_device{}();
 }
 
-TEST_CASE("Power loss among batches and single commits keeps every batch whole",
-          "[batch][powerloss]") {
-  // 280 trials x 3 epochs x 12 images = 10,080 images in the Release pass
-  // (a quarter under ASan: ScaledCount; about 27 s in Release here).
+// 280 trials x 3 epochs x 12 images = 10,080 images in the Release pass (a
+// quarter under ASan: ScaledCount; about 27 s in Release here), over stores
+// of `protocol`.
+void RunSimulation(uint32_t protocol, const char* what) {
   const uint64_t base = BaseSeed();
   const uint64_t trials = testing::ScaledCount(280);
   INFO("base seed " << base << " (replay with REGIONSTORE_SIM_SEED=" << base << ")");
   Totals totals;
-  for (uint64_t t = 0; t < trials; ++t) RunTrial(base + t, totals);
-  WARN("batch power-loss simulator: "
-       << totals.images << " images after " << totals.batches << " batches and " << totals.commits
-       << " single commits (" << totals.in_flight << " in flight), " << totals.failed
-       << " failed barriers, " << totals.reopens << " reopens, " << totals.violations.size()
-       << " violations; base seed " << base);
+  for (uint64_t t = 0; t < trials; ++t) RunTrial(base + t, totals, protocol);
+  WARN(what << ": " << totals.images << " images after " << totals.batches << " batches and "
+            << totals.commits << " single commits (" << totals.in_flight << " in flight), "
+            << totals.failed << " failed barriers, " << totals.reopens << " reopens, "
+            << totals.violations.size() << " violations; base seed " << base);
   for (size_t i = 0; i < std::min<size_t>(totals.violations.size(), 10); ++i) {
     UNSCOPED_INFO(totals.violations[i]);
   }
@@ -459,27 +458,18 @@ TEST_CASE("Power loss among batches and single commits keeps every batch whole",
   CHECK(totals.images == trials * 3 * 12);
 }
 
+TEST_CASE("Power loss among batches and single commits keeps every batch whole",
+          "[batch][powerloss]") {
+  RunSimulation(1, "batch power-loss simulator");
+}
+
+// Over protocol 2 stores with a 256 KiB journal: durable batches whose
+// record fits in half of it are committed by the record, applied through
+// the page cache and replayed by the open after the power loss; larger ones
+// take protocol 1's path.
 TEST_CASE("Power loss among journaled batches (protocol 2) keeps every batch whole",
           "[batch][powerloss][protocol2]") {
-  // As above, over protocol 2 stores with a 256 KiB journal: durable
-  // batches whose record fits in half of it are committed by the record,
-  // applied through the page cache and replayed by the open after the
-  // power loss; larger ones take protocol 1's path.
-  const uint64_t base = BaseSeed();
-  const uint64_t trials = testing::ScaledCount(280);
-  INFO("base seed " << base << " (replay with REGIONSTORE_SIM_SEED=" << base << ")");
-  Totals totals;
-  for (uint64_t t = 0; t < trials; ++t) RunTrial(base + t, totals, 2);
-  WARN("journaled batch power-loss simulator: "
-       << totals.images << " images after " << totals.batches << " batches and " << totals.commits
-       << " single commits (" << totals.in_flight << " in flight), " << totals.failed
-       << " failed barriers, " << totals.reopens << " reopens, " << totals.violations.size()
-       << " violations; base seed " << base);
-  for (size_t i = 0; i < std::min<size_t>(totals.violations.size(), 10); ++i) {
-    UNSCOPED_INFO(totals.violations[i]);
-  }
-  CHECK(totals.violations.empty());
-  CHECK(totals.images == trials * 3 * 12);
+  RunSimulation(2, "journaled batch power-loss simulator");
 }
 
 TEST_CASE("The journal simulator catches each deliberately broken journal",
