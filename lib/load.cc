@@ -119,9 +119,11 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
   const Rep& r = *rep_;
   if (r.journal_overlay.empty()) return loaded;
   // A journaled batch a writer has not replayed yet: newer than anything
-  // the slots hold, or than a region with none.
+  // the slots hold, or than a region with none, only a torn one, or only
+  // damaged headers (the replay writes the member into its slot).
   if (!loaded.ok() && loaded.status().code() != StatusCode::kNotFound &&
-      loaded.status().code() != StatusCode::kTornCommit) {
+      loaded.status().code() != StatusCode::kTornCommit &&
+      loaded.status().code() != StatusCode::kCorruption) {
     return loaded;
   }
   auto found = r.FindRegion(name, "load");

@@ -300,7 +300,8 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
       const bool journal_may_cover =
           !r.journal_overlay.empty() && r.journal_overlay[indices[i]] &&
           (choice.failure.code() == StatusCode::kNotFound ||
-           choice.failure.code() == StatusCode::kTornCommit);
+           choice.failure.code() == StatusCode::kTornCommit ||
+           choice.failure.code() == StatusCode::kCorruption);
       if (!journal_may_cover) return choice.failure;
     }
     // Copy, then check each copy: its checksum, and its header unchanged.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "batch.h"
@@ -94,7 +95,15 @@ void ApplyJournal(const std::optional<JournalNewest>& newest, RegionReport& repo
   report.generation = member.generation;
   report.length = member.length;
   report.commit_unix_ns = newest->commit_unix_ns;
-  if (report.torn_generation <= member.generation) {
+  // A torn newest header below the journaled commit (or its own slot, torn
+  // by the power loss) is no longer the region's newest: the replay writes
+  // over it or a newer commit stands above it.
+  if (report.torn) {
+    SlotReport& torn = report.slots[report.torn_slot];
+    torn.state = SlotState::kIncomplete;
+    torn.reason = "payload checksum mismatch; the batch journal holds generation " +
+                  std::to_string(member.generation) +
+                  " of this region, which the next writer's open writes into its slot";
     report.torn = false;
     report.torn_slot = 0;
     report.torn_generation = 0;

@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "batch.h"
 #include "format.h"
 #include "fuzz_targets.h"
 #include "intent.h"
+#include "journal.h"
 #include "memory_io.h"
 #include "regionstore/checkpoint.h"
 #include "regionstore/store.h"
@@ -260,7 +262,9 @@ void CheckReader(const Subject& subject, const StoreInfo& info,
         Broken("Load and verify disagree on a torn newest commit");
       }
       // The payload is where FORMAT.md puts it: 4 KiB into a compact slot,
-      // 64 KiB into an aligned one.
+      // 64 KiB into an aligned one; or, for a journaled batch no writer has
+      // replayed, in its journal record.
+      if (report.journaled) continue;
       const RegionEntry& region = info.regions[i];
       const uint64_t payload_at = region.slots_offset +
                                   uint64_t{loaded->slot} * region.slot_stride +
@@ -299,6 +303,14 @@ void CheckWritesConfined(std::span<const std::byte> before, std::span<const std:
   std::vector<std::pair<uint64_t, uint64_t>> writable;
   if (const auto area = intent::AreaOffset(info)) {
     writable.emplace_back(*area, *area + intent::kAreaSize);
+  }
+  // A writer's open rewrites batch records, and removes a journal record
+  // whose batch did not return.
+  if (const auto log = batch::LogOffset(info)) {
+    writable.emplace_back(*log, *log + format::kBatchLogSize);
+  }
+  if (const auto journal = journal::Offset(info)) {
+    writable.emplace_back(*journal, *journal + info.journal_size);
   }
   for (const RegionEntry& region : info.regions) {
     for (uint32_t s = 0; s < region.slot_count; ++s) {
