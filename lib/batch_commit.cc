@@ -133,16 +133,7 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
     return slot::HeaderFileOffset(info.regions[member.index], member.target);
   };
   // After a failed write or barrier: no member may be read as a commit.
-  // Readers of several regions may have seen some of the headers: their
-  // removal is one change of what is visible (best effort: the handle is
-  // poisoned next).
-  const auto forget_members = [&] {
-    (void)BeginPublishing("commit batch: pwrite (publication word)");
-    for (const BatchPlanMember& member : plan) {
-      shared_copy::StoreHeaderWords(base + unit_of(member), slot::HeaderBytes{});
-    }
-    (void)EndPublishing("commit batch: pwrite (publication word)");
-  };
+  const auto forget_members = [&] { ForgetBatchHeaders(plan); };
   const auto failed_write = [&](const Status& s, const char* operation) {
     ++stats.failed_writes;
     forget_members();
@@ -358,14 +349,9 @@ Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchP
     MarkCommitPhase(internal::kIdle);
     return s;
   }
-  std::byte* base = mapping->data();
   const auto failed_write = [&](const Status& s, const char* operation) {
     ++stats.failed_writes;
-    (void)BeginPublishing("commit batch: pwrite (publication word)");
-    for (const BatchPlanMember& member : plan) {
-      shared_copy::StoreHeaderWords(base + unit_of(member), slot::HeaderBytes{});
-    }
-    (void)EndPublishing("commit batch: pwrite (publication word)");
+    ForgetBatchHeaders(plan);
     static constexpr std::array<std::byte, journal::kUnit> kZeroUnit{};
     (void)file->WriteAt(at, kZeroUnit);
     MarkCommitPhase(internal::kIdle);
@@ -408,6 +394,17 @@ Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchP
   }
   MarkCommitPhase(internal::kIdle);
   return RecordBatch(plan, durability);
+}
+
+void Store::Rep::ForgetBatchHeaders(std::span<const BatchPlanMember> plan) {
+  std::byte* base = mapping->data();
+  (void)BeginPublishing("commit batch: pwrite (publication word)");
+  for (const BatchPlanMember& member : plan) {
+    shared_copy::StoreHeaderWords(
+        base + slot::HeaderFileOffset(info.regions[member.index], member.target),
+        slot::HeaderBytes{});
+  }
+  (void)EndPublishing("commit batch: pwrite (publication word)");
 }
 
 std::vector<uint64_t> Store::Rep::RecordBatch(std::span<const BatchPlanMember> plan,

@@ -168,4 +168,35 @@ std::optional<Record> DecodeRecord(std::span<const std::byte> record, const Stor
   return decoded;
 }
 
+Result<Chain> ReadChain(const ReadAt& read, const StoreInfo& info, uint64_t journal_offset) {
+  Chain chain;
+  chain.end = journal_offset;
+  uint64_t pos = 0, last = 0;
+  std::array<std::byte, kUnit> first;
+  while (info.journal_size - pos >= kUnit) {
+    if (Status s = read(journal_offset + pos, first); !s.ok()) return s;
+    const std::optional<uint64_t> length = RecordLength(first, info.journal_size - pos);
+    if (!length) break;
+    ChainRecord entry;
+    entry.offset = journal_offset + pos;
+    entry.bytes.resize(*length);
+    if (Status s = read(entry.offset, entry.bytes); !s.ok()) return s;
+    std::optional<Record> record = DecodeRecord(entry.bytes, info);
+    if (!record || record->id <= last) break;
+    last = record->id;
+    entry.record = std::move(*record);
+    chain.records.push_back(std::move(entry));
+    pos += *length;
+    chain.end = journal_offset + pos;
+  }
+  return chain;
+}
+
+bool ReplayedThisBoot(std::span<const std::byte> intent_area, const Result<intent::BootId>& boot) {
+  const std::optional<intent::Entry> identity =
+      intent::DecodeEntry(intent_area.subspan(intent::kSidecarEntry * intent::kEntrySize));
+  return identity && identity->kind == intent::Kind::kSidecar && boot.ok() &&
+         identity->boot_id == *boot;
+}
+
 }  // namespace regionstore::journal

@@ -1,5 +1,6 @@
 // Protocol 2's batch journal: the records a durable batch writes as its
-// commit point, as bytes. Pure functions on byte buffers: no I/O here.
+// commit point, as bytes; and the chain of records, read through a callback
+// (the caller's pread or mapping: no I/O here).
 // docs/FORMAT.md ("Batch journal") is the specification and
 // docs/CHECKPOINTS.md ("Batches: a journal in every store") the protocol and
 // its proof; keep the three in step.
@@ -8,11 +9,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "format.h"
+#include "intent.h"
 #include "regionstore/store.h"
 #include "regionstore/store_info.h"
 #include "slot.h"
@@ -92,6 +95,28 @@ struct Record {
 // matches it. Anything else (never written, torn, damaged, another record's tail)
 // is nullopt.
 std::optional<Record> DecodeRecord(std::span<const std::byte> record, const StoreInfo& info);
+
+// One record of a chain, as read.
+struct ChainRecord {
+  uint64_t offset = 0;           // file offset of its first unit
+  std::vector<std::byte> bytes;  // the whole record
+  Record record;
+};
+struct Chain {
+  std::vector<ChainRecord> records;
+  uint64_t end = 0;  // file offset right after the last record (the journal's start if none)
+};
+// Reads `length` bytes at a file offset (pread, or a copy out of the mapping).
+using ReadAt = std::function<Status(uint64_t offset, std::span<std::byte> out)>;
+// The chain of the journal of `info` at `journal_offset`: the records end to
+// end from its start while each is whole (DecodeRecord) and its id is above
+// the one before. The only I/O is through `read`.
+Result<Chain> ReadChain(const ReadAt& read, const StoreInfo& info, uint64_t journal_offset);
+
+// Whether a writer of this boot has opened the store (the sidecar identity
+// entry of `intent_area` names this boot), so that its open replayed the
+// journal and every record since was applied by the batch that wrote it.
+bool ReplayedThisBoot(std::span<const std::byte> intent_area, const Result<intent::BootId>& boot);
 
 }  // namespace regionstore::journal
 

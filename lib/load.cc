@@ -58,42 +58,25 @@ void Store::Rep::BuildJournalOverlay() {
   const std::optional<uint64_t> journal = journal::Offset(info);
   const std::optional<uint64_t> area = intent::AreaOffset(info);
   if (writable || !journal || !area) return;
-  const std::byte* base = mapping->data();
-  const std::span<const std::byte> intent_area(base + *area, intent::kAreaSize);
-  // A writer of this boot has opened the store, and its open replayed the
-  // journal: every record since is applied by the batch that wrote it.
-  const std::optional<intent::Entry> identity =
-      intent::DecodeEntry(intent_area.subspan(intent::kSidecarEntry * intent::kEntrySize));
-  const auto boot = io->BootId();
-  if (identity && identity->kind == intent::Kind::kSidecar && boot.ok() &&
-      identity->boot_id == *boot) {
-    return;
-  }
+  const std::span<const std::byte> intent_area(mapping->data() + *area, intent::kAreaSize);
+  if (journal::ReplayedThisBoot(intent_area, io->BootId())) return;
   const uint64_t watermark = batch::ReadWatermark(intent_area).w;
-  uint64_t pos = 0, last = 0;
-  while (info.journal_size - pos >= journal::kUnit) {
-    const std::byte* at = base + *journal + pos;
-    const std::optional<uint64_t> length =
-        journal::RecordLength(std::span(at, journal::kUnit), info.journal_size - pos);
-    if (!length) break;
-    const std::optional<journal::Record> record =
-        journal::DecodeRecord(std::span(at, *length), info);
-    if (!record || record->id <= last) break;
-    last = record->id;
-    if (record->id > watermark) {
-      if (journal_overlay.empty()) journal_overlay.resize(info.regions.size());
-      for (size_t m = 0; m < record->members.size(); ++m) {
-        const journal::Member& member = record->members[m];
-        const slot::DecodedHeader decoded =
-            slot::DecodeHeader(record->headers[m], member.region, member.slot,
-                               info.regions[member.region].capacity, /*batch_ids=*/true);
-        journal_overlay[member.region] =
-            JournalMember{decoded.header, *journal + pos + record->image_offsets[m]};
-        journal_generations.resize(info.regions.size());
-        journal_generations[member.region] = member.generation;
-      }
+  const auto chain = journal::ReadChain(region_check::MappingReader(*mapping), info, *journal);
+  if (!chain.ok()) return;  // the mapping reader cannot fail
+  for (const journal::ChainRecord& entry : chain->records) {
+    const journal::Record& record = entry.record;
+    if (record.id <= watermark) continue;
+    journal_overlay.resize(info.regions.size());
+    journal_generations.resize(info.regions.size());
+    for (size_t m = 0; m < record.members.size(); ++m) {
+      const journal::Member& member = record.members[m];
+      const slot::DecodedHeader decoded =
+          slot::DecodeHeader(record.headers[m], member.region, member.slot,
+                             info.regions[member.region].capacity, /*batch_ids=*/true);
+      journal_overlay[member.region] =
+          JournalMember{decoded.header, entry.offset + record.image_offsets[m]};
+      journal_generations[member.region] = member.generation;
     }
-    pos += *length;
   }
 }
 

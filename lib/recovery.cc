@@ -301,46 +301,31 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& m
 Status Store::Rep::ReplayJournal(uint64_t watermark, std::optional<uint64_t> failed,
                                  bool& must_mark) {
   const ReadFn read = region_check::PreadReader(*file, path);
-  // The chain: records end to end from offset 0, each whole, ids rising. A
-  // whole-file barrier sends the writer back to offset 0, so the records
-  // past the chain's end are older ones, all redundant.
-  std::vector<journal::Record> chain;
-  std::vector<std::vector<std::byte>> bytes;
-  uint64_t pos = 0;
-  while (info.journal_size - pos >= journal::kUnit) {
-    std::array<std::byte, journal::kUnit> first;
-    if (Status s = read(*journal_offset + pos, first); !s.ok()) {
-      return s.WithOperation("open: read the batch journal", path);
-    }
-    const std::optional<uint64_t> length = journal::RecordLength(first, info.journal_size - pos);
-    if (!length) break;
-    std::vector<std::byte> record(*length);
-    if (Status s = read(*journal_offset + pos, record); !s.ok()) {
-      return s.WithOperation("open: read the batch journal", path);
-    }
-    std::optional<journal::Record> decoded = journal::DecodeRecord(record, info);
-    if (!decoded || decoded->id <= journal_max_id) break;
-    journal_max_id = decoded->id;
-    if (failed && decoded->id == *failed) {
+  // A whole-file barrier sends the writer back to the journal's start, so the
+  // records past the chain's end are older ones, all redundant.
+  auto read_chain = journal::ReadChain(read, info, *journal_offset);
+  if (!read_chain.ok()) return read_chain.status().WithOperation("open: read the batch journal", path);
+  journal_pos = read_chain->end - *journal_offset;
+  std::vector<journal::ChainRecord> chain;
+  for (journal::ChainRecord& entry : read_chain->records) {
+    journal_max_id = entry.record.id;
+    if (failed && entry.record.id == *failed) {
       // Its call never returned and it is the newest record: nothing
       // follows it in the chain.
       static constexpr std::array<std::byte, journal::kUnit> kZeroUnit{};
-      if (Status s = file->WriteAt(*journal_offset + pos, kZeroUnit); !s.ok()) {
+      if (Status s = file->WriteAt(entry.offset, kZeroUnit); !s.ok()) {
         return s.WithOperation("open: remove the journal record of a batch that did not return",
                                path);
       }
       must_mark = true;
+      journal_pos = entry.offset - *journal_offset;
       break;
     }
-    pos += *length;
-    if (decoded->id <= watermark) continue;
-    chain.push_back(std::move(*decoded));
-    bytes.push_back(std::move(record));
+    if (entry.record.id > watermark) chain.push_back(std::move(entry));
   }
-  journal_pos = pos;
   const region_check::BatchContext context{&info, batch_log_offset, watermark};
   for (size_t c = 0; c < chain.size(); ++c) {
-    const journal::Record& record = chain[c];
+    const journal::Record& record = chain[c].record;
     batch::Record log_record;
     log_record.id = record.id;
     for (size_t m = 0; m < record.members.size(); ++m) {
@@ -350,7 +335,7 @@ Status Store::Rep::ReplayJournal(uint64_t watermark, std::optional<uint64_t> fai
       // member: it is applied after.
       bool newer = false;
       for (size_t later = c + 1; later < chain.size() && !newer; ++later) {
-        for (const journal::Member& other : chain[later].members) {
+        for (const journal::Member& other : chain[later].record.members) {
           newer = newer || other.region == member.region;
         }
       }
@@ -393,7 +378,7 @@ Status Store::Rep::ReplayJournal(uint64_t watermark, std::optional<uint64_t> fai
       } else {
         // As a commit writes a slot: the payload behind a zero header unit,
         // then the header.
-        const std::span<const std::byte> payload(bytes[c].data() + record.image_offsets[m],
+        const std::span<const std::byte> payload(chain[c].bytes.data() + record.image_offsets[m],
                                                  member.length);
         static constexpr std::array<std::byte, slot::kHeaderUnitSize> kZeroUnit{};
         const std::array<std::span<const std::byte>, 2> parts{

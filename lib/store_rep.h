@@ -256,6 +256,11 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // What the handle learns from a batch that returned: each member's commit
   // (RecordCommit) and the mode's count. Returns each member's generation.
   std::vector<uint64_t> RecordBatch(std::span<const BatchPlanMember> plan, Durability durability);
+  // After a failed write or barrier of a batch: no member may be read as a
+  // commit. Readers of several regions may have seen some of the headers:
+  // their removal is one change of what is visible (best effort: the handle
+  // is poisoned next).
+  void ForgetBatchHeaders(std::span<const BatchPlanMember> plan);
   // A writer's open, before it reads any slot header for the batches: each
   // record of the journal's chain (from offset 0, while records are whole
   // and their ids rise) above `watermark` is applied again, member by

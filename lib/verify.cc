@@ -52,33 +52,19 @@ Status ReadJournal(Io& os, const region_check::ReadFn& read, const StoreInfo& in
   if (!journal || !area) return Status::Ok();
   std::vector<std::byte> intent_area(intent::kAreaSize);
   if (Status s = read(*area, intent_area); !s.ok()) return s;
-  const std::optional<intent::Entry> identity = intent::DecodeEntry(
-      std::span<const std::byte>(intent_area).subspan(intent::kSidecarEntry * intent::kEntrySize));
-  const auto boot = os.BootId();
-  if (identity && identity->kind == intent::Kind::kSidecar && boot.ok() &&
-      identity->boot_id == *boot) {
-    return Status::Ok();
-  }
+  if (journal::ReplayedThisBoot(intent_area, os.BootId())) return Status::Ok();
   const uint64_t watermark = batch::ReadWatermark(intent_area).w;
-  uint64_t pos = 0, last = 0;
-  std::vector<std::byte> first(journal::kUnit);
-  while (info.journal_size - pos >= journal::kUnit) {
-    if (Status s = read(*journal + pos, first); !s.ok()) return s;
-    const std::optional<uint64_t> length = journal::RecordLength(first, info.journal_size - pos);
-    if (!length) break;
-    std::vector<std::byte> bytes(*length);
-    if (Status s = read(*journal + pos, bytes); !s.ok()) return s;
-    const std::optional<journal::Record> record = journal::DecodeRecord(bytes, info);
-    if (!record || record->id <= last) break;
-    last = record->id;
-    pos += *length;
-    if (record->id <= watermark) continue;
-    for (size_t m = 0; m < record->members.size(); ++m) {
-      const journal::Member& member = record->members[m];
+  auto chain = journal::ReadChain(read, info, *journal);
+  if (!chain.ok()) return chain.status();
+  for (const journal::ChainRecord& entry : chain->records) {
+    const journal::Record& record = entry.record;
+    if (record.id <= watermark) continue;
+    newest.resize(info.regions.size());
+    for (size_t m = 0; m < record.members.size(); ++m) {
+      const journal::Member& member = record.members[m];
       const slot::DecodedHeader decoded =
-          slot::DecodeHeader(record->headers[m], member.region, member.slot,
+          slot::DecodeHeader(record.headers[m], member.region, member.slot,
                              info.regions[member.region].capacity, /*batch_ids=*/true);
-      newest.resize(info.regions.size());
       newest[member.region] = JournalNewest{member, decoded.header.commit_unix_ns};
     }
   }
