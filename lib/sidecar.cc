@@ -2,8 +2,14 @@
 // word's two read-modify-writes.
 #include "sidecar.h"
 
+#include <cstddef>
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "cow.h"
+#include "regionstore/store_info.h"
+#include "temp_file.h"
 
 namespace regionstore::sidecar {
 namespace {
@@ -46,9 +52,23 @@ Result<Sidecar> Open(Io& io, const std::string& store_path, OpenMode mode, bool 
       return Status::Error(StatusCode::kNotFound, kOpen, path,
                            "it is still being created (0 bytes)");
     }
-    // Zero-filled: a fresh sidecar's wake word is 0. Two openers may both
-    // get here; the second allocation changes nothing.
+    // Its stores go through a shared mapping, as the store's do, so it gets
+    // the store's protection from a full disk (Store::Create): on btrfs
+    // FS_NOCOW_FL while it is empty, so that its blocks are overwritten in
+    // place; then every block reserved and written. Without that a
+    // writeback on a full btrfs makes the next store into it a SIGBUS.
+    // Zero-filled: a fresh sidecar's wake word is 0. Only a writer's open
+    // gets here, under the store's lock, so nobody uses the file yet. A
+    // failure leaves an empty file, which the next writer's open fills.
+    const std::string directory = internal::DirectoryOf(path);
+    if (const Result<FsInfo> fs = io.StatFs(directory);
+        fs.ok() && internal::CanDisableCopyOnWrite(*fs)) {
+      // What it says is the store's warning, given at its create.
+      static_cast<void>(internal::DisableCopyOnWrite(**file, *fs, directory));
+    }
     if (Status s = (*file)->Allocate(0, kSize); !s.ok()) return s.WithOperation(kOpen, path);
+    const std::vector<std::byte> zeros(kSize);
+    if (Status s = (*file)->WriteAt(0, zeros); !s.ok()) return s.WithOperation(kOpen, path);
   } else if (stat->size != kSize) {
     return NotASidecar(
         path, "it holds " + std::to_string(stat->size) + " bytes, not " + std::to_string(kSize));
@@ -98,3 +118,9 @@ std::optional<uint32_t> Register(Sidecar& sidecar, uint32_t seen) {
 }
 
 }  // namespace regionstore::sidecar
+
+namespace regionstore {
+
+std::string SidecarPath(const std::string& store_path) { return sidecar::PathFor(store_path); }
+
+}  // namespace regionstore

@@ -29,7 +29,8 @@ TEST_CASE("Create lays out three 64 KiB-aligned slots per region after the data 
   auto info = ReadStoreInfo(path);
   REQUIRE(info.ok());
   REQUIRE(info->regions.size() == 2);
-  CHECK(info->incompat_flags == 0);
+  CHECK(info->incompat_flags == kDefaultIncompatFlags);
+  CHECK(info->data_offset == kDefaultDataOffset);
   const RegionEntry& a = info->regions[0];
   const RegionEntry& b = info->regions[1];
   CHECK(a.name == "state");
@@ -38,7 +39,7 @@ TEST_CASE("Create lays out three 64 KiB-aligned slots per region after the data 
   CHECK(a.slot_alignment == 64 * kKiB);
   CHECK(a.capacity == 5000);
   CHECK(a.slot_count == 3);
-  CHECK(a.slots_offset == 1 * kMiB + 128 * kKiB);  // data area rounded up to 64 KiB
+  CHECK(a.slots_offset == kDefaultDataOffset + 128 * kKiB);  // data area rounded up to 64 KiB
   CHECK(a.slot_stride == 128 * kKiB);
   CHECK(b.slots_offset == a.slots_offset + 3 * a.slot_stride);
   CHECK(b.slot_stride == 64 * kKiB + 128 * kKiB);
@@ -49,7 +50,8 @@ TEST_CASE("Create gives small regions compact slots on the page size, large ones
           "[checkpoint][format]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
-  // 100 KiB of data area: the first region starts at 1 MiB + 128 KiB.
+  // 100 KiB of data area: the first region starts 128 KiB after the data
+  // area's start.
   MustCreateWithRegions(path, 100 * kKiB,
                         {{"tiny", 1},
                          {"small", 100},
@@ -62,7 +64,9 @@ TEST_CASE("Create gives small regions compact slots on the page size, large ones
   auto info = ReadStoreInfo(path);
   REQUIRE(info.ok());
   REQUIRE(info->regions.size() == 8);
-  CHECK(info->incompat_flags == 1);  // compact slots, no large table
+  // Compact slots, no large table.
+  CHECK(info->incompat_flags == (format::kIncompatCompactSlots | kDefaultIncompatFlags));
+  REQUIRE(info->data_offset == kDefaultDataOffset);
   const uint64_t page = Io::Default()->PageSize();
   REQUIRE(page == 4096);  // the strides below are those of 4 KiB pages
   struct Expected {
@@ -70,7 +74,7 @@ TEST_CASE("Create gives small regions compact slots on the page size, large ones
     uint64_t offset;
     uint64_t stride;
   };
-  const uint64_t start = 1 * kMiB + 128 * kKiB;
+  const uint64_t start = kDefaultDataOffset + 128 * kKiB;
   const uint64_t after_limit = start + 3 * (8 + 8 + 8 + 12) * kKiB + 3 * 260 * kKiB;
   const uint64_t big = format::AlignUp(after_limit, 64 * kKiB);
   const std::vector<Expected> expected = {
@@ -192,7 +196,7 @@ TEST_CASE("A payload over capacity, or a read-only store, changes nothing",
     Store store = MustOpen(path, OpenMode::kReadWrite);
     REQUIRE(store.Commit("a", PatternBytes(100, 1), Durability::kSync).ok());
   }
-  const std::vector<std::byte> before = ReadWholeFile(path);
+  const std::vector<std::byte> before = ReadStoreButIntent(path);
   {
     Store store = MustOpen(path, OpenMode::kReadWrite);
     auto over = store.Commit("a", PatternBytes(101, 2), Durability::kSync);
@@ -204,7 +208,7 @@ TEST_CASE("A payload over capacity, or a read-only store, changes nothing",
     CHECK(store.Commit("a", PatternBytes(10, 3), Durability::kNone).status().code() ==
           StatusCode::kInvalidArgument);
   }
-  CHECK(ReadWholeFile(path) == before);
+  CHECK(ReadStoreButIntent(path) == before);
 }
 
 TEST_CASE("Commits rotate over slots, never touching the newest or the newest durable",
@@ -236,7 +240,8 @@ TEST_CASE("Each mode makes the calls it documents: one barrier per durable commi
           "[checkpoint][commit]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, {{"a", 64 * kKiB}});
+  // Protocol 1's calls (test_sidecar.cc counts protocol 2's).
+  MustCreateWithRegions(path, 0, {{"a", 64 * kKiB}}, nullptr, /*protocol=*/1);
   TestIo io;
   Store store = MustOpen(path, OpenMode::kReadWrite, &io);
   const std::vector<std::byte> payload = PatternBytes(10000, 7);
@@ -673,7 +678,7 @@ TEST_CASE("Every byte flip of a compact store's 0.5 fields is read, opened or re
   const std::vector<std::byte> pristine = ReadWholeFile(path);
   auto info = ReadStoreInfo(path);
   REQUIRE(info.ok());
-  REQUIRE(info->incompat_flags == format::kIncompatCompactSlots);
+  REQUIRE(info->incompat_flags == (format::kIncompatCompactSlots | kDefaultIncompatFlags));
   std::vector<uint64_t> offsets;
   for (uint64_t i = 0; i < 4; ++i) offsets.push_back(format::sb::kIncompatFlags + i);
   for (uint64_t r = 0; r < info->regions.size(); ++r) {

@@ -36,7 +36,7 @@ namespace {
 // metadata block groups: on a small --mixed btrfs, where data and metadata
 // share block groups, a full disk still made NOCOW mapped writes die of
 // SIGBUS (measured: exit 135), and that is not the layout users get.
-constexpr uint64_t kXfsImage = 32 * kMiB;
+constexpr uint64_t kXfsImage = 64 * kMiB;
 constexpr uint64_t kBtrfsImage = 128 * kMiB;
 constexpr uint64_t kStoreData = 4 * kMiB;
 

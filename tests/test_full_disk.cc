@@ -42,8 +42,9 @@ namespace {
 
 constexpr uint64_t kImageSize = 32 * kMiB;
 // What a store file adds to its data area: the data area starts here and its
-// size is rounded up to kAreaAlignment (docs/FORMAT.md).
-constexpr uint64_t kStoreMetadata = format::kDataOffset;
+// size is rounded up to kAreaAlignment (docs/FORMAT.md). A default store
+// (protocol 2) has its 4 MiB batch journal before the data area.
+constexpr uint64_t kStoreMetadata = kDefaultDataOffset;
 constexpr uint64_t kAreaAlignment = format::kAreaAlignment;
 
 // A descriptor closed at scope exit, so a failed REQUIRE leaks nothing (an
@@ -275,6 +276,10 @@ void CheckFitsNeverFaults(FsKind fs) {
   const uint64_t data_size = DataSizeLeaving(FreeBytes(mount->path()), 2 * kMiB);
   const std::string path = mount->File("s.rgn");
   MustCreate(path, data_size);
+  // A writer's first open creates the store's sidecar PATH.shm (8 KiB,
+  // allocated); on a full filesystem that open fails with kNoSpace (a
+  // case below). Made while there is room.
+  MustOpen(path, OpenMode::kReadWrite);
   const uint64_t file_size = data_size + kStoreMetadata;
 
   // Reserved: every byte has a block, no hole anywhere.
@@ -323,7 +328,7 @@ void CheckFitsNeverFaults(FsKind fs) {
   CHECK(info->data_offset == kStoreMetadata);
   // ext4 has lost+found, XFS and btrfs nothing.
   std::vector<std::string> expected = entries_before;
-  expected.insert(expected.end(), {"fill", "s.rgn"});
+  expected.insert(expected.end(), {"fill", "s.rgn", "s.rgn.shm"});
   std::sort(expected.begin(), expected.end());
   CHECK(ListDirectory(mount->path()) == expected);
   mount->Unmount();
@@ -351,6 +356,7 @@ TEST_CASE("A store with holes does fault on a full filesystem, so the check abov
   const uint64_t data_size = DataSizeLeaving(FreeBytes(mount->path()), 2 * kMiB);
   const std::string path = mount->File("s.rgn");
   MustCreate(path, data_size);
+  MustOpen(path, OpenMode::kReadWrite);  // its sidecar, while there is room
   // What a store made without reserving would look like: the data area is a
   // hole (same size, so Open still accepts it).
   {
@@ -369,6 +375,40 @@ TEST_CASE("A store with holes does fault on a full filesystem, so the check abov
   INFO("child: exit " << child.exit_code << ", signal " << child.term_signal << ": "
                       << child.message);
   CHECK(child.term_signal == SIGBUS);
+  mount->Unmount();
+}
+
+TEST_CASE("On a full filesystem a writer's first open fails with kNoSpace naming the sidecar, "
+          "and changes nothing",
+          "[fulldisk]") {
+  TempDir dir;
+  std::unique_ptr<LoopFs> mount = MountSmall(dir, FsKind::kExt4);
+  if (mount == nullptr) return;
+  const std::string path = mount->File("s.rgn");
+  MustCreateWithRegions(path, 1 * kMiB, {{"a", 100}});
+  const std::vector<std::byte> before = ReadWholeFile(path);
+  const FillResult fill = FillFilesystem(mount->File("fill"), BlockSize(mount->path()));
+  REQUIRE(fill.saw_enospc);
+
+  auto writer = Store::Open(path, OpenMode::kReadWrite);
+  REQUIRE_FALSE(writer.ok());
+  CHECK(writer.status().code() == StatusCode::kNoSpace);
+  CHECK(writer.status().sys_errno() == ENOSPC);
+  CHECK(writer.status().path() == path + ".shm");
+  CHECK_THAT(writer.status().message(), Catch::Contains("sidecar"));
+  CHECK(ReadWholeFile(path) == before);
+  {
+    // A reader needs no sidecar of its own.
+    Store reader = MustOpen(path, OpenMode::kReadOnly);
+    CHECK(reader.Report("a")->has_commit == false);
+  }
+  {
+    // With room again, the next writer's open takes the empty file it left.
+    REQUIRE(::unlink(mount->File("fill").c_str()) == 0);
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    REQUIRE(store.Commit("a", PatternBytes(100, 1), Durability::kSync).ok());
+    CHECK(MustLoad(store, "a") == PatternBytes(100, 1));
+  }
   mount->Unmount();
 }
 

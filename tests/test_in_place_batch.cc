@@ -29,6 +29,8 @@ void CreateBatchStore(const std::string& path, bool batch_log = true) {
   CreateOptions options;
   options.checkpoints = {{"a", 20'000}, {"b", 4096}, {"wide", kWide, SlotLayout::kAligned}};
   options.batch_log = batch_log;
+  // Only a protocol 1 store can be without a batch log.
+  if (!batch_log) options.protocol = 1;
   REQUIRE(Store::Create(path, 0, options).ok());
 }
 

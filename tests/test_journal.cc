@@ -262,6 +262,7 @@ TEST_CASE("Create refuses a journal outside protocol 2 or of a size that cannot 
           "[journal][protocol2]") {
   TempDir dir;
   CreateOptions options;
+  options.protocol = 1;
   options.journal_size = 1 * kMiB;
   CHECK(Store::Create(dir.File("a.rgn"), 0, options).code() == StatusCode::kInvalidArgument);
   options.protocol = 2;

@@ -172,12 +172,13 @@ TEST_CASE("A store of 10,000 compact regions commits and loads every one byte-ex
   for (const std::string& name : names.present) specs.push_back({name, kCapacity});
   MustCreateWithRegions(path, kDataSize, specs);
 
-  // The layout: the table (1.28 MB) and the intent area push the data area
-  // to 2 MiB; each region takes three 8 KiB slots (4 KiB header unit, 100
-  // bytes of payload, rounded up to the page), one after the other.
+  // The layout: the table (1.28 MB), the 4 MiB batch journal, the batch log
+  // and the intent area push the data area to 6 MiB; each region takes
+  // three 8 KiB slots (4 KiB header unit, 100 bytes of payload, rounded up
+  // to the page), one after the other.
   const uint64_t page = Io::Default()->PageSize();
   const uint64_t stride = format::AlignUp(slot::kHeaderUnitSize + kCapacity, page);
-  const uint64_t data_offset = 2 * kMiB;
+  const uint64_t data_offset = 6 * kMiB;
   const uint64_t first_slots = data_offset + kDataSize;
   const uint64_t file_size =
       format::AlignUp(first_slots + kRegionCount * 3 * stride, format::kAreaAlignment);
@@ -185,9 +186,12 @@ TEST_CASE("A store of 10,000 compact regions commits and loads every one byte-ex
     auto info = ReadStoreInfo(path);
     INFO(info.status().ToString());
     REQUIRE(info.ok());
-    CHECK(info->incompat_flags == (format::kIncompatCompactSlots | format::kIncompatLargeTable));
+    const uint32_t flags =
+        format::kIncompatCompactSlots | format::kIncompatLargeTable | kDefaultIncompatFlags;
+    CHECK(info->incompat_flags == flags);
     CHECK(info->data_offset == data_offset);
-    CHECK(info->data_offset == format::DataOffsetFor(kRegionCount));
+    CHECK(info->data_offset ==
+          format::DataOffsetFor(kRegionCount, /*batch_log=*/true, format::kDefaultJournalSize));
     CHECK(info->file_size == file_size);
     CHECK(std::filesystem::file_size(path) == file_size);
     CHECK(file_size <= 250 * kMiB);
@@ -218,7 +222,7 @@ TEST_CASE("A store of 10,000 compact regions commits and loads every one byte-ex
     CHECK(misplaced == 0);
     // The raw superblock agrees.
     const std::vector<std::byte> superblock = PreadFile(path, 0, format::kSuperblockSize);
-    CHECK(format::Load32(superblock, format::sb::kIncompatFlags) == 3u);
+    CHECK(format::Load32(superblock, format::sb::kIncompatFlags) == flags);
     CHECK(format::Load32(superblock, format::sb::kRegionCount) == kRegionCount);
     CHECK(format::Load64(superblock, format::sb::kDataOffset) == data_offset);
   }
@@ -366,7 +370,8 @@ TEST_CASE("Region tables of 8128 to 8161 entries move the data area and flag the
     const std::string path = dir.File("table.rgn");
     std::vector<CheckpointSpec> specs;
     for (uint32_t i = 0; i < c.regions; ++i) specs.push_back({TableName(i), 1});
-    MustCreateWithRegions(path, 0, specs);
+    // Protocol 1 without a batch log: the thresholds are the bare table's.
+    MustCreateWithRegions(path, 0, specs, nullptr, /*protocol=*/1);
 
     auto info = ReadStoreInfo(path);
     INFO(info.status().ToString());

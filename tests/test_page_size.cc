@@ -177,7 +177,7 @@ TEST_CASE("Create on 16 KiB pages aligns compact slots and their strides to 16 K
   auto info = ReadStoreInfo(path);
   REQUIRE(info.ok());
   CHECK(info->created_page_size == 16 * kKiB);
-  CHECK(info->incompat_flags == format::kIncompatCompactSlots);
+  CHECK(info->incompat_flags == (format::kIncompatCompactSlots | kDefaultIncompatFlags));
   REQUIRE(info->regions.size() == 5);
   const uint64_t expected_strides[] = {16 * kKiB, 16 * kKiB, 32 * kKiB, 272 * kKiB, 384 * kKiB};
   for (size_t r = 0; r < 4; ++r) {
@@ -228,7 +228,7 @@ TEST_CASE("On 128 KiB pages kAuto gives aligned slots and kCompact is refused",
   auto info = ReadStoreInfo(path);
   REQUIRE(info.ok());
   CHECK(info->created_page_size == 128 * kKiB);
-  CHECK(info->incompat_flags == 0);
+  CHECK(info->incompat_flags == kDefaultIncompatFlags);
   for (const RegionEntry& region : info->regions) {
     INFO(region.name);
     CHECK(region.layout == SlotLayout::kAligned);

@@ -211,7 +211,7 @@ TEST_CASE("regionctl commit, load and verify usage errors exit 2 and change noth
   TempDir dir;
   const std::string path = CreateCheckpointStore(dir, "store.rs");
   const std::string plain = CreateStore(dir, "plain.rs", "64KiB");
-  const std::vector<std::byte> before = ReadWholeFile(path);
+  const std::vector<std::byte> before = ReadStoreButIntent(path);
   const std::string input = dir.File("input.bin");
   WriteWholeFile(input, PatternBytes(100, 46));
   const std::vector<std::vector<std::string>> commands = {
@@ -236,8 +236,11 @@ TEST_CASE("regionctl commit, load and verify usage errors exit 2 and change noth
   const ProcessResult unknown = Regionctl({"load", path, "nope"});
   CHECK_THAT(unknown.stderr_bytes,
              Catch::Contains("no checkpoint region named 'nope'; the store has 'state', 'other'"));
-  CHECK(ReadWholeFile(path) == before);
-  CHECK(dir.List() == std::vector<std::string>{"input.bin", "plain.rs", "store.rs"});
+  CHECK(ReadStoreButIntent(path) == before);
+  // The commits that got as far as the writer's open made each store's
+  // sidecar (and its identity in the intent area), and nothing else.
+  CHECK(dir.List() == std::vector<std::string>{"input.bin", "plain.rs", "plain.rs.shm", "store.rs",
+                                               "store.rs.shm"});
 }
 
 TEST_CASE("regionctl refuses a store PATH that is a symbolic link unless --follow-symlinks",

@@ -56,7 +56,7 @@ TEST_CASE("regionctl create then inspect --json reports the new store's superblo
     REQUIRE(document[field].is_number_unsigned());
   }
   CHECK(document["format_version"] == 1);
-  CHECK(document["protocol"] == 1);
+  CHECK(document["protocol"] == 2);
   CHECK(document["data_size"] == kStoreDataSize);
   CHECK(document["file_size"] == real_file_size);
   CHECK(document["page_size"] == static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
@@ -113,18 +113,18 @@ TEST_CASE("regionctl inspect prints an aligned table with sizes in bytes and bin
   CHECK(values["file_size"] == std::to_string(std::filesystem::file_size(path)) + " (" +
                                    std::to_string(info.file_size / kMiB) + ".0 MiB)");
   CHECK(values["format_version"] == "1");
-  CHECK(values["protocol"] == "1");
+  CHECK(values["protocol"] == "2");
   CHECK(values["uuid"] == FormatUuid(info.uuid));
   CHECK(values["superblock_checksum"] == Hex64(info.superblock_checksum));
   CHECK(values["regions"] == "0");
   CHECK_THAT(values["page_size"], Catch::StartsWith(std::to_string(Io::Default()->PageSize())));
 }
 
-TEST_CASE("regionctl create --protocol 2 makes a store inspect calls protocol 2", "[regionctl]") {
+TEST_CASE("regionctl create makes protocol 2 stores unless --protocol 1, and inspect says which",
+          "[regionctl]") {
   TempDir dir;
   const std::string path = dir.File("p2.rs");
-  RequireSuccess(Regionctl({"create", path, "--size", "64KiB", "--checkpoint", "r:4KiB",
-                            "--protocol", "2"}));
+  RequireSuccess(Regionctl({"create", path, "--size", "64KiB", "--checkpoint", "r:4KiB"}));
   const nlohmann::json document = InspectJson(path);
   CHECK(document["protocol"] == 2);
   CHECK(document["incompat_features"] ==
@@ -135,10 +135,18 @@ TEST_CASE("regionctl create --protocol 2 makes a store inspect calls protocol 2"
   RequireSuccess(Regionctl({"create", small, "--size", "64KiB", "--checkpoint", "r:4KiB",
                             "--protocol", "2", "--journal-size", "256KiB"}));
   CHECK(InspectJson(small)["journal_size"] == 256 * 1024);
-  RequireFailure(Regionctl({"create", dir.File("p1j.rs"), "--size", "64KiB", "--journal-size",
-                            "1MiB"}),
+  RequireFailure(Regionctl({"create", dir.File("p1j.rs"), "--size", "64KiB", "--protocol", "1",
+                            "--journal-size", "1MiB"}),
                  2);
   CHECK_FALSE(std::filesystem::exists(dir.File("p1j.rs")));
+  // The older format on request: no sidecar, journal or batch log.
+  const std::string older = dir.File("p1.rs");
+  RequireSuccess(Regionctl({"create", older, "--size", "64KiB", "--checkpoint", "r:4KiB",
+                            "--protocol", "1"}));
+  const nlohmann::json p1 = InspectJson(older);
+  CHECK(p1["protocol"] == 1);
+  CHECK(p1["incompat_features"] == nlohmann::json::array({"compact_slots"}));
+  CHECK(p1["journal_size"] == 0);
   CHECK(MustReadInfo(path).protocol() == 2);
   // A commit through regionctl: its writer makes the sidecar beside it.
   const ProcessResult committed =

@@ -43,8 +43,10 @@ TEST_CASE("regionctl create --slot-layout and NAME:CAPACITY:LAYOUT pick each reg
   const std::string path = dir.File("store.rs");
   // aligned by --slot-layout; compact by its own suffix; auto over 256 KiB
   // (aligned); a name holding ":compact" followed by a capacity only.
+  // Protocol 1, so that compact slots are the only incompat feature.
   const ProcessResult created =
-      Regionctl({"create", path, "--size", "0", "--slot-layout", "aligned", "--checkpoint", "a:100",
+      Regionctl({"create", path, "--size", "0", "--protocol", "1", "--slot-layout", "aligned",
+                 "--checkpoint", "a:100",
                  "--checkpoint", "b:100:compact", "--checkpoint", "c:257KiB:auto", "--checkpoint",
                  "x:compact:1KiB"});
   RequireSuccess(created);
@@ -95,7 +97,8 @@ TEST_CASE("regionctl create --slot-layout and NAME:CAPACITY:LAYOUT pick each reg
 
   // Only aligned slots: no incompatible feature, as before 0.5.
   const std::string plain = dir.File("plain.rs");
-  RequireSuccess(Regionctl({"create", plain, "--size", "0", "--checkpoint", "a:100:aligned"}));
+  RequireSuccess(Regionctl(
+      {"create", plain, "--size", "0", "--protocol", "1", "--checkpoint", "a:100:aligned"}));
   const nlohmann::json plain_json = JsonOf({"inspect", plain, "--json"});
   CHECK(plain_json["incompat_flags"] == 0);
   CHECK(plain_json["incompat_features"] == nlohmann::json::array());
@@ -197,10 +200,12 @@ TEST_CASE("regionctl create --checkpoints-from - makes 10,000 regions, inspect l
   const StoreInfo info = MustReadInfo(path);
   REQUIRE(info.regions.size() == kRegions);
   CHECK(info.regions[9999].name == "region-9999");
-  CHECK(info.incompat_flags == 3);  // compact slots, large region table
+  // Compact slots, large region table, and protocol 2's three.
+  CHECK(info.incompat_flags == 31);
   const nlohmann::json document = JsonOf({"inspect", path, "--json"});
   CHECK(document["incompat_features"] ==
-        nlohmann::json::array({"compact_slots", "large_region_table"}));
+        nlohmann::json::array(
+            {"compact_slots", "large_region_table", "batch_log", "sidecar", "journal"}));
   REQUIRE(document["regions"].size() == kRegions);
   CHECK(document["regions"][9999]["name"] == "region-9999");
   CHECK(document["regions"][9999]["layout"] == "compact");
@@ -223,7 +228,8 @@ TEST_CASE("regionctl create draws a progress bar on a terminal past 1 GiB, never
           "[regionctl][slow]") {
   TempDir dir;
   const std::string big = dir.File("big.rs");
-  // The file is 1 GiB + 1 MiB (the header area): just over the bar's limit.
+  // The file is 1 GiB + 5 MiB (the header area with the batch journal): just
+  // over the bar's limit.
   const std::vector<std::string> create_big = {"create", big, "--size", "1GiB"};
 
   // Piped (this test's pipes): the report on stdout, nothing on stderr.
@@ -231,7 +237,7 @@ TEST_CASE("regionctl create draws a progress bar on a terminal past 1 GiB, never
   RequireSuccess(result);
   CHECK(result.stderr_bytes.empty());
   CHECK(result.stdout_bytes ==
-        "created '" + big + "': data area 1.0 GiB, file 1074790400 B (~1.0 GiB)\n");
+        "created '" + big + "': data area 1.0 GiB, file 1078984704 B (~1.0 GiB)\n");
   std::filesystem::remove(big);
 
   const std::string script = "/usr/bin/script";
@@ -239,11 +245,11 @@ TEST_CASE("regionctl create draws a progress bar on a terminal past 1 GiB, never
     SKIP_CASE("no /usr/bin/script to run regionctl under a pseudo-terminal");
     return;
   }
-  // Under a pseudo-terminal; a file of exactly 1 GiB (1023 MiB + 1 MiB)
+  // Under a pseudo-terminal; a file of exactly 1 GiB (1019 MiB + 5 MiB)
   // gets no bar.
   const std::string exact = dir.File("exact.rs");
   for (const auto& [store, size, wants_bar] :
-       {std::tuple{big, "1GiB", true}, std::tuple{exact, "1023MiB", false}}) {
+       {std::tuple{big, "1GiB", true}, std::tuple{exact, "1019MiB", false}}) {
     INFO(store);
     const std::string command =
         std::string("'") + REGIONCTL_PATH + "' create '" + store + "' --size " + size;
@@ -255,7 +261,7 @@ TEST_CASE("regionctl create draws a progress bar on a terminal past 1 GiB, never
       CHECK_THAT(result.stdout_bytes,
                  Catch::StartsWith("\rcreate: [") &&
                      Catch::Contains("] 100% (~1.0 GiB of ~1.0 GiB), fsync\r\033[Kcreated ") &&
-                     Catch::EndsWith(": data area 1.0 GiB, file 1074790400 B (~1.0 GiB)\r\n"));
+                     Catch::EndsWith(": data area 1.0 GiB, file 1078984704 B (~1.0 GiB)\r\n"));
     } else {
       CHECK_THAT(result.stdout_bytes,
                  !Catch::Contains("create: [") && Catch::StartsWith("created "));

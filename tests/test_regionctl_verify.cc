@@ -406,7 +406,7 @@ TEST_CASE(
   RequireFailure(result, kExitTornCommit);
   CHECK(result.stderr_bytes == TornOnlyFailure(path, 1));
   CHECK(ReadWholeFile(exported) == PatternBytes(10, 99));
-  CHECK(dir.List() == std::vector<std::string>{"exported.bin", "store.rs"});
+  CHECK(dir.List() == std::vector<std::string>{"exported.bin", "store.rs", "store.rs.shm"});
 
   // 3 outranks 6: a region whose only header is damaged, beside the torn one.
   MustCommit(path, "other", PatternBytes(100, 61), 1);

@@ -109,9 +109,11 @@ TEST_CASE("A failure at any step of create leaves no file and no temp behind",
       TempDir dir;
       const std::string path = dir.File("s.rgn");
       TestIo io;
-      // A 9 MiB file: the zero-fill takes 16 writes of 64 KiB for the 1 MiB
-      // before the data area, then one of 8 MiB; the superblock is the 18th.
-      const int nth = std::string(c.name) == "EIO writing the superblock" ? 18 : 1;
+      // 8 MiB of data area: the zero-fill takes one write of 64 KiB for each
+      // 64 KiB before the data area (5 MiB in a default store), then one of
+      // 8 MiB; the superblock is the write after those.
+      const int superblock = static_cast<int>(kDefaultDataOffset / (64 * kKiB)) + 2;
+      const int nth = std::string(c.name) == "EIO writing the superblock" ? superblock : 1;
       io.FailNth(c.op, nth, c.sys_errno);
       CreateOptions options;
       options.io = &io;

@@ -58,12 +58,12 @@ TEST_CASE("A new store has the documented size, layout and no leftovers", "[stor
   const std::string path = dir.File("s.rgn");
   MustCreate(path, 16 * kMiB);
   CHECK(dir.List() == std::vector<std::string>{"s.rgn"});
-  CHECK(std::filesystem::file_size(path) == 17 * kMiB);
+  CHECK(std::filesystem::file_size(path) == kDefaultDataOffset + 16 * kMiB);
   CHECK((std::filesystem::status(path).permissions() & std::filesystem::perms::all) ==
         (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
   Store store = MustOpen(path, OpenMode::kReadOnly);
   CHECK(store.info().format_version == 1);
-  CHECK(store.info().data_offset == 1 * kMiB);
+  CHECK(store.info().data_offset == kDefaultDataOffset);
   CHECK(store.data_size() == 16 * kMiB);
   CHECK(store.info().regions.empty());
   // The whole data area starts zeroed.
@@ -110,7 +110,8 @@ TEST_CASE("Create with replace refuses a store whose writer is alive", "[store][
   Status status = Store::Create(path, 128 * kKiB, replace);
   CHECK(status.code() == StatusCode::kBusy);
   CHECK(ReadWholeFile(path) == before);
-  CHECK(dir.List() == std::vector<std::string>{"s.rgn"});
+  // The writer's sidecar, beside the store as it was.
+  CHECK(dir.List() == std::vector<std::string>{"s.rgn", "s.rgn.shm"});
 }
 
 TEST_CASE("Create rejects a size beyond the format's limit", "[store][create]") {

@@ -149,7 +149,7 @@ struct CreateOptions {
   // read the writer's sidecar polls in WaitForNewer, and gets kBusy from
   // LoadSet while a writer holds the store. Anything but 1 or 2 is
   // kInvalidArgument.
-  uint32_t protocol = 1;
+  uint32_t protocol = 2;
   // Protocol 2: the batch journal's size in bytes (0: 4 MiB), a multiple of
   // 64 KiB from 256 KiB to 1 GiB. A durable batch whose record (a head of
   // 4 KiB per 46 members, then each payload rounded up to 4 KiB) fits in

@@ -93,6 +93,13 @@ REGIONSTORE_EXPORT std::string FormatUuid(const std::array<uint8_t, 16>& uuid);
 REGIONSTORE_EXPORT Result<StoreInfo> ReadStoreInfo(const std::string& path, Io* io = nullptr,
                                                    SymlinkPolicy symlinks = SymlinkPolicy::kRefuse);
 
+// Where the writer of a protocol 2 store at `store_path` keeps its sidecar:
+// `store_path` + ".shm" (docs/CHECKPOINTS.md, "Protocol 2"). The first
+// writer's open creates it and no one removes it: it holds nothing a store
+// needs after a reboot. Whoever removes a store removes this file too, once
+// no process has the store open.
+REGIONSTORE_EXPORT std::string SidecarPath(const std::string& store_path);
+
 }  // namespace regionstore
 
 #endif  // REGIONSTORE_STORE_INFO_H_

@@ -6,6 +6,10 @@
 #include <cstdlib>
 #include <utility>
 
+#include "format.h"
+#include "regionstore/store_info.h"
+#include "support/files.h"
+
 namespace regionstore::testing {
 
 namespace {
@@ -47,9 +51,10 @@ Store MustOpen(const std::string& path, OpenMode mode, Io* io) {
 }
 
 void MustCreateWithRegions(const std::string& path, uint64_t data_size,
-                           std::vector<CheckpointSpec> specs, Io* io) {
+                           std::vector<CheckpointSpec> specs, Io* io, uint32_t protocol) {
   CreateOptions options;
   options.io = io;
+  if (protocol != 0) options.protocol = protocol;
   options.checkpoints = std::move(specs);
   Status status = Store::Create(path, data_size, options);
   INFO(status.ToString());
@@ -63,6 +68,17 @@ std::vector<std::byte> MustLoad(const Store& store, std::string_view name, Check
   REQUIRE(loaded.ok());
   if (meta != nullptr) *meta = *loaded;
   return out;
+}
+
+std::vector<std::byte> ReadStoreButIntent(const std::string& path) {
+  auto info = ReadStoreInfo(path);
+  INFO(info.status().ToString());
+  REQUIRE(info.ok());
+  std::vector<std::byte> bytes = ReadWholeFile(path);
+  REQUIRE(bytes.size() >= info->data_offset);
+  std::fill_n(bytes.begin() + static_cast<ptrdiff_t>(info->data_offset - format::kIntentAreaSize),
+              format::kIntentAreaSize, std::byte{0});
+  return bytes;
 }
 
 void CheckNothingDamaged(const std::string& path) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "format.h"
 #include "regionstore/store.h"
 
 namespace regionstore::testing {
@@ -31,6 +32,14 @@ inline constexpr uint64_t kMiB = 1024 * kKiB;
 inline constexpr Durability kAllModes[] = {Durability::kNone, Durability::kAsync,
                                            Durability::kSync, Durability::kPwriteFdatasync};
 
+// What Create gives a store made with default options (protocol 2) and at
+// most a few thousand regions: these incompat flags (besides compact slots
+// and the large table), and its data area after the 4 MiB batch journal.
+inline constexpr uint32_t kDefaultIncompatFlags =
+    format::kIncompatBatchLog | format::kIncompatSidecar | format::kIncompatJournal;
+inline constexpr uint64_t kDefaultDataOffset =
+    format::DataOffsetFor(0, /*batch_log=*/true, format::kDefaultJournalSize);
+
 // Creates a store and REQUIREs success.
 void MustCreate(const std::string& path, uint64_t data_size, Io* io = nullptr);
 
@@ -38,13 +47,21 @@ void MustCreate(const std::string& path, uint64_t data_size, Io* io = nullptr);
 Store MustOpen(const std::string& path, OpenMode mode, Io* io = nullptr);
 
 // Creates a store with checkpoint regions `specs` and REQUIREs success.
+// `protocol` 0 takes CreateOptions' default.
 void MustCreateWithRegions(const std::string& path, uint64_t data_size,
-                           std::vector<CheckpointSpec> specs, Io* io = nullptr);
+                           std::vector<CheckpointSpec> specs, Io* io = nullptr,
+                           uint32_t protocol = 0);
 
 // The newest commit of region `name` (and what Load said of it, into
 // `meta`); REQUIREs that Load succeeds.
 std::vector<std::byte> MustLoad(const Store& store, std::string_view name,
                                 CheckpointMeta* meta = nullptr);
+
+// The bytes of the store at `path` with its intent area zeroed: what a
+// writer's open and close leave as they were. A protocol 2 writer's open
+// writes its sidecar's identity there (docs/CHECKPOINTS.md), so a check
+// that a refused call "changed nothing" compares these.
+std::vector<std::byte> ReadStoreButIntent(const std::string& path);
 
 // VerifyRegions finds no damaged or torn region in the store at `path`.
 void CheckNothingDamaged(const std::string& path);

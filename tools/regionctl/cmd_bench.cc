@@ -316,18 +316,23 @@ class CreatedFiles {
     }
   }
   // Creates the store at `path` with `create` (which calls Store::Create),
-  // and removes it at the end; also if a SIGINT, SIGTERM or SIGHUP ends the
+  // and removes it and its sidecar (SidecarPath: a protocol 2 store's writer
+  // makes one) at the end; also if a SIGINT, SIGTERM or SIGHUP ends the
   // bench, from before the create (the name appears at its rename, before
-  // its directory fsync returns). The name holds the pid: no one else's file.
+  // its directory fsync returns). The names hold the pid: no one else's files.
   template <typename MakeStore>
   Status Create(const std::string& path, MakeStore&& create) {
+    const std::string sidecar = SidecarPath(path);
     static_cast<void>(RememberToRemoveOnSignal(path));
+    static_cast<void>(RememberToRemoveOnSignal(sidecar));
     Status made = create(path);
     if (!made.ok()) {
       ForgetToRemoveOnSignal(path);
+      ForgetToRemoveOnSignal(sidecar);
       return made;
     }
     paths_.push_back(path);
+    paths_.push_back(sidecar);
     return Status::Ok();
   }
   Status Finish() {
@@ -335,6 +340,8 @@ class CreatedFiles {
     for (const std::string& path : paths_) {
       ForgetToRemoveOnSignal(path);
       Status removed = Io::Default()->Remove(path);
+      // A protocol 1 store has no sidecar.
+      if (removed.code() == StatusCode::kNotFound) continue;
       if (!removed.ok() && first_failure.ok()) first_failure = removed;
     }
     paths_.clear();

@@ -37,7 +37,7 @@ struct CreateArgs {
   std::string checkpoints_from;          // a file of those, "-" for stdin
   std::string slot_layout = "auto";      // the default LAYOUT
   bool batch_log = false;
-  uint32_t protocol = 1;
+  uint32_t protocol = 2;
   uint64_t journal_size = 0;
 };
 
