@@ -256,10 +256,10 @@ void SetupCreate(CLI::App& app, Status& outcome) {
                     "regions as one batch; releases before 0.8 refuse such a store");
   command
       ->add_option("--protocol", args->protocol,
-                   "Commit protocol: 1 (default) or 2, which keeps the writer's marks and the "
+                   "Commit protocol: 2 (default), which keeps the writer's marks and the "
                    "readers' words in a sidecar PATH.shm (a commit with nobody waiting makes no "
-                   "system call) and always has a batch log and a batch journal; releases "
-                   "before 0.13 refuse it")
+                   "system call) and always has a batch log and a batch journal, and which "
+                   "releases before 0.13 refuse; or 1, the format every release reads")
       ->type_name("N")
       ->check(CLI::IsMember({1u, 2u}));
   command
