@@ -134,23 +134,23 @@ struct CreateOptions {
   bool batch_log = false;
   // The commit protocol (docs/CHECKPOINTS.md). 1: every release since 0.1
   // reads the store. 2, the default since 0.13: the state a writer shares
-  // with readers and with the next writer of the same boot (the intent
-  // marks, the publication word, the wake word and its waiter bit) lives in
-  // a sidecar file beside the store, PATH.shm (SidecarPath), created by the
-  // writer's open and never synced. So a commit with nobody waiting makes no system call, and a
-  // durable commit writes its slot and nothing else. A protocol 2 store
-  // always has a batch log (as if batch_log were set) and a batch journal
-  // (journal_size, below), and sets incompatible-feature flags: releases
-  // before 0.13 refuse it (0.12 made protocol 2 stores without the journal,
-  // which 0.13 still opens and commits to in 0.12's way). Its writer
+  // with readers and with the next writer of the same boot (the intent marks,
+  // the publication word, the wake word and its waiter bit) lives in a
+  // sidecar file beside the store, PATH.shm (SidecarPath), created by the
+  // writer's open and never synced. So a commit with nobody waiting makes no
+  // system call, and a durable commit writes its slot and nothing else. A
+  // protocol 2 store always has a batch log (as if batch_log were set) and a
+  // batch journal (journal_size, below), and sets incompatible-feature flags:
+  // releases before 0.13 refuse it (0.12 made protocol 2 stores without the
+  // journal, which 0.13 still opens and commits to in 0.12's way). Its writer
   // needs to create or open PATH.shm (mode 0600; readers never create it).
-  // Removing that file while the store is in use costs the next writer's
-  // open a recovery of every region, never a commit. A reader that cannot
-  // read the writer's sidecar polls in WaitForNewer, and gets kBusy from
-  // LoadSet while a writer holds the store. A writer's first open needs room
-  // for the sidecar's 8 KiB (kNoSpace on a full filesystem). Protocol 2's
-  // metadata takes 5 MiB before the data area with the default journal
-  // (protocol 1: 1 MiB). Anything but 1 or 2 is kInvalidArgument.
+  // Removing that file while the store is in use costs the next writer's open
+  // a recovery of every region, never a commit. A reader that cannot read the
+  // writer's sidecar polls in WaitForNewer, and gets kBusy from LoadSet while
+  // a writer holds the store. A writer's first open needs room for the
+  // sidecar's 8 KiB (kNoSpace on a full filesystem). Protocol 2's metadata
+  // takes 5 MiB before the data area with the default journal (protocol 1: 1
+  // MiB). Anything but 1 or 2 is kInvalidArgument.
   uint32_t protocol = 2;
   // Protocol 2: the batch journal's size in bytes (0: 4 MiB), a multiple of
   // 64 KiB from 256 KiB to 1 GiB. A durable batch whose record (a head of
