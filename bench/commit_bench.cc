@@ -68,10 +68,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -93,6 +95,12 @@ namespace {
 // --------------------------------------------------------------------------
 // Options and the bench directory
 
+// True when --only names `section`, or there was no --only.
+bool Runs(const Options& options, std::string_view section) {
+  return options.only.empty() ||
+         std::find(options.only.begin(), options.only.end(), section) != options.only.end();
+}
+
 Options ParseOptions(int argc, char** argv) {
   Options options;
   CommonFlags flags;
@@ -101,12 +109,20 @@ Options ParseOptions(int argc, char** argv) {
     if (ParseCommonFlag(arg, flags)) {
       continue;
     } else if (arg.starts_with("--only=")) {
-      options.only = std::string(arg.substr(7));
-      if (options.only != "ratio" && options.only != "peers" && options.only != "folios" &&
-          options.only != "open" && options.only != "compact" && options.only != "many" &&
-          options.only != "batches" && options.only != "inplace" && options.only != "wait") {
-        Die("--only takes ratio, peers, folios, open, compact, many (section 5b alone), "
-            "batches, inplace or wait");
+      static constexpr std::string_view kSections[] = {
+          "ratio", "peers", "folios", "open", "compact", "many", "batches", "inplace", "wait"};
+      std::string_view list = arg.substr(7);
+      while (true) {
+        const size_t comma = list.find(',');
+        const std::string_view section = list.substr(0, comma);
+        if (std::find(std::begin(kSections), std::end(kSections), section) ==
+            std::end(kSections)) {
+          Die("--only takes a comma-separated list of ratio, peers, folios, open, compact, many "
+              "(section 5b alone), batches, inplace and wait");
+        }
+        options.only.emplace_back(section);
+        if (comma == std::string_view::npos) break;
+        list.remove_prefix(comma + 1);
       }
     } else if (arg.starts_with("--many-regions=")) {
       const long long regions = std::atoll(argv[i] + 15);
@@ -227,12 +243,12 @@ int main(int argc, char** argv) {
                         {"batches", nullptr},
                         {"in_place", nullptr},
                         {"wait", nullptr}};
-  if (options.only.empty() || options.only == "ratio") {
+  if (Runs(options, "ratio")) {
     std::fprintf(stderr, "section 1: commit vs raw\n");
     doc["commits"] = RunRatiosSection(options);
     std::fflush(stdout);
   }
-  if (options.only.empty() || options.only == "peers") {
+  if (Runs(options, "peers")) {
 #ifdef REGIONSTORE_BENCH_PEERS
     std::fprintf(stderr, "section 2: peers\n");
     doc["peers"] = RunPeersSection(options);
@@ -242,12 +258,12 @@ int main(int argc, char** argv) {
 #endif
     std::fflush(stdout);
   }
-  if (options.only.empty() || options.only == "folios") {
+  if (Runs(options, "folios")) {
     std::fprintf(stderr, "section 3: folios\n");
     RunFoliosSection(options);
     std::fflush(stdout);
   }
-  if (options.only.empty() || options.only == "open") {
+  if (Runs(options, "open")) {
     std::fprintf(stderr, "section 4: writer open\n");
     OpenBenchOptions open;
     open.dir = options.dir;
@@ -258,26 +274,26 @@ int main(int argc, char** argv) {
     doc["open"] = RunOpenBench(open);
     std::fflush(stdout);
   }
-  if (options.only.empty() || options.only == "compact" || options.only == "many") {
+  if (Runs(options, "compact") || Runs(options, "many")) {
     std::fprintf(stderr, "section 5: compact slots\n");
-    if (options.only != "many") {
+    if (Runs(options, "compact")) {
       doc["layouts"] = RunLayoutsSection(options);
       std::fflush(stdout);
     }
     doc["many_regions"] = RunManyRegionsSection(options);
     std::fflush(stdout);
   }
-  if (options.only.empty() || options.only == "batches") {
+  if (Runs(options, "batches")) {
     std::fprintf(stderr, "section 6: batches\n");
     doc["batches"] = RunBatchesSection(options);
     std::fflush(stdout);
   }
-  if (options.only.empty() || options.only == "inplace") {
+  if (Runs(options, "inplace")) {
     std::fprintf(stderr, "section 7: working in place\n");
     doc["in_place"] = RunInPlaceSection(options);
     std::fflush(stdout);
   }
-  if (options.only.empty() || options.only == "wait") {
+  if (Runs(options, "wait")) {
     std::fprintf(stderr, "section 8: readers that wait\n");
     doc["wait"] = RunWaitSection(options);
     std::fflush(stdout);

@@ -27,8 +27,10 @@ struct Options {
   bool quick = false;
   bool realtime = false;  // durable arms under SCHED_FIFO
   int rounds = 0;         // 0: the default for the run length
-  std::string
-      only;  // "", "ratio", "peers", "folios", "open", "compact", "many", "batches", "inplace"
+  // --only=A,B: the sections to run (empty: all). Each is one of ratio,
+  // peers, folios, open, compact, many (section 5b alone), batches, inplace
+  // and wait; section 9 sums up whichever of 1, 6 and 8 ran.
+  std::vector<std::string> only;
   std::string dir;
   std::string json_path;  // --json=FILE, or ""
   // Target time of one batch: section 1's mapped and durable modes, and
