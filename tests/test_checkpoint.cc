@@ -480,12 +480,23 @@ TEST_CASE("Hand-damaged slots are reported and skipped, never returned", "[check
   CHECK(store.Load("a", out).status().code() == StatusCode::kCorruption);
 }
 
+// A default (protocol 2) store for the byte-flip cases, with the smallest
+// journal: each flip rewrites the whole file, 1.6 MiB instead of 5.4.
+void CreateFlipStore(const std::string& path, std::vector<CheckpointSpec> specs) {
+  CreateOptions options;
+  options.checkpoints = std::move(specs);
+  options.journal_size = 256 * kKiB;
+  const Status status = Store::Create(path, 0, options);
+  INFO(status.ToString());
+  REQUIRE(status.ok());
+}
+
 TEST_CASE("Every single-byte flip of a small store's metadata is read, opened or refused",
           "[checkpoint][damage]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   // One region of each slot layout: "a" compact (kAuto), "b" 64 KiB-aligned.
-  MustCreateWithRegions(path, 0, {{"a", 100}, {"b", 200, SlotLayout::kAligned}});
+  CreateFlipStore(path, {{"a", 100}, {"b", 200, SlotLayout::kAligned}});
   {
     Store store = MustOpen(path, OpenMode::kReadWrite);
     REQUIRE(store.Commit("a", PatternBytes(100, 1), Durability::kSync).ok());
@@ -662,8 +673,7 @@ TEST_CASE("Every byte flip of a compact store's 0.5 fields is read, opened or re
           "[checkpoint][damage]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0,
-                        {{"a", 100, SlotLayout::kCompact},
+  CreateFlipStore(path, {{"a", 100, SlotLayout::kCompact},
                          {"b", 200, SlotLayout::kAligned},
                          {"c", 4097, SlotLayout::kCompact}});
   const std::vector<std::vector<std::byte>> committed = {
