@@ -1,0 +1,158 @@
+/* regionstore's C API (C11; no C++ in this header): opaque handles, and
+ * every call returns an rs_code. No exception and no abort crosses it. A
+ * failed call leaves its message for the calling thread: rs_last_error()
+ * returns it until that thread's next call into this API.
+ *
+ * The semantics are the C++ API's (regionstore/store.h), named the same way:
+ * rs_commit is Store::Commit, rs_load is Store::Load, and so on. Lengths are
+ * size_t in memory and uint64_t in the file. docs/C-API.md has a complete
+ * example. WORK IN PROGRESS: not built yet. */
+#ifndef REGIONSTORE_C_H_
+#define REGIONSTORE_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define RS_API __attribute__((visibility("default")))
+#else
+#define RS_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of this header; rs_version() gives the library's. */
+#define RS_VERSION_MAJOR 0
+#define RS_VERSION_MINOR 13
+#define RS_VERSION_PATCH 0
+
+/* The codes are StatusCode's (regionstore/status.h), value for value. */
+typedef enum rs_code {
+  RS_OK = 0,
+  RS_INVALID_ARGUMENT = 1, /* bad offset, length, size or name; nothing changed */
+  RS_NOT_FOUND = 2,        /* no such path, region, or no commit yet */
+  RS_PERMISSION_DENIED = 3,
+  RS_ALREADY_EXISTS = 4,
+  RS_CORRUPTION = 5,
+  RS_UNSUPPORTED_VERSION = 6,
+  RS_NO_SPACE = 7,
+  RS_IO_ERROR = 8,
+  RS_BUSY = 9,     /* another writer holds the store; or LoadSet raced it */
+  RS_POISONED = 10, /* an earlier flush failed: close and reopen */
+  RS_TORN_COMMIT = 11,
+  RS_SHARED_EXTENTS = 12,
+  RS_TIMED_OUT = 13,
+  RS_STORE_REPLACED = 14,
+  /* C API only: the caller's buffer is too small; the length it needs is
+   * in the call's rs_meta (or length) output. Nothing was copied. */
+  RS_BUFFER_TOO_SMALL = 100,
+  /* C API only: out of memory, or a C++ exception caught at the boundary. */
+  RS_INTERNAL = 101
+} rs_code;
+
+typedef enum rs_durability {
+  RS_NONE = 0,
+  RS_ASYNC = 1,
+  RS_SYNC = 2,
+  RS_PWRITE_FDATASYNC = 3
+} rs_durability;
+
+typedef enum rs_slot_layout { RS_LAYOUT_AUTO = 0, RS_LAYOUT_COMPACT = 1, RS_LAYOUT_ALIGNED = 2 } rs_slot_layout;
+
+typedef struct rs_store rs_store;
+typedef struct rs_pending rs_pending; /* a streaming commit (Store::BeginCommit) */
+
+typedef struct rs_checkpoint_spec {
+  const char* name; /* 1 to 64 bytes of UTF-8, NUL-terminated */
+  uint64_t capacity;
+  rs_slot_layout layout;
+} rs_checkpoint_spec;
+
+/* Fill with rs_create_options_init before setting fields. */
+typedef struct rs_create_options {
+  uint32_t protocol; /* 2 (default) or 1 */
+  const rs_checkpoint_spec* checkpoints;
+  size_t checkpoint_count;
+  int batch_log;        /* protocol 1: reserve a batch log */
+  uint64_t journal_size; /* protocol 2: 0 for the default 4 MiB */
+  int replace_existing;
+} rs_create_options;
+
+typedef struct rs_meta {
+  uint64_t generation;
+  uint64_t length;
+  uint64_t commit_unix_ns;
+  uint64_t skipped_torn_generation;
+  uint64_t skipped_incomplete_batch;
+} rs_meta;
+
+typedef struct rs_batch_member {
+  const char* name;
+  const void* data;
+  size_t length;
+} rs_batch_member;
+
+typedef struct rs_region_info {
+  const char* name; /* valid until the store is closed */
+  uint64_t capacity;
+  int has_commit;
+  uint64_t generation;
+  uint64_t length;
+} rs_region_info;
+
+RS_API const char* rs_version(void);
+RS_API const char* rs_last_error(void);
+RS_API const char* rs_code_name(rs_code code);
+
+RS_API void rs_create_options_init(rs_create_options* options);
+RS_API rs_code rs_create(const char* path, uint64_t data_size, const rs_create_options* options);
+/* writable: 1 for the store's one writer (RS_BUSY if another holds it). */
+RS_API rs_code rs_open(const char* path, int writable, rs_store** out);
+RS_API void rs_close(rs_store* store);
+
+RS_API uint64_t rs_data_size(const rs_store* store);
+RS_API rs_code rs_write(rs_store* store, uint64_t offset, const void* data, size_t length,
+                        rs_durability durability);
+RS_API rs_code rs_read(const rs_store* store, uint64_t offset, void* out, size_t length);
+RS_API rs_code rs_flush(rs_store* store, uint64_t offset, uint64_t length, rs_durability durability);
+/* Views point into the store's mapping until rs_close. */
+RS_API rs_code rs_view(const rs_store* store, uint64_t offset, uint64_t length, const void** out);
+RS_API rs_code rs_mutable_view(rs_store* store, uint64_t offset, uint64_t length, void** out);
+
+RS_API rs_code rs_commit(rs_store* store, const char* name, const void* data, size_t length,
+                         rs_durability durability, uint64_t* generation);
+/* Copies the newest valid commit into out[0, capacity). RS_BUFFER_TOO_SMALL
+ * (meta->length says how much) if it does not fit; out may be NULL with
+ * capacity 0 to ask the length. */
+RS_API rs_code rs_load(const rs_store* store, const char* name, void* out, size_t capacity,
+                       rs_meta* meta);
+RS_API rs_code rs_commit_batch(rs_store* store, const rs_batch_member* members, size_t count,
+                               rs_durability durability, uint64_t* generations);
+RS_API rs_code rs_load_set(const rs_store* store, const char* const* names, size_t count,
+                           void* const* outs, const size_t* capacities, rs_meta* metas);
+/* Waits up to timeout_ms (negative: no limit) for a commit of `name` newer
+ * than `generation`, and copies it as rs_load does. RS_TIMED_OUT if none
+ * came. */
+RS_API rs_code rs_wait_newer(const rs_store* store, const char* name, uint64_t generation,
+                             int64_t timeout_ms, void* out, size_t capacity, rs_meta* meta);
+
+/* A pending commit borrows its store: finish or abort it before rs_close. */
+RS_API rs_code rs_begin_commit(rs_store* store, const char* name, uint64_t max_length,
+                               rs_pending** out);
+RS_API rs_code rs_pending_append(rs_pending* pending, const void* data, size_t length);
+RS_API rs_code rs_pending_payload(rs_pending* pending, void** data, size_t* length);
+/* Both end the pending commit and free it, whatever they return. */
+RS_API rs_code rs_pending_finish(rs_pending* pending, uint64_t length, rs_durability durability,
+                                 uint64_t* generation);
+RS_API void rs_pending_abort(rs_pending* pending);
+
+RS_API size_t rs_region_count(const rs_store* store);
+RS_API rs_code rs_region(const rs_store* store, size_t index, rs_region_info* info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* REGIONSTORE_C_H_ */
