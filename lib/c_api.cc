@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -67,18 +68,30 @@ rs_code Guard(Body&& body) noexcept {
   }
 }
 
-std::optional<Durability> DurabilityOf(rs_durability durability) {
-  switch (durability) {
+// The value a C caller passed for an enum, read from its bytes: a C program
+// may pass any int, and in C++ loading an enum object that holds a value
+// outside the enum's range is undefined (UBSan's -fsanitize=enum stops it).
+template <typename Enum>
+int64_t ValueOf(const Enum& value) {
+  std::underlying_type_t<Enum> raw;
+  static_assert(sizeof raw == sizeof value);
+  std::memcpy(&raw, &value, sizeof raw);
+  return static_cast<int64_t>(raw);
+}
+
+std::optional<Durability> DurabilityOf(const rs_durability& durability) {
+  switch (ValueOf(durability)) {
     case RS_NONE: return Durability::kNone;
     case RS_ASYNC: return Durability::kAsync;
     case RS_SYNC: return Durability::kSync;
     case RS_PWRITE_FDATASYNC: return Durability::kPwriteFdatasync;
+    default: return std::nullopt;
   }
-  return std::nullopt;
 }
 
-rs_code BadDurability(int value) {
-  return Fail(RS_INVALID_ARGUMENT, "invalid argument: durability " + std::to_string(value) +
+rs_code BadDurability(const rs_durability& durability) {
+  return Fail(RS_INVALID_ARGUMENT, "invalid argument: durability " +
+                                       std::to_string(ValueOf(durability)) +
                                        " is none of RS_NONE, RS_ASYNC, RS_SYNC and "
                                        "RS_PWRITE_FDATASYNC");
 }
@@ -111,6 +124,19 @@ std::span<const std::byte> Bytes(const void* data, size_t length) {
   return {static_cast<const std::byte*>(data), length};
 }
 
+// `name` must be the store's own string (its table's), which outlives the
+// call: info->name points at it.
+rs_code FillInfo(const regionstore::Store& store, const std::string& name, rs_region_info* info) {
+  auto report = store.Report(name);
+  if (!report.ok()) return From(report.status());
+  info->name = name.c_str();
+  info->capacity = report->capacity;
+  info->has_commit = report->has_commit ? 1 : 0;
+  info->generation = report->generation;
+  info->length = report->length;
+  return RS_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -120,14 +146,12 @@ const char* rs_version(void) { return regionstore::VersionString(); }
 const char* rs_last_error(void) { return last_error.c_str(); }
 
 const char* rs_code_name(rs_code code) {
-  switch (code) {
-    case RS_BUFFER_TOO_SMALL: return "buffer too small";
-    case RS_INTERNAL: return "internal error";
-    default: break;
-  }
-  if (code < RS_OK || code > RS_STORE_REPLACED) return "unknown code";
+  const int64_t value = ValueOf(code);
+  if (value == RS_BUFFER_TOO_SMALL) return "buffer too small";
+  if (value == RS_INTERNAL) return "internal error";
+  if (value < RS_OK || value > RS_STORE_REPLACED) return "unknown code";
   // StatusCodeName's views point at string literals: NUL-terminated.
-  return regionstore::StatusCodeName(static_cast<StatusCode>(code)).data();
+  return regionstore::StatusCodeName(static_cast<StatusCode>(value)).data();
 }
 
 void rs_create_options_init(rs_create_options* options) {
@@ -152,8 +176,16 @@ rs_code rs_create(const char* path, uint64_t data_size, const rs_create_options*
         const rs_checkpoint_spec& spec = options->checkpoints[i];
         if (spec.name == nullptr) return Null("a checkpoint's name");
         regionstore::SlotLayout layout = regionstore::SlotLayout::kAuto;
-        if (spec.layout == RS_LAYOUT_COMPACT) layout = regionstore::SlotLayout::kCompact;
-        if (spec.layout == RS_LAYOUT_ALIGNED) layout = regionstore::SlotLayout::kAligned;
+        switch (ValueOf(spec.layout)) {
+          case RS_LAYOUT_AUTO: break;
+          case RS_LAYOUT_COMPACT: layout = regionstore::SlotLayout::kCompact; break;
+          case RS_LAYOUT_ALIGNED: layout = regionstore::SlotLayout::kAligned; break;
+          default:
+            return Fail(RS_INVALID_ARGUMENT,
+                        "invalid argument: checkpoint '" + std::string(spec.name) + "' has layout " +
+                            std::to_string(ValueOf(spec.layout)) +
+                            ", none of RS_LAYOUT_AUTO, RS_LAYOUT_COMPACT and RS_LAYOUT_ALIGNED");
+        }
         create.checkpoints.push_back({spec.name, spec.capacity, layout});
       }
     }
@@ -161,13 +193,29 @@ rs_code rs_create(const char* path, uint64_t data_size, const rs_create_options*
   });
 }
 
-rs_code rs_open(const char* path, int writable, rs_store** out) {
+void rs_open_options_init(rs_open_options* options) {
+  if (options == nullptr) return;
+  const regionstore::OpenOptions defaults;
+  options->follow_symlinks = defaults.symlinks == regionstore::SymlinkPolicy::kFollow ? 1 : 0;
+  options->allow_shared_extents = defaults.allow_shared_extents ? 1 : 0;
+  options->wake_waiters = defaults.wake_waiters ? 1 : 0;
+}
+
+rs_code rs_open(const char* path, int writable, const rs_open_options* options, rs_store** out) {
   return Guard([&] {
     if (out == nullptr) return Null("out");
     *out = nullptr;
     if (path == nullptr) return Null("path");
+    regionstore::OpenOptions open;
+    if (options != nullptr) {
+      open.symlinks = options->follow_symlinks != 0 ? regionstore::SymlinkPolicy::kFollow
+                                                    : regionstore::SymlinkPolicy::kRefuse;
+      open.allow_shared_extents = options->allow_shared_extents != 0;
+      open.wake_waiters = options->wake_waiters != 0;
+    }
     auto store = regionstore::Store::Open(
-        path, writable != 0 ? regionstore::OpenMode::kReadWrite : regionstore::OpenMode::kReadOnly);
+        path, writable != 0 ? regionstore::OpenMode::kReadWrite : regionstore::OpenMode::kReadOnly,
+        open);
     if (!store.ok()) return From(store.status());
     *out = new rs_store{std::move(*store)};
     return RS_OK;
@@ -393,13 +441,37 @@ rs_code rs_region(const rs_store* store, size_t index, rs_region_info* info) {
       return Fail(RS_INVALID_ARGUMENT, "invalid argument: region " + std::to_string(index) +
                                            " of " + std::to_string(regions.size()));
     }
-    auto report = store->store.Report(regions[index].name);
-    if (!report.ok()) return From(report.status());
-    info->name = regions[index].name.c_str();
-    info->capacity = report->capacity;
-    info->has_commit = report->has_commit ? 1 : 0;
-    info->generation = report->generation;
-    info->length = report->length;
+    return FillInfo(store->store, regions[index].name, info);
+  });
+}
+
+rs_code rs_report(const rs_store* store, const char* name, rs_region_info* info) {
+  return Guard([&] {
+    if (store == nullptr) return Null("store");
+    if (name == nullptr) return Null("name");
+    if (info == nullptr) return Null("info");
+    for (const auto& region : store->store.info().regions) {
+      if (region.name == name) return FillInfo(store->store, region.name, info);
+    }
+    return Fail(RS_NOT_FOUND, "not found: the store has no region '" + std::string(name) + "'");
+  });
+}
+
+rs_code rs_stats_get(const rs_store* store, rs_stats* stats) {
+  return Guard([&] {
+    if (store == nullptr) return Null("store");
+    if (stats == nullptr) return Null("stats");
+    const regionstore::StoreStats from = store->store.Stats();
+    for (size_t i = 0; i < from.by_mode.size(); ++i) {
+      const regionstore::ModeStats& mode = from.by_mode[i];
+      stats->by_mode[i] = {mode.writes,  mode.bytes_written,   mode.flushes, mode.flush_nanos,
+                           mode.commits, mode.bytes_committed, mode.batches};
+    }
+    stats->failed_flushes = from.failed_flushes;
+    stats->failed_writes = from.failed_writes;
+    stats->batch_log_barriers = from.batch_log_barriers;
+    stats->journal_checkpoints = from.journal_checkpoints;
+    stats->poisoned = from.poisoned ? 1 : 0;
     return RS_OK;
   });
 }

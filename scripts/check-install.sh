@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs a built tree into a scratch prefix, then builds and runs the
-# consumer example against it twice: with CMake's find_package, and with
-# pkg-config and a plain compiler line. Usage: scripts/check-install.sh BUILD_DIR
+# consumer examples against it: the C++ one with CMake's find_package and with
+# pkg-config and a plain compiler line, the C one (examples/c-consumer, a
+# project that enables only C) the same two ways.
+# Usage: scripts/check-install.sh BUILD_DIR
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=${1:?usage: check-install.sh BUILD_DIR}
@@ -15,16 +17,17 @@ libdir=$(dirname "$(find "${prefix}" -name 'libregionstore.so' | head -n 1)")
 echo "installed into ${prefix}:"
 (cd "${prefix}" && find . -type f -o -type l | sort | sed 's/^/  /')
 
-# Only the regionstore namespace may be exported from the shared library.
+# Only the regionstore namespace and the C API's rs_ functions may be
+# exported from the shared library.
 leaked=$(nm -DC --defined-only "${libdir}/libregionstore.so" | awk '{ $1 = ""; $2 = ""; print }' |
          sed 's/^ *//' | grep -v -E '^(regionstore::|typeinfo for regionstore::|typeinfo name for regionstore::|vtable for regionstore::)' |
-         grep -v -E '^(REGIONSTORE|_init|_fini)' || true)
+         grep -v -E '^(REGIONSTORE|_init|_fini|rs_[a-z_]+$)' || true)
 if [[ -n ${leaked} ]]; then
-  echo "libregionstore.so exports symbols outside regionstore::" >&2
+  echo "libregionstore.so exports symbols outside regionstore:: and rs_*" >&2
   echo "${leaked}" >&2
   exit 1
 fi
-echo "exported: $(nm -DC --defined-only "${libdir}/libregionstore.so" | grep -c 'regionstore::') symbols, all in regionstore::"
+echo "exported: $(nm -DC --defined-only "${libdir}/libregionstore.so" | grep -c 'regionstore::') symbols in regionstore::, $(nm -D --defined-only "${libdir}/libregionstore.so" | grep -c ' rs_') C functions rs_*, nothing else"
 # The test hooks (lib/test_hooks.h) exist only in the regionstore_testing
 # library: no symbol of theirs, exported or local, is in the shared one.
 hook_pattern='SetMutation|CurrentMutation|MarkCommitPhase|SetCommitPhaseWord|with_test_hooks'
@@ -49,4 +52,16 @@ export PKG_CONFIG_PATH="${libdir}/pkgconfig"
 c++ -std=c++20 -O2 examples/consumer/main.cc -o "${build}/install-check/pkgconfig-consumer" \
   $(pkg-config --cflags --libs regionstore) -Wl,-rpath,"${libdir}"
 "${build}/install-check/pkgconfig-consumer" "${build}/install-check/pkgconfig.rgn"
+echo "C consumer via find_package(regionstore CONFIG) and regionstore::c (C only):"
+cmake -S examples/c-consumer -B "${build}/install-check/c-cmake" \
+  -DCMAKE_PREFIX_PATH="${prefix}" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "${build}/install-check/c-cmake" >/dev/null
+"${build}/install-check/c-cmake/c-consumer" "${build}/install-check/c-cmake.rgn"
+
+echo "C consumer via pkg-config (cc -std=c11):"
+# shellcheck disable=SC2046  # pkg-config prints several words on purpose
+cc -std=c11 -Wall -Wextra -Werror -pedantic -O2 examples/c-consumer/main.c \
+  -o "${build}/install-check/pkgconfig-c-consumer" \
+  $(pkg-config --cflags --libs regionstore) -Wl,-rpath,"${libdir}"
+"${build}/install-check/pkgconfig-c-consumer" "${build}/install-check/pkgconfig-c.rgn"
 echo "installed regionctl: $("${prefix}/bin/regionctl" --version)"

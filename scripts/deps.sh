@@ -4,7 +4,8 @@
 # something to install; does nothing otherwise.
 # --bench also installs what only the benchmark report needs (its chart);
 # --fuzz what only the fuzzers need (clang and libFuzzer); --crash-vm what
-# scripts/crash-vm.sh needs (QEMU, busybox for the guest, cpio, xz).
+# scripts/crash-vm.sh needs (QEMU, busybox for the guest, cpio, xz); --python
+# what the Python package, its tests and benchmark and the man page need.
 set -euo pipefail
 
 packages=(
@@ -28,6 +29,11 @@ for arg in "$@"; do
     --bench) packages+=(python3-matplotlib) ;;             # bench/report.py's chart
     --fuzz) packages+=(clang-14 libfuzzer-14-dev) ;;       # the fuzz preset
     --crash-vm) packages+=(qemu-system-x86 busybox-static cpio xz-utils) ;;
+    --python) packages+=(python3-dev pybind11-dev  # the extension module
+                         python3-venv python3-pip python3-setuptools  # pip install, offline
+                         python3-pytest python3-numpy  # its tests
+                         python3-lmdb               # its benchmark's peer (sqlite3 is built in)
+                         help2man) ;;               # regionctl's man page, from --help
     *) echo "deps: unknown option ${arg}" >&2; exit 2 ;;
   esac
 done

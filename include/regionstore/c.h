@@ -6,7 +6,7 @@
  * The semantics are the C++ API's (regionstore/store.h), named the same way:
  * rs_commit is Store::Commit, rs_load is Store::Load, and so on. Lengths are
  * size_t in memory and uint64_t in the file. docs/C-API.md has a complete
- * example. WORK IN PROGRESS: not built yet. */
+ * example and the contract of each durability mode. */
 #ifndef REGIONSTORE_C_H_
 #define REGIONSTORE_C_H_
 
@@ -52,6 +52,15 @@ typedef enum rs_code {
   RS_INTERNAL = 101
 } rs_code;
 
+/* Durability::kNone ... kPwriteFdatasync (regionstore/durability.h). What a
+ * crash can lose, per mode, for a call that returned RS_OK:
+ *  RS_NONE:  kill -9 loses nothing (the page cache keeps it); power loss can
+ *            lose it. A commit stays all-or-nothing either way.
+ *  RS_ASYNC: as RS_NONE, plus msync(MS_ASYNC), which on Linux starts no I/O.
+ *  RS_SYNC, RS_PWRITE_FDATASYNC: nothing, kill -9 or power loss, if the
+ *            device honours cache flushes.
+ * A raw write (rs_write) or a store through a view is not atomic: a crash
+ * during it can leave some pages old and some new. */
 typedef enum rs_durability {
   RS_NONE = 0,
   RS_ASYNC = 1,
@@ -80,6 +89,14 @@ typedef struct rs_create_options {
   int replace_existing;
 } rs_create_options;
 
+/* Fill with rs_open_options_init before setting fields; NULL means these
+ * defaults. */
+typedef struct rs_open_options {
+  int follow_symlinks;      /* 0 (default): a path that is a symbolic link is refused */
+  int allow_shared_extents; /* 1: a writer opens a store sharing blocks (XFS reflink) */
+  int wake_waiters;         /* 1 (default): wake waiting readers after each commit */
+} rs_open_options;
+
 typedef struct rs_meta {
   uint64_t generation;
   uint64_t length;
@@ -93,6 +110,27 @@ typedef struct rs_batch_member {
   const void* data;
   size_t length;
 } rs_batch_member;
+
+/* What one durability mode did through one handle since it was opened. */
+typedef struct rs_mode_stats {
+  uint64_t writes;
+  uint64_t bytes_written;
+  uint64_t flushes; /* barriers issued: msync, fdatasync, RWF_DSYNC */
+  uint64_t flush_nanos;
+  uint64_t commits;
+  uint64_t bytes_committed;
+  uint64_t batches;
+} rs_mode_stats;
+
+/* Counters of one handle (StoreStats); nothing of it is in the file. */
+typedef struct rs_stats {
+  rs_mode_stats by_mode[4]; /* indexed by rs_durability */
+  uint64_t failed_flushes;
+  uint64_t failed_writes;
+  uint64_t batch_log_barriers;
+  uint64_t journal_checkpoints;
+  int poisoned; /* 1 after a failed flush or write: close and reopen */
+} rs_stats;
 
 typedef struct rs_region_info {
   const char* name; /* valid until the store is closed */
@@ -108,8 +146,11 @@ RS_API const char* rs_code_name(rs_code code);
 
 RS_API void rs_create_options_init(rs_create_options* options);
 RS_API rs_code rs_create(const char* path, uint64_t data_size, const rs_create_options* options);
-/* writable: 1 for the store's one writer (RS_BUSY if another holds it). */
-RS_API rs_code rs_open(const char* path, int writable, rs_store** out);
+RS_API void rs_open_options_init(rs_open_options* options);
+/* writable: 1 for the store's one writer (RS_BUSY if another holds it).
+ * options may be NULL. */
+RS_API rs_code rs_open(const char* path, int writable, const rs_open_options* options,
+                       rs_store** out);
 RS_API void rs_close(rs_store* store);
 
 RS_API uint64_t rs_data_size(const rs_store* store);
@@ -148,8 +189,12 @@ RS_API rs_code rs_pending_finish(rs_pending* pending, uint64_t length, rs_durabi
                                  uint64_t* generation);
 RS_API void rs_pending_abort(rs_pending* pending);
 
+/* The regions in the order of the store's table: rs_region by index,
+ * rs_report by name (RS_NOT_FOUND if the store has none of that name). */
 RS_API size_t rs_region_count(const rs_store* store);
 RS_API rs_code rs_region(const rs_store* store, size_t index, rs_region_info* info);
+RS_API rs_code rs_report(const rs_store* store, const char* name, rs_region_info* info);
+RS_API rs_code rs_stats_get(const rs_store* store, rs_stats* stats);
 
 #ifdef __cplusplus
 }

@@ -51,10 +51,10 @@ static void test_store(const char* dir) {
   CHECK(rs_create(path, 1 << 20, &options) == RS_ALREADY_EXISTS);
 
   rs_store* store = NULL;
-  CHECK(rs_open(path, 1, &store) == RS_OK);
+  CHECK(rs_open(path, 1, NULL, &store) == RS_OK);
   if (store == NULL) return;
   rs_store* second = NULL;
-  CHECK(rs_open(path, 1, &second) == RS_BUSY);
+  CHECK(rs_open(path, 1, NULL, &second) == RS_BUSY);
   CHECK(second == NULL);
   CHECK(rs_data_size(store) == 1 << 20);
 
@@ -142,15 +142,155 @@ static void test_store(const char* dir) {
   CHECK(rs_region(store, 1, &info) == RS_OK);
   CHECK(strcmp(info.name, "step") == 0 && info.capacity == 8 && info.has_commit == 1);
   CHECK(rs_region(store, 2, &info) == RS_INVALID_ARGUMENT);
+  CHECK(rs_report(store, "state", &info) == RS_OK);
+  CHECK(strcmp(info.name, "state") == 0 && info.generation == 3 && info.length == 100);
+  CHECK(rs_report(store, "nope", &info) == RS_NOT_FOUND);
+  CHECK(strstr(rs_last_error(), "'nope'") != NULL);
+
+  /* The handle's counters: the four writes, then the commits by mode. */
+  rs_stats stats;
+  CHECK(rs_stats_get(store, &stats) == RS_OK);
+  for (int mode = RS_NONE; mode <= RS_PWRITE_FDATASYNC; ++mode) {
+    CHECK(stats.by_mode[mode].writes == 1 && stats.by_mode[mode].bytes_written == 4096);
+  }
+  CHECK(stats.by_mode[RS_SYNC].commits == 1 && stats.by_mode[RS_NONE].commits == 1);
+  CHECK(stats.by_mode[RS_PWRITE_FDATASYNC].batches == 1);
+  CHECK(stats.by_mode[RS_PWRITE_FDATASYNC].bytes_committed == sizeof a + sizeof b);
+  CHECK(stats.poisoned == 0 && stats.failed_flushes == 0);
   rs_close(store);
 
   /* A reader refuses writes. */
   rs_store* reader = NULL;
-  CHECK(rs_open(path, 0, &reader) == RS_OK);
+  rs_open_options open_options;
+  rs_open_options_init(&open_options);
+  CHECK(open_options.follow_symlinks == 0 && open_options.wake_waiters == 1 &&
+        open_options.allow_shared_extents == 0);
+  CHECK(rs_open(path, 0, &open_options, &reader) == RS_OK);
   CHECK(rs_commit(reader, "state", a, 1, RS_NONE, NULL) == RS_INVALID_ARGUMENT);
   rs_close(reader);
-  CHECK(rs_open("/nonexistent/c.rs", 0, &reader) == RS_NOT_FOUND);
+  CHECK(rs_open("/nonexistent/c.rs", 0, NULL, &reader) == RS_NOT_FOUND);
   rs_close(NULL);
+}
+
+/* Every call given a NULL where it needs a pointer: RS_INVALID_ARGUMENT with
+ * the parameter's name, never a crash. */
+static void test_nulls(const char* dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/nulls.rs", dir);
+  rs_checkpoint_spec specs[] = {{"r", 64, RS_LAYOUT_AUTO}};
+  rs_create_options options;
+  rs_create_options_init(&options);
+  options.replace_existing = 1;
+  options.checkpoint_count = 1;
+  CHECK(rs_create(path, 4096, &options) == RS_INVALID_ARGUMENT); /* checkpoints NULL */
+  CHECK(strstr(rs_last_error(), "checkpoints") != NULL);
+  specs[0].name = NULL;
+  options.checkpoints = specs;
+  CHECK(rs_create(path, 4096, &options) == RS_INVALID_ARGUMENT);
+  specs[0].name = "r";
+  specs[0].layout = (rs_slot_layout)3;
+  CHECK(rs_create(path, 4096, &options) == RS_INVALID_ARGUMENT);
+  CHECK(strstr(rs_last_error(), "layout 3") != NULL);
+  specs[0].layout = RS_LAYOUT_AUTO;
+  CHECK(rs_create(path, 4096, &options) == RS_OK);
+  CHECK(rs_open(path, 1, NULL, NULL) == RS_INVALID_ARGUMENT);
+  rs_store* store = NULL;
+  CHECK(rs_open(NULL, 1, NULL, &store) == RS_INVALID_ARGUMENT && store == NULL);
+  CHECK(rs_open(path, 1, NULL, &store) == RS_OK);
+  if (store == NULL) return;
+  unsigned char byte = 1;
+  uint64_t generation = 0;
+  rs_meta meta;
+  rs_region_info info;
+  rs_stats stats;
+  const void* view = NULL;
+  void* writable = NULL;
+  rs_pending* pending = NULL;
+  CHECK(rs_data_size(NULL) == 0);
+  CHECK(rs_write(NULL, 0, &byte, 1, RS_NONE) == RS_INVALID_ARGUMENT);
+  CHECK(rs_write(store, 0, NULL, 1, RS_NONE) == RS_INVALID_ARGUMENT);
+  CHECK(rs_write(store, 0, NULL, 0, RS_NONE) == RS_OK); /* nothing to write */
+  CHECK(rs_read(NULL, 0, &byte, 1) == RS_INVALID_ARGUMENT);
+  CHECK(rs_read(store, 0, NULL, 1) == RS_INVALID_ARGUMENT);
+  CHECK(rs_read(store, 4096, &byte, 1) == RS_INVALID_ARGUMENT);
+  CHECK(rs_flush(NULL, 0, 1, RS_SYNC) == RS_INVALID_ARGUMENT);
+  CHECK(rs_flush(store, 0, 1, (rs_durability)-1) == RS_INVALID_ARGUMENT);
+  CHECK(rs_flush(store, 4000, 200, RS_SYNC) == RS_INVALID_ARGUMENT);
+  CHECK(rs_view(NULL, 0, 1, &view) == RS_INVALID_ARGUMENT);
+  CHECK(rs_view(store, 0, 1, NULL) == RS_INVALID_ARGUMENT);
+  CHECK(rs_view(store, 4095, 2, &view) == RS_INVALID_ARGUMENT);
+  CHECK(rs_mutable_view(NULL, 0, 1, &writable) == RS_INVALID_ARGUMENT);
+  CHECK(rs_mutable_view(store, 0, 1, NULL) == RS_INVALID_ARGUMENT);
+  CHECK(rs_mutable_view(store, 1, 4096, &writable) == RS_INVALID_ARGUMENT);
+  CHECK(rs_commit(NULL, "r", &byte, 1, RS_NONE, &generation) == RS_INVALID_ARGUMENT);
+  CHECK(rs_commit(store, NULL, &byte, 1, RS_NONE, &generation) == RS_INVALID_ARGUMENT);
+  CHECK(rs_commit(store, "r", NULL, 1, RS_NONE, &generation) == RS_INVALID_ARGUMENT);
+  CHECK(rs_commit(store, "r", &byte, 1, (rs_durability)4, &generation) == RS_INVALID_ARGUMENT);
+  CHECK(rs_load(NULL, "r", &byte, 1, &meta) == RS_INVALID_ARGUMENT);
+  CHECK(rs_load(store, NULL, &byte, 1, &meta) == RS_INVALID_ARGUMENT);
+  CHECK(rs_load(store, "r", NULL, 1, &meta) == RS_INVALID_ARGUMENT);
+  CHECK(rs_commit_batch(NULL, NULL, 0, RS_NONE, NULL) == RS_INVALID_ARGUMENT);
+  CHECK(rs_commit_batch(store, NULL, 1, RS_NONE, NULL) == RS_INVALID_ARGUMENT);
+  rs_batch_member member = {NULL, &byte, 1};
+  CHECK(rs_commit_batch(store, &member, 1, RS_NONE, NULL) == RS_INVALID_ARGUMENT);
+  member.name = "r";
+  member.data = NULL;
+  CHECK(rs_commit_batch(store, &member, 1, RS_NONE, NULL) == RS_INVALID_ARGUMENT);
+  member.data = &byte;
+  CHECK(rs_commit_batch(store, &member, 1, (rs_durability)7, NULL) == RS_INVALID_ARGUMENT);
+  CHECK(rs_commit_batch(store, &member, 1, RS_NONE, NULL) == RS_OK);
+  const char* names[] = {NULL};
+  void* outs[] = {&byte};
+  size_t capacities[] = {1};
+  CHECK(rs_load_set(NULL, names, 1, outs, capacities, &meta) == RS_INVALID_ARGUMENT);
+  CHECK(rs_load_set(store, NULL, 1, outs, capacities, &meta) == RS_INVALID_ARGUMENT);
+  CHECK(rs_load_set(store, names, 1, outs, capacities, &meta) == RS_INVALID_ARGUMENT);
+  names[0] = "missing";
+  CHECK(rs_load_set(store, names, 1, outs, capacities, &meta) == RS_NOT_FOUND);
+  CHECK(rs_wait_newer(NULL, "r", 0, 0, &byte, 1, &meta) == RS_INVALID_ARGUMENT);
+  CHECK(rs_wait_newer(store, NULL, 0, 0, &byte, 1, &meta) == RS_INVALID_ARGUMENT);
+  CHECK(rs_wait_newer(store, "r", 0, 0, NULL, 1, &meta) == RS_INVALID_ARGUMENT);
+  CHECK(rs_wait_newer(store, "r", 0, 0, NULL, 0, &meta) == RS_BUFFER_TOO_SMALL);
+  CHECK(meta.length == 1);
+  CHECK(rs_begin_commit(store, "r", 1, NULL) == RS_INVALID_ARGUMENT);
+  CHECK(rs_begin_commit(NULL, "r", 1, &pending) == RS_INVALID_ARGUMENT && pending == NULL);
+  CHECK(rs_begin_commit(store, NULL, 1, &pending) == RS_INVALID_ARGUMENT);
+  CHECK(rs_begin_commit(store, "missing", 1, &pending) == RS_NOT_FOUND);
+  CHECK(rs_pending_append(NULL, &byte, 1) == RS_INVALID_ARGUMENT);
+  CHECK(rs_pending_payload(NULL, &writable, capacities) == RS_INVALID_ARGUMENT);
+  CHECK(rs_pending_finish(NULL, 0, RS_NONE, NULL) == RS_INVALID_ARGUMENT);
+  rs_pending_abort(NULL);
+  CHECK(rs_begin_commit(store, "r", 4, &pending) == RS_OK);
+  CHECK(rs_pending_append(pending, NULL, 1) == RS_INVALID_ARGUMENT);
+  CHECK(rs_pending_append(pending, "12345", 5) == RS_INVALID_ARGUMENT); /* past max_length */
+  CHECK(rs_pending_payload(pending, NULL, NULL) == RS_INVALID_ARGUMENT);
+  /* A bad mode still ends (and frees) the pending commit; nothing is committed. */
+  CHECK(rs_pending_finish(pending, 0, (rs_durability)5, NULL) == RS_INVALID_ARGUMENT);
+  CHECK(rs_load(store, "r", &byte, 1, &meta) == RS_OK && meta.generation == 1);
+  CHECK(rs_region(NULL, 0, &info) == RS_INVALID_ARGUMENT);
+  CHECK(rs_region(store, 0, NULL) == RS_INVALID_ARGUMENT);
+  CHECK(rs_report(NULL, "r", &info) == RS_INVALID_ARGUMENT);
+  CHECK(rs_report(store, NULL, &info) == RS_INVALID_ARGUMENT);
+  CHECK(rs_report(store, "r", NULL) == RS_INVALID_ARGUMENT);
+  CHECK(rs_stats_get(NULL, &stats) == RS_INVALID_ARGUMENT);
+  CHECK(rs_stats_get(store, NULL) == RS_INVALID_ARGUMENT);
+  CHECK(rs_region_count(NULL) == 0);
+  /* A successful call clears the last error. */
+  CHECK(rs_stats_get(store, &stats) == RS_OK);
+  CHECK(strcmp(rs_last_error(), "") == 0);
+  rs_close(store);
+  /* Not a store: corruption, not a crash. */
+  FILE* junk = fopen(path, "wb");
+  CHECK(junk != NULL);
+  if (junk != NULL) {
+    static unsigned char zeros[65536];
+    fwrite(zeros, 1, sizeof zeros, junk);
+    fclose(junk);
+  }
+  CHECK(rs_open(path, 0, NULL, &store) == RS_CORRUPTION);
+  CHECK(store == NULL);
+  rs_create_options_init(NULL);
+  rs_open_options_init(NULL);
 }
 
 int main(int argc, char** argv) {
@@ -160,6 +300,7 @@ int main(int argc, char** argv) {
   }
   test_version();
   test_store(argv[1]);
+  test_nulls(argv[1]);
   if (failures != 0) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;
