@@ -1,0 +1,48 @@
+"""The installed package: where it comes from, what it ships, what help() shows."""
+
+import pydoc
+from pathlib import Path
+
+import regionstore
+from conftest import SOURCE_PACKAGE
+
+
+def test_imported_from_the_install_not_the_source_tree():
+    installed = Path(regionstore.__file__).resolve().parent
+    assert installed != SOURCE_PACKAGE, (
+        f"regionstore was imported from the source tree ({installed}): run the suite from the "
+        "virtual environment it was installed into, from outside the repository")
+    assert Path(regionstore._regionstore.__file__).resolve().parent == installed
+
+
+def test_the_install_carries_the_stub_and_the_typed_marker():
+    installed = Path(regionstore.__file__).resolve().parent
+    for name in ("__init__.py", "_errors.py", "_regionstore.pyi", "py.typed"):
+        assert (installed / name).is_file(), f"{name} missing from the installed package"
+
+
+def test_version_matches_the_library():
+    assert regionstore.__version__ == regionstore.version()
+    assert [int(part) for part in regionstore.version().split(".")] >= [0, 13, 0]
+
+
+def test_help_shows_the_documented_api():
+    text = pydoc.render_doc(regionstore, renderer=pydoc.plaintext)
+    for word in ("open(path", "create(path", "class Store", "commit(", "load_into(", "wait_newer(",
+                 "commit_batch(", "load_set(", "mutable_view(", "begin_commit(", "class Batch",
+                 "class Durability", "pwrite-fdatasync", "class InvalidArgument"):
+        assert word in text, f"help(regionstore) lacks {word!r}"
+    store_text = pydoc.render_doc(regionstore.Store, renderer=pydoc.plaintext)
+    assert "All-or-nothing" in store_text and "BufferError" in store_text
+
+
+def test_every_public_name_has_a_docstring():
+    for name in regionstore.__all__:
+        obj = getattr(regionstore, name)
+        if isinstance(obj, str):
+            continue
+        assert obj.__doc__, f"regionstore.{name} has no docstring"
+    for name in dir(regionstore.Store):
+        if name.startswith("_"):
+            continue
+        assert getattr(regionstore.Store, name).__doc__, f"Store.{name} has no docstring"
