@@ -2,6 +2,8 @@
 # Installs what is missing, then builds and runs the tests in four passes:
 #  - release:    the whole suite (Release); then installs into a scratch
 #                prefix and builds and runs the consumer example against it;
+#                then installs the Python package into a fresh virtual
+#                environment and runs its pytest suite (scripts/test-python.sh);
 #                then the real-kernel crash run (scripts/crash-vm.sh: a QEMU
 #                guest on ext4, XFS and btrfs, about 1,000 crash states, 5 minutes);
 #  - asan-ubsan: the whole suite under AddressSanitizer + UBSan (the long
@@ -15,7 +17,7 @@
 # Exits non-zero if any pass fails; every pass always runs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/deps.sh --fuzz --crash-vm
+scripts/deps.sh --fuzz --crash-vm --python
 
 jobs=$(nproc)
 fuzz_seconds=${FUZZ_SECONDS:-60}
@@ -33,7 +35,8 @@ for preset in release asan-ubsan tsan fuzz; do
      cmake --build --preset "${preset}" -j "${jobs}" &&
      ctest --preset "${preset}" -j "${test_jobs}" &&
      { [[ ${preset} != release ]] ||
-       { scripts/check-install.sh "build/${preset}" && scripts/crash-vm.sh --build "build/${preset}"; }; }; then
+       { scripts/check-install.sh "build/${preset}" && scripts/test-python.sh "build/${preset}" &&
+         scripts/crash-vm.sh --build "build/${preset}"; }; }; then
     if [[ ${preset} == fuzz ]]; then cat build/fuzz/tests/fuzz/work/*/summary.txt; fi
     echo "=== ${preset}: passed in $((SECONDS - start)) s"
   else

@@ -1,6 +1,8 @@
 """The installed package: where it comes from, what it ships, what help() shows."""
 
 import pydoc
+import subprocess
+import sys
 from pathlib import Path
 
 import regionstore
@@ -46,3 +48,11 @@ def test_every_public_name_has_a_docstring():
         if name.startswith("_"):
             continue
         assert getattr(regionstore.Store, name).__doc__, f"Store.{name} has no docstring"
+
+
+def test_the_readme_checkpoint_loop_example_runs(tmp_path):
+    example = Path(__file__).resolve().parents[2] / "examples" / "python" / "checkpoint_loop.py"
+    finished = subprocess.run([sys.executable, "-P", str(example), str(tmp_path / "loop.rs"), "50"],
+                              capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert "steps [" in finished.stdout and "50]" in finished.stdout

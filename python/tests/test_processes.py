@@ -2,6 +2,8 @@
 waiter woken by a commit, and threads that run while one waits or commits."""
 
 import multiprocessing
+import os
+import signal
 import sys
 import threading
 import time
@@ -84,3 +86,14 @@ def test_another_thread_runs_while_one_thread_makes_durable_commits(store_path):
             sys.setswitchinterval(old)
             counter.join(60)
     assert during > 0
+
+
+def test_ctrl_c_interrupts_a_wait(store_path):
+    ready, results = SPAWN.Event(), SPAWN.Queue()
+    child = SPAWN.Process(target=workers.interrupted_waiter, args=(str(store_path), ready, results))
+    child.start()
+    assert ready.wait(60)
+    os.kill(child.pid, signal.SIGINT)
+    assert results.get(timeout=60) == "KeyboardInterrupt"
+    child.join(60)
+    assert child.exitcode == 0

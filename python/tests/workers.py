@@ -65,3 +65,17 @@ def open_as_nobody(path, results):
         results.put(("opened", ""))
     except regionstore.Error as error:
         results.put((type(error).__name__, isinstance(error, PermissionError)))
+
+
+def interrupted_waiter(path, ready, results):
+    """Waits without a timeout for a commit that never comes; reports how
+    the wait ended (the parent sends SIGINT)."""
+    with regionstore.open(path, "r") as store:
+        try:
+            ready.set()
+            store.wait_newer("a", 0)
+            results.put("returned")
+        except KeyboardInterrupt:
+            results.put("KeyboardInterrupt")
+        except regionstore.Error as error:
+            results.put(type(error).__name__)
