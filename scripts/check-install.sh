@@ -65,3 +65,23 @@ cc -std=c11 -Wall -Wextra -Werror -pedantic -O2 examples/c-consumer/main.c \
   $(pkg-config --cflags --libs regionstore) -Wl,-rpath,"${libdir}"
 "${build}/install-check/pkgconfig-c-consumer" "${build}/install-check/pkgconfig-c.rgn"
 echo "installed regionctl: $("${prefix}/bin/regionctl" --version)"
+
+# The man page, from the prefix the way a user reads it, holds every
+# subcommand's --help; the bash completion works against a real store.
+if [[ -f ${prefix}/share/man/man1/regionctl.1 ]]; then
+  page=$(MANPATH="${prefix}/share/man" MANWIDTH=200 man regionctl 2>/dev/null)
+  for command in $("${prefix}/bin/regionctl" --help |
+                   awk '/^Subcommands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }'); do
+    summary=$("${prefix}/bin/regionctl" "${command}" --help | head -n 1)
+    if ! grep -qF -- "${summary}" <<<"${page}"; then
+      echo "man regionctl lacks '${command}': ${summary}" >&2
+      exit 1
+    fi
+  done
+  echo "man regionctl: every subcommand's --help is in the page"
+elif [[ -n ${REGIONSTORE_REQUIRE_MAN:-} ]]; then
+  echo "no man page installed (is help2man missing?)" >&2
+  exit 1
+fi
+scripts/check-completion.sh "${prefix}/bin/regionctl" \
+  "${prefix}/share/bash-completion/completions/regionctl" "${build}/install-check/completion"

@@ -33,7 +33,7 @@ for arg in "$@"; do
                          python3-venv python3-pip python3-setuptools  # pip install, offline
                          python3-pytest python3-numpy  # its tests
                          python3-lmdb               # its benchmark's peer (sqlite3 is built in)
-                         help2man) ;;               # regionctl's man page, from --help
+                         help2man man-db) ;;        # regionctl's man page (from --help) and man
     *) echo "deps: unknown option ${arg}" >&2; exit 2 ;;
   esac
 done

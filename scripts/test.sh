@@ -35,7 +35,7 @@ for preset in release asan-ubsan tsan fuzz; do
      cmake --build --preset "${preset}" -j "${jobs}" &&
      ctest --preset "${preset}" -j "${test_jobs}" &&
      { [[ ${preset} != release ]] ||
-       { scripts/check-install.sh "build/${preset}" && scripts/test-python.sh "build/${preset}" &&
+       { REGIONSTORE_REQUIRE_MAN=1 scripts/check-install.sh "build/${preset}" && scripts/test-python.sh "build/${preset}" &&
          scripts/crash-vm.sh --build "build/${preset}"; }; }; then
     if [[ ${preset} == fuzz ]]; then cat build/fuzz/tests/fuzz/work/*/summary.txt; fi
     echo "=== ${preset}: passed in $((SECONDS - start)) s"
