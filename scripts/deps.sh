@@ -30,7 +30,7 @@ for arg in "$@"; do
     --fuzz) packages+=(clang-14 libfuzzer-14-dev) ;;       # the fuzz preset
     --crash-vm) packages+=(qemu-system-x86 busybox-static cpio xz-utils) ;;
     --python) packages+=(python3-dev pybind11-dev  # the extension module
-                         python3-venv python3-pip python3-setuptools  # pip install, offline
+                         python3-venv python3-pip python3-setuptools python3-wheel  # pip, offline
                          python3-pytest python3-numpy  # its tests
                          python3-lmdb               # its benchmark's peer (sqlite3 is built in)
                          help2man man-db) ;;        # regionctl's man page (from --help) and man
