@@ -56,3 +56,15 @@ def test_the_readme_checkpoint_loop_example_runs(tmp_path):
                               capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert "steps [" in finished.stdout and "50]" in finished.stdout
+
+
+def test_the_readme_python_example_runs(tmp_path):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## From Python", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    script = tmp_path / "readme_example.py"
+    script.write_text(code)
+    finished = subprocess.run([sys.executable, "-P", str(script)], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert finished.stdout.strip().splitlines()[-1] == "checkpoint at step 100"
