@@ -314,6 +314,11 @@ rs_code rs_commit_batch(rs_store* store, const rs_batch_member* members, size_t 
     if (members == nullptr && count != 0) return Null("members");
     const auto mode = DurabilityOf(durability);
     if (!mode) return BadDurability(durability);
+    if (count > regionstore::kMaxBatchMembers) {
+      return Fail(RS_INVALID_ARGUMENT, "invalid argument: a batch of " + std::to_string(count) +
+                                           " members; at most " +
+                                           std::to_string(regionstore::kMaxBatchMembers));
+    }
     std::vector<std::span<const std::byte>> pieces(count);
     std::vector<regionstore::BatchMember> batch(count);
     for (size_t i = 0; i < count; ++i) {
@@ -339,6 +344,7 @@ rs_code rs_load_set(const rs_store* store, const char* const* names, size_t coun
     std::vector<std::string_view> views;
     for (size_t i = 0; i < count; ++i) {
       if (names[i] == nullptr) return Null("a name");
+      if (outs[i] == nullptr && capacities[i] != 0) return Null("an out buffer");
       views.emplace_back(names[i]);
     }
     std::vector<std::vector<std::byte>> copies;
@@ -369,9 +375,12 @@ rs_code rs_wait_newer(const rs_store* store, const char* name, uint64_t generati
     if (store == nullptr) return Null("store");
     if (name == nullptr) return Null("name");
     if (out == nullptr && capacity != 0) return Null("out");
+    // Past about 292 years in nanoseconds, no limit (and no overflow).
+    constexpr int64_t kMaxMillis = std::chrono::nanoseconds::max().count() / 1'000'000;
     const std::chrono::nanoseconds timeout =
-        timeout_ms < 0 ? std::chrono::nanoseconds::max()
-                       : std::chrono::nanoseconds(std::chrono::milliseconds(timeout_ms));
+        timeout_ms < 0 || timeout_ms > kMaxMillis
+            ? std::chrono::nanoseconds::max()
+            : std::chrono::nanoseconds(std::chrono::milliseconds(timeout_ms));
     std::vector<std::byte> bytes;
     auto newer = store->store.WaitForNewer(name, generation, timeout, bytes);
     if (!newer.ok()) return From(newer.status());

@@ -1,7 +1,8 @@
 /* regionstore's C API (C11; no C++ in this header): opaque handles, and
- * every call returns an rs_code. No exception and no abort crosses it. A
- * failed call leaves its message for the calling thread: rs_last_error()
- * returns it until that thread's next call into this API.
+ * every call that can fail returns an rs_code. No exception and no abort
+ * crosses it. A failed call leaves its message for the calling thread:
+ * rs_last_error() returns it until that thread's next call that returns an
+ * rs_code.
  *
  * The semantics are the C++ API's (regionstore/store.h), named the same way:
  * rs_commit is Store::Commit, rs_load is Store::Load, and so on. Lengths are

@@ -60,7 +60,13 @@ class Batch:
     __setitem__ = put
 
     def commit(self):
-        """Commits the members now, as one; returns a dict of name to generation."""
+        """Commits the members now, as one; returns a dict of name to generation.
+
+        A batch without members commits nothing and returns an empty dict.
+        """
+        if not self._members:
+            self.generations = {}
+            return self.generations
         try:
             self.generations = self._store.commit_batch(self._members, self._durability)
         finally:
@@ -96,5 +102,8 @@ Store.batch = _batch
 
 from ._errors import __all__ as _error_names  # noqa: E402
 
-__all__ = ["Batch", "Durability", "Meta", "PendingCommit", "RegionInfo", "Store", "create", "open",
-           "version", "__version__", *_error_names]
+# Not in __all__: open and IOError, which `from regionstore import *` would
+# let shadow the built-in open() and IOError (OSError). Use regionstore.open
+# and regionstore.IOError.
+__all__ = ["Batch", "Durability", "Meta", "PendingCommit", "RegionInfo", "Store", "create",
+           "version", "__version__", *[name for name in _error_names if name != "IOError"]]

@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -135,39 +136,69 @@ py::bytes BytesOf(const std::vector<std::byte>& bytes) {
   return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
-// The state of one open handle, shared by the Python Store object and by
-// every view exported from it.
+[[noreturn]] void RaiseClosed() { throw py::value_error("I/O operation on a closed store"); }
+
+// The state of one open handle, shared by the Python Store object, every
+// view exported from it and every pending commit begun on it.
+//
+// `store` is read and reset only under `mutex`; `views` and `closing` only
+// with the GIL held. close() checks `views` and sets `closing` in one step
+// under the GIL, then resets `store` under the exclusive lock: a view made
+// meanwhile (its pointer taken under the lock, its export counted under the
+// GIL afterwards) sees `closing` when it gets the GIL back and is refused,
+// so no view can outlive the mapping.
 struct Handle {
   std::optional<rs::Store> store;
   std::shared_mutex mutex;
-  int64_t views = 0;  // exported views; guarded by the GIL
-
-  rs::Store& Get() {
-    if (!store) throw py::value_error("I/O operation on a closed store");
-    return *store;
-  }
+  int64_t views = 0;
+  bool closing = false;
 };
 
-class StoreObject;
+// Runs body(store) with the GIL released and the handle locked (Lock: a
+// std::shared_lock for calls that only read, std::unique_lock for those
+// that change the handle), and returns what it returns. ValueError if the
+// store is closed. The body must not touch Python.
+template <typename Lock, typename Body>
+auto Locked(Handle& handle, Body&& body) {
+  using Value = decltype(body(std::declval<rs::Store&>()));
+  std::optional<Value> value;
+  {
+    py::gil_scoped_release nogil;
+    Lock lock(handle.mutex);
+    if (handle.store) value.emplace(body(*handle.store));
+  }
+  if (!value) RaiseClosed();
+  return std::move(*value);
+}
 
-// The exporter behind a memoryview from Store.view/mutable_view: keeps the
-// handle (and so the mapping) alive and counted while the memoryview lives.
-// A pending commit's payload view is also counted in `also`, so that
-// finish() can refuse while it is alive.
+template <typename Body>
+auto Reading(Handle& handle, Body&& body) {
+  return Locked<std::shared_lock<std::shared_mutex>>(handle, std::forward<Body>(body));
+}
+
+template <typename Body>
+auto Changing(Handle& handle, Body&& body) {
+  return Locked<std::unique_lock<std::shared_mutex>>(handle, std::forward<Body>(body));
+}
+
+// The exporter behind a memoryview from Store.view/mutable_view or
+// PendingCommit.payload: holds the handle (so the mapping stays while the
+// memoryview lives, and close() refuses) and, for a payload, the Python
+// PendingCommit object, so the commit can be neither finished, aborted nor
+// dropped while stores through the view are possible.
 class ViewExport {
  public:
   ViewExport(std::shared_ptr<Handle> handle, std::byte* data, size_t length, bool readonly,
-             std::shared_ptr<int64_t> also = nullptr)
-      : handle_(std::move(handle)), also_(std::move(also)), data_(data), length_(length),
-        readonly_(readonly) {
+             py::object owner, std::function<void()> on_release)
+      : handle_(std::move(handle)), owner_(std::move(owner)), on_release_(std::move(on_release)),
+        data_(data), length_(length), readonly_(readonly) {
     ++handle_->views;
-    if (also_) ++*also_;
   }
   ViewExport(const ViewExport&) = delete;
   ViewExport& operator=(const ViewExport&) = delete;
   ~ViewExport() {
     --handle_->views;
-    if (also_) --*also_;
+    if (on_release_) on_release_();  // owner_ is still alive here
   }
 
   py::buffer_info Info() const {
@@ -177,28 +208,59 @@ class ViewExport {
 
  private:
   std::shared_ptr<Handle> handle_;
-  std::shared_ptr<int64_t> also_;
+  py::object owner_;
+  std::function<void()> on_release_;
   std::byte* data_;
   size_t length_;
   bool readonly_;
 };
 
+// A memoryview over [data, data + length) of the handle's mapping, unless
+// close() began while the pointer was being taken.
+py::memoryview Export(const std::shared_ptr<Handle>& handle, std::byte* data, size_t length,
+                      bool readonly, py::object owner = py::none(),
+                      std::function<void()> on_release = {}) {
+  if (handle->closing) RaiseClosed();
+  auto exporter = py::cast(std::make_unique<ViewExport>(handle, data, length, readonly,
+                                                        std::move(owner), std::move(on_release)));
+  return py::memoryview(exporter);
+}
+
 // A commit filled in place (Store.begin_commit). Holds the handle, so the
 // Store it borrows outlives it; closing the store first makes every call
-// fail with InvalidArgument (store.h's rule).
+// fail with InvalidArgument (store.h's rule). Every call on the commit runs
+// under the handle's exclusive lock: it changes the writer's state.
 class PendingObject {
  public:
   PendingObject(std::shared_ptr<Handle> handle, rs::PendingCommit commit)
       : handle_(std::move(handle)), commit_(std::move(commit)) {}
+  PendingObject(const PendingObject&) = delete;
+  PendingObject& operator=(const PendingObject&) = delete;
+  ~PendingObject() {
+    // Aborts if still pending; no payload view can exist (each holds this
+    // object).
+    py::gil_scoped_release nogil;
+    std::unique_lock lock(handle_->mutex);
+    commit_.Abort();
+  }
 
-  py::memoryview Payload() {
-    const std::span<std::byte> payload = commit_.payload();
-    if (!commit_.pending()) {
+  // `self` is this object as Python holds it: the view keeps it alive.
+  py::memoryview Payload(py::object self) {
+    std::span<std::byte> payload;
+    bool pending = false;
+    {
+      py::gil_scoped_release nogil;
+      std::unique_lock lock(handle_->mutex);
+      pending = commit_.pending();
+      if (pending) payload = commit_.payload();
+    }
+    if (!pending || ending_) {
       RaiseClass("InvalidArgument", "invalid argument: the commit is no longer pending");
     }
-    auto exporter = py::cast(
-        std::make_unique<ViewExport>(handle_, payload.data(), payload.size(), false, views_));
-    return py::memoryview(exporter);
+    py::memoryview view =
+        Export(handle_, payload.data(), payload.size(), false, self, [this] { --views_; });
+    ++views_;
+    return view;
   }
 
   void Append(const py::buffer& data) {
@@ -212,39 +274,57 @@ class PendingObject {
     Check(status);
   }
 
-  uint64_t appended() const { return commit_.appended(); }
-  bool pending() const { return commit_.pending(); }
+  uint64_t appended() {
+    py::gil_scoped_release nogil;
+    std::unique_lock lock(handle_->mutex);
+    return commit_.appended();
+  }
+  bool pending() {
+    py::gil_scoped_release nogil;
+    std::unique_lock lock(handle_->mutex);
+    return commit_.pending();
+  }
+  int64_t payload_views() const { return views_; }
 
   uint64_t Finish(std::optional<uint64_t> length, const py::object& mode) {
     const rs::Durability durability = ParseMode(mode);
-    if (*views_ != 0) {
-      throw py::buffer_error("cannot finish a commit while its payload view is exported: "
-                             "release it first (stores through it after finish would change "
-                             "a committed slot)");
-    }
+    RefuseWhileViewed("finish");
     std::optional<rs::Result<uint64_t>> finished;
+    ending_ = true;
     {
       py::gil_scoped_release nogil;
       std::unique_lock lock(handle_->mutex);
       finished.emplace(length ? commit_.Finish(*length, durability) : commit_.Finish(durability));
     }
+    ending_ = false;
     return Take(std::move(*finished));
   }
 
   void Abort() {
-    if (*views_ != 0) {
-      throw py::buffer_error("cannot abort a commit while its payload view is exported: "
-                             "release it first");
+    RefuseWhileViewed("abort");
+    ending_ = true;
+    {
+      py::gil_scoped_release nogil;
+      std::unique_lock lock(handle_->mutex);
+      commit_.Abort();
     }
-    py::gil_scoped_release nogil;
-    std::unique_lock lock(handle_->mutex);
-    commit_.Abort();
+    ending_ = false;
   }
 
  private:
+  void RefuseWhileViewed(const char* what) const {
+    if (views_ != 0) {
+      throw py::buffer_error(std::string("cannot ") + what +
+                             " a commit while its payload view is exported: release it first "
+                             "(a store through it afterwards would change a slot that is no "
+                             "longer this commit's)");
+    }
+  }
+
   std::shared_ptr<Handle> handle_;  // declared first: destroyed after commit_
   rs::PendingCommit commit_;
-  std::shared_ptr<int64_t> views_ = std::make_shared<int64_t>(0);
+  int64_t views_ = 0;    // payload views alive; guarded by the GIL
+  bool ending_ = false;  // finish() or abort() running; guarded by the GIL
 };
 
 class StoreObject {
@@ -254,147 +334,120 @@ class StoreObject {
   }
 
   void Close() {
-    if (!handle_->store) return;
+    if (handle_->closing) return;
     if (handle_->views != 0) {
       throw py::buffer_error("cannot close a store while " + std::to_string(handle_->views) +
                              " view(s) of its mapping are exported: release them first");
     }
+    handle_->closing = true;
     py::gil_scoped_release nogil;
     std::unique_lock lock(handle_->mutex);
     handle_->store.reset();
   }
-  bool closed() const { return !handle_->store; }
+  bool closed() const { return handle_->closing; }
   int64_t exported_views() const { return handle_->views; }
 
-  std::string path() { return handle_->Get().path(); }
-  bool writable() { return handle_->Get().writable(); }
-  uint64_t data_size() { return handle_->Get().data_size(); }
-  uint32_t protocol() { return handle_->Get().info().protocol(); }
+  std::string path() {
+    return Reading(*handle_, [](rs::Store& store) { return store.path(); });
+  }
+  bool writable() {
+    return Reading(*handle_, [](rs::Store& store) { return store.writable(); });
+  }
+  uint64_t data_size() {
+    return Reading(*handle_, [](rs::Store& store) { return store.data_size(); });
+  }
+  uint32_t protocol() {
+    return Reading(*handle_, [](rs::Store& store) { return store.info().protocol(); });
+  }
   std::vector<std::string> regions() {
-    std::vector<std::string> names;
-    for (const auto& region : handle_->Get().info().regions) names.push_back(region.name);
-    return names;
+    return Reading(*handle_, [](rs::Store& store) {
+      std::vector<std::string> names;
+      for (const auto& region : store.info().regions) names.push_back(region.name);
+      return names;
+    });
   }
 
   void Write(uint64_t offset, const py::buffer& data, const py::object& mode) {
-    rs::Store& store = handle_->Get();
     const rs::Durability durability = ParseMode(mode);
     Buffer buffer(data, false);
-    rs::Status status;
-    {
-      py::gil_scoped_release nogil;
-      std::unique_lock lock(handle_->mutex);
-      status = store.Write(offset, buffer.bytes(), durability);
-    }
-    Check(status);
+    Check(Changing(*handle_,
+                   [&](rs::Store& store) { return store.Write(offset, buffer.bytes(), durability); }));
   }
 
   py::bytes Read(uint64_t offset, uint64_t length) {
-    rs::Store& store = handle_->Get();
-    if (length > store.data_size()) {
+    const uint64_t size = data_size();
+    if (length > size) {
       RaiseClass("InvalidArgument", "invalid argument: read of " + std::to_string(length) +
-                                        " bytes from a data area of " +
-                                        std::to_string(store.data_size()));
+                                        " bytes from a data area of " + std::to_string(size));
     }
     std::vector<std::byte> bytes(length);
-    rs::Status status;
-    {
-      py::gil_scoped_release nogil;
-      std::shared_lock lock(handle_->mutex);
-      status = store.Read(offset, bytes);
-    }
-    Check(status);
+    Check(Reading(*handle_, [&](rs::Store& store) { return store.Read(offset, bytes); }));
     return BytesOf(bytes);
   }
 
   void ReadInto(uint64_t offset, const py::buffer& out) {
-    rs::Store& store = handle_->Get();
     Buffer buffer(out, true);
-    rs::Status status;
-    {
-      py::gil_scoped_release nogil;
-      std::shared_lock lock(handle_->mutex);
-      status = store.Read(offset, buffer.writable_bytes());
-    }
-    Check(status);
+    Check(Reading(*handle_,
+                  [&](rs::Store& store) { return store.Read(offset, buffer.writable_bytes()); }));
+  }
+
+  // The rest of the data area from `offset` when `length` is None.
+  uint64_t SpanOf(uint64_t offset, std::optional<uint64_t> length) {
+    if (length) return *length;
+    const uint64_t size = data_size();
+    return offset <= size ? size - offset : 0;
   }
 
   void Flush(uint64_t offset, std::optional<uint64_t> length, const py::object& mode) {
-    rs::Store& store = handle_->Get();
     const rs::Durability durability = ParseMode(mode);
-    const uint64_t span = length.value_or(offset <= store.data_size() ? store.data_size() - offset : 0);
-    rs::Status status;
-    {
-      py::gil_scoped_release nogil;
-      std::unique_lock lock(handle_->mutex);
-      status = store.Flush(offset, span, durability);
-    }
-    Check(status);
+    const uint64_t span = SpanOf(offset, length);
+    Check(Changing(*handle_,
+                   [&](rs::Store& store) { return store.Flush(offset, span, durability); }));
   }
 
   py::memoryview View(uint64_t offset, std::optional<uint64_t> length, bool writable) {
-    rs::Store& store = handle_->Get();
-    const uint64_t span = length.value_or(offset <= store.data_size() ? store.data_size() - offset : 0);
+    const uint64_t span = SpanOf(offset, length);
     std::byte* data = nullptr;
     if (writable) {
-      data = Take(store.MutableView(offset, span)).data();
+      // MutableView follows Write's threading rules.
+      data = Take(Changing(*handle_, [&](rs::Store& store) {
+               return store.MutableView(offset, span);
+             })).data();
     } else {
-      data = const_cast<std::byte*>(Take(store.View(offset, span)).data());
+      data = const_cast<std::byte*>(
+          Take(Reading(*handle_, [&](rs::Store& store) { return store.View(offset, span); }))
+              .data());
     }
-    auto exporter = py::cast(std::make_unique<ViewExport>(handle_, data, span, !writable));
-    return py::memoryview(exporter);
+    return Export(handle_, data, span, !writable);
   }
 
   uint64_t Commit(std::string_view name, const py::buffer& data, const py::object& mode) {
-    rs::Store& store = handle_->Get();
     const rs::Durability durability = ParseMode(mode);
     Buffer buffer(data, false);
-    std::optional<rs::Result<uint64_t>> committed;
-    {
-      py::gil_scoped_release nogil;
-      std::unique_lock lock(handle_->mutex);
-      committed.emplace(store.Commit(name, buffer.bytes(), durability));
-    }
-    return Take(std::move(*committed));
+    return Take(Changing(
+        *handle_, [&](rs::Store& store) { return store.Commit(name, buffer.bytes(), durability); }));
   }
 
   std::unique_ptr<PendingObject> BeginCommit(std::string_view name, uint64_t max_length) {
-    rs::Store& store = handle_->Get();
-    std::optional<rs::Result<rs::PendingCommit>> pending;
-    {
-      py::gil_scoped_release nogil;
-      std::unique_lock lock(handle_->mutex);
-      pending.emplace(store.BeginCommit(name, max_length));
-    }
-    return std::make_unique<PendingObject>(handle_, Take(std::move(*pending)));
+    rs::PendingCommit pending = Take(Changing(
+        *handle_, [&](rs::Store& store) { return store.BeginCommit(name, max_length); }));
+    return std::make_unique<PendingObject>(handle_, std::move(pending));
   }
 
   py::tuple LoadWithMeta(std::string_view name) {
-    rs::Store& store = handle_->Get();
     std::vector<std::byte> bytes;
-    std::optional<rs::Result<rs::CheckpointMeta>> loaded;
-    {
-      py::gil_scoped_release nogil;
-      std::shared_lock lock(handle_->mutex);
-      loaded.emplace(store.Load(name, bytes));
-    }
-    const rs::CheckpointMeta meta = Take(std::move(*loaded));
+    const rs::CheckpointMeta meta =
+        Take(Reading(*handle_, [&](rs::Store& store) { return store.Load(name, bytes); }));
     return py::make_tuple(BytesOf(bytes), meta);
   }
 
   py::bytes Load(std::string_view name) { return LoadWithMeta(name)[0]; }
 
   rs::CheckpointMeta LoadInto(std::string_view name, const py::buffer& out) {
-    rs::Store& store = handle_->Get();
     Buffer buffer(out, true);
     std::vector<std::byte> bytes;
-    std::optional<rs::Result<rs::CheckpointMeta>> loaded;
-    {
-      py::gil_scoped_release nogil;
-      std::shared_lock lock(handle_->mutex);
-      loaded.emplace(store.Load(name, bytes));
-    }
-    const rs::CheckpointMeta meta = Take(std::move(*loaded));
+    const rs::CheckpointMeta meta =
+        Take(Reading(*handle_, [&](rs::Store& store) { return store.Load(name, bytes); }));
     const std::span<std::byte> target = buffer.writable_bytes();
     if (bytes.size() > target.size()) {
       RaiseClass("BufferTooSmall", "buffer too small: '" + std::string(name) + "' holds " +
@@ -406,36 +459,30 @@ class StoreObject {
   }
 
   rs::RegionReport Report(std::string_view name) {
-    rs::Store& store = handle_->Get();
-    std::optional<rs::Result<rs::RegionReport>> report;
-    {
-      py::gil_scoped_release nogil;
-      std::shared_lock lock(handle_->mutex);
-      report.emplace(store.Report(name));
-    }
-    return Take(std::move(*report));
+    return Take(Reading(*handle_, [&](rs::Store& store) { return store.Report(name); }));
   }
 
   std::vector<rs::RegionReport> List() {
-    rs::Store& store = handle_->Get();
-    py::gil_scoped_release nogil;
-    std::shared_lock lock(handle_->mutex);
-    return store.List();
+    return Reading(*handle_, [](rs::Store& store) { return store.List(); });
   }
 
   // members: a mapping of name to buffer, or an iterable of (name, buffer).
   py::dict CommitBatch(const py::object& members, const py::object& mode) {
-    rs::Store& store = handle_->Get();
     const rs::Durability durability = ParseMode(mode);
     py::object items = py::isinstance<py::dict>(members)
                            ? py::reinterpret_borrow<py::dict>(members).attr("items")()
-                           : py::reinterpret_borrow<py::object>(members);
+                           : members;
     std::vector<std::string> names;
     std::vector<Buffer> buffers;
     for (py::handle item : py::iter(items)) {
-      py::tuple pair = py::reinterpret_borrow<py::object>(item).cast<py::tuple>();
-      if (pair.size() != 2) throw py::type_error("a batch member is a (name, buffer) pair");
-      names.push_back(pair[0].cast<std::string>());
+      py::tuple pair;
+      try {
+        pair = py::reinterpret_borrow<py::object>(item).cast<py::tuple>();
+        if (pair.size() != 2) throw py::cast_error();
+        names.push_back(pair[0].cast<std::string>());
+      } catch (const py::cast_error&) {
+        throw py::type_error("a batch member is a (str name, buffer) pair");
+      }
       buffers.emplace_back(pair[1], false);
     }
     std::vector<std::span<const std::byte>> pieces;
@@ -444,29 +491,18 @@ class StoreObject {
     for (size_t i = 0; i < names.size(); ++i) {
       batch.push_back({names[i], rs::PayloadPieces(&pieces[i], 1)});
     }
-    std::optional<rs::Result<std::vector<uint64_t>>> committed;
-    {
-      py::gil_scoped_release nogil;
-      std::unique_lock lock(handle_->mutex);
-      committed.emplace(store.CommitBatch(batch, durability));
-    }
-    const std::vector<uint64_t> generations = Take(std::move(*committed));
+    const std::vector<uint64_t> generations = Take(
+        Changing(*handle_, [&](rs::Store& store) { return store.CommitBatch(batch, durability); }));
     py::dict result;
     for (size_t i = 0; i < names.size(); ++i) result[py::str(names[i])] = generations[i];
     return result;
   }
 
   py::dict LoadSet(const std::vector<std::string>& names, bool with_meta) {
-    rs::Store& store = handle_->Get();
     std::vector<std::string_view> views(names.begin(), names.end());
     std::vector<std::vector<std::byte>> copies;
-    std::optional<rs::Result<std::vector<rs::CheckpointMeta>>> loaded;
-    {
-      py::gil_scoped_release nogil;
-      std::shared_lock lock(handle_->mutex);
-      loaded.emplace(store.LoadSet(views, copies));
-    }
-    const std::vector<rs::CheckpointMeta> metas = Take(std::move(*loaded));
+    const std::vector<rs::CheckpointMeta> metas = Take(
+        Reading(*handle_, [&](rs::Store& store) { return store.LoadSet(views, copies); }));
     py::dict result;
     for (size_t i = 0; i < names.size(); ++i) {
       if (with_meta) {
@@ -480,7 +516,6 @@ class StoreObject {
 
   py::tuple WaitNewer(std::string_view name, uint64_t generation, std::optional<double> timeout) {
     using Clock = std::chrono::steady_clock;
-    rs::Store& store = handle_->Get();
     if (timeout && !(*timeout >= 0)) {
       RaiseClass("InvalidArgument", "invalid argument: timeout must be >= 0 seconds or None");
     }
@@ -490,7 +525,8 @@ class StoreObject {
     const Clock::time_point start = Clock::now();
     // Slices of 200 ms, each rechecking the path (and polling for a writer
     // that does not wake) after 100 ms: the library's own recheck (1 s)
-    // would never come within a slice.
+    // would never come within a slice. The store is looked up again for
+    // each slice, under the lock, so a close() between slices is seen.
     constexpr auto kSlice = std::chrono::milliseconds(200);
     rs::WaitOptions options;
     options.recheck = std::chrono::milliseconds(100);
@@ -500,15 +536,12 @@ class StoreObject {
       const auto slice = std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::min<Clock::duration>(left, kSlice));
       std::vector<std::byte> bytes;
-      std::optional<rs::Result<rs::CheckpointMeta>> newer;
-      {
-        py::gil_scoped_release nogil;
-        std::shared_lock lock(handle_->mutex);
-        newer.emplace(store.WaitForNewer(name, generation, slice, bytes, options));
-      }
-      if (newer->ok()) return py::make_tuple(BytesOf(bytes), **newer);
-      if (newer->status().code() != rs::StatusCode::kTimedOut || left <= kSlice) {
-        Raise(newer->status());
+      rs::Result<rs::CheckpointMeta> newer = Reading(*handle_, [&](rs::Store& store) {
+        return store.WaitForNewer(name, generation, slice, bytes, options);
+      });
+      if (newer.ok()) return py::make_tuple(BytesOf(bytes), *newer);
+      if (newer.status().code() != rs::StatusCode::kTimedOut || left <= kSlice) {
+        Raise(newer.status());
       }
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     }
@@ -519,34 +552,25 @@ class StoreObject {
   std::vector<int64_t> TimeCommits(std::string_view name, const py::buffer& data,
                                    const py::object& mode, int count) {
     using Clock = std::chrono::steady_clock;
-    rs::Store& store = handle_->Get();
     const rs::Durability durability = ParseMode(mode);
     Buffer buffer(data, false);
     std::vector<int64_t> nanos;
     nanos.reserve(static_cast<size_t>(std::max(count, 0)));
-    rs::Status status;
-    {
-      py::gil_scoped_release nogil;
-      std::unique_lock lock(handle_->mutex);
-      for (int i = 0; i < count && status.ok(); ++i) {
+    Check(Changing(*handle_, [&](rs::Store& store) {
+      for (int i = 0; i < count; ++i) {
         const Clock::time_point start = Clock::now();
         auto committed = store.Commit(name, buffer.bytes(), durability);
         nanos.push_back((Clock::now() - start).count());
-        if (!committed.ok()) status = committed.status();
+        if (!committed.ok()) return committed.status();
       }
-    }
-    Check(status);
+      return rs::Status();
+    }));
     return nanos;
   }
 
   py::dict Stats() {
-    rs::Store& store = handle_->Get();
-    rs::StoreStats stats;
-    {
-      py::gil_scoped_release nogil;
-      std::shared_lock lock(handle_->mutex);
-      stats = store.Stats();
-    }
+    // Stats reads what Write changes: not beside it.
+    const rs::StoreStats stats = Changing(*handle_, [](rs::Store& store) { return store.Stats(); });
     py::dict by_mode;
     for (rs::Durability mode : {rs::Durability::kNone, rs::Durability::kAsync,
                                 rs::Durability::kSync, rs::Durability::kPwriteFdatasync}) {
@@ -575,8 +599,8 @@ class StoreObject {
   std::shared_ptr<Handle> handle_;
 };
 
-void Create(const std::filesystem::path& path, uint64_t size, const py::object& checkpoints, uint32_t protocol,
-            bool batch_log, uint64_t journal_size, bool replace) {
+void Create(const std::filesystem::path& path, uint64_t size, const py::object& checkpoints,
+            uint32_t protocol, bool batch_log, uint64_t journal_size, bool replace) {
   rs::CreateOptions options;
   options.protocol = protocol;
   options.batch_log = batch_log;
@@ -587,22 +611,27 @@ void Create(const std::filesystem::path& path, uint64_t size, const py::object& 
                            ? py::reinterpret_borrow<py::dict>(checkpoints).attr("items")()
                            : py::reinterpret_borrow<py::object>(checkpoints);
     for (py::handle item : py::iter(items)) {
-      py::tuple entry = py::reinterpret_borrow<py::object>(item).cast<py::tuple>();
-      if (entry.size() != 2 && entry.size() != 3) {
-        throw py::type_error("a checkpoint is (name, capacity) or (name, capacity, layout)");
+      py::tuple entry;
+      rs::CheckpointSpec spec;
+      std::string layout = "auto";
+      try {
+        entry = py::reinterpret_borrow<py::object>(item).cast<py::tuple>();
+        if (entry.size() != 2 && entry.size() != 3) throw py::cast_error();
+        spec.name = entry[0].cast<std::string>();
+        spec.capacity = entry[1].cast<uint64_t>();
+        if (entry.size() == 3) layout = entry[2].cast<std::string>();
+      } catch (const py::cast_error&) {
+        throw py::type_error("a checkpoint is (str name, int capacity >= 0) or (name, capacity, "
+                             "'auto'|'compact'|'aligned')");
       }
-      rs::CheckpointSpec spec{entry[0].cast<std::string>(), entry[1].cast<uint64_t>()};
-      if (entry.size() == 3) {
-        const std::string layout = entry[2].cast<std::string>();
-        if (layout == "compact") {
-          spec.layout = rs::SlotLayout::kCompact;
-        } else if (layout == "aligned") {
-          spec.layout = rs::SlotLayout::kAligned;
-        } else if (layout != "auto") {
-          RaiseClass("InvalidArgument", "invalid argument: checkpoint '" + spec.name +
-                                            "' has layout '" + layout +
-                                            "', none of 'auto', 'compact' and 'aligned'");
-        }
+      if (layout == "compact") {
+        spec.layout = rs::SlotLayout::kCompact;
+      } else if (layout == "aligned") {
+        spec.layout = rs::SlotLayout::kAligned;
+      } else if (layout != "auto") {
+        RaiseClass("InvalidArgument", "invalid argument: checkpoint '" + spec.name +
+                                          "' has layout '" + layout +
+                                          "', none of 'auto', 'compact' and 'aligned'");
       }
       options.checkpoints.push_back(std::move(spec));
     }
@@ -723,7 +752,10 @@ PYBIND11_MODULE(_regionstore, m) {
                             "through `payload`\n(a writable memoryview of the target slot: no "
                             "copy) or append(), then finish().\nAs a context manager it aborts "
                             "on leaving unless finished.")
-      .def_property_readonly("payload", &PendingObject::Payload,
+      .def_property_readonly("payload",
+                             [](py::object self) {
+                               return self.cast<PendingObject&>().Payload(self);
+                             },
                              "A writable memoryview of the slot's payload area, max_length bytes. "
                              "Release it\nbefore finish() or abort() (BufferError otherwise).")
       .def("append", &PendingObject::Append, py::arg("data"),
@@ -731,6 +763,8 @@ PYBIND11_MODULE(_regionstore, m) {
            "max_length.")
       .def_property_readonly("appended", &PendingObject::appended,
                              "Bytes written by append() so far.")
+      .def_property_readonly("payload_views", &PendingObject::payload_views,
+                             "How many payload memoryviews are alive.")
       .def_property_readonly("pending", &PendingObject::pending,
                              "True until finish() or abort().")
       .def("finish", &PendingObject::Finish, py::arg("length") = py::none(),
@@ -741,11 +775,16 @@ PYBIND11_MODULE(_regionstore, m) {
       .def("__enter__", [](py::object self) { return self; })
       .def(
           "__exit__",
-          [](PendingObject& self, py::handle, py::handle, py::handle) {
+          [](PendingObject& self, py::handle type, py::handle, py::handle) {
+            // Leaving by an exception while the payload is viewed: let that
+            // exception through, not a BufferError; the commit is aborted
+            // when the view and this object are gone.
+            if (!type.is_none() && self.payload_views() != 0) return false;
             if (self.pending()) self.Abort();
             return false;
           },
-          "Aborts the commit unless it was finished.");
+          "Aborts the commit unless it was finished (BufferError if its payload is still "
+          "viewed,\nunless the block is left by an exception, which then goes through).");
 
   py::class_<StoreObject>(m, "Store",
                           "An open store: one file mapped MAP_SHARED for the life of the handle.\n\n"
@@ -763,11 +802,16 @@ PYBIND11_MODULE(_regionstore, m) {
       .def("__enter__", [](py::object self) { return self; })
       .def(
           "__exit__",
-          [](StoreObject& self, py::handle, py::handle, py::handle) {
+          [](StoreObject& self, py::handle type, py::handle, py::handle) {
+            // Leaving by an exception while views live: let that exception
+            // through; the handle closes when the last view and the Store
+            // object are gone.
+            if (!type.is_none() && self.exported_views() != 0) return false;
             self.Close();
             return false;
           },
-          "Closes the store (BufferError if a view is still alive).")
+          "Closes the store (BufferError if a view is still alive, unless the block is left "
+          "by an\nexception, which then goes through and the store closes with its last view).")
       .def_property_readonly("path", &StoreObject::path, "The path the store was opened at.")
       .def_property_readonly("writable", &StoreObject::writable,
                              "True for the writer ('rw'), False for a reader.")

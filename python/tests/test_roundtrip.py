@@ -132,3 +132,25 @@ def test_create_options(tmp_path, protocol):
     with regionstore.open(path, "rw") as store:
         assert store.protocol == protocol
         assert store.commit_batch({"c": b"1", "w": b"2"}, "sync") == {"c": 1, "w": 1}
+
+
+def test_bad_checkpoint_and_batch_items_are_type_errors(tmp_path, store_path):
+    with pytest.raises(TypeError, match="checkpoint"):
+        regionstore.create(tmp_path / "x.rs", 4096, {"a": -1})
+    with pytest.raises(TypeError, match="checkpoint"):
+        regionstore.create(tmp_path / "x.rs", 4096, {1: 10})
+    with regionstore.open(store_path, "rw") as store:
+        with pytest.raises(TypeError, match="batch member"):
+            store.commit_batch({1: b"x"})
+        with pytest.raises(TypeError, match="batch member"):
+            store.commit_batch([("a",)])
+        with store.batch() as empty:
+            pass
+        assert empty.generations == {}
+
+
+def test_star_import_does_not_shadow_builtins():
+    namespace = {}
+    exec("from regionstore import *", namespace)
+    assert "open" not in namespace and "IOError" not in namespace
+    assert "create" in namespace and "InvalidArgument" in namespace

@@ -60,3 +60,56 @@ def test_a_read_only_view_refuses_writes(store_path):
         view.release()
         with pytest.raises(regionstore.InvalidArgument):
             reader.mutable_view(0, 8)
+
+
+def test_a_payload_view_keeps_its_pending_commit_until_released(store_path):
+    with regionstore.open(store_path, "rw") as store:
+        store.commit("a", b"one", "sync")
+        pending = store.begin_commit("a", 16)
+        payload = pending.payload
+        del pending  # the view holds it: still pending, not aborted
+        payload[:5] = b"EVIL!"
+        assert store.load("a") == b"one"
+        payload.release()  # now the commit is dropped (aborted)
+        assert store.commit("a", b"three", "sync") == 2
+        assert store.load("a") == b"three"
+
+
+def test_leaving_a_with_block_by_an_exception_lets_it_through_despite_live_views(store_path):
+    with pytest.raises(RuntimeError, match="the user's"):
+        with regionstore.open(store_path, "rw") as store:
+            view = store.view(0, 4)
+            raise RuntimeError("the user's")
+    assert not store.closed
+    del view  # the last view: the store can close now
+    store.close()
+    with pytest.raises(RuntimeError, match="the user's"):
+        with regionstore.open(store_path, "rw") as store:
+            with store.begin_commit("a", 8) as pending:
+                payload = pending.payload
+                raise RuntimeError("the user's")
+    del payload
+
+
+def test_closing_from_another_thread_ends_a_wait_with_an_error_not_a_crash(store_path):
+    import threading
+
+    reader = regionstore.open(store_path)
+    outcome = []
+
+    def wait():
+        try:
+            reader.wait_newer("a", 0, timeout=30)
+            outcome.append("returned")
+        except ValueError as error:
+            outcome.append(str(error))
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    reader.close()
+    thread.join(60)
+    assert outcome == ["I/O operation on a closed store"]
+    with pytest.raises(ValueError, match="closed"):
+        reader.view(0, 1)
+    with pytest.raises(ValueError, match="closed"):
+        reader.path

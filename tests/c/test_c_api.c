@@ -245,8 +245,17 @@ static void test_nulls(const char* dir) {
   CHECK(rs_load_set(NULL, names, 1, outs, capacities, &meta) == RS_INVALID_ARGUMENT);
   CHECK(rs_load_set(store, NULL, 1, outs, capacities, &meta) == RS_INVALID_ARGUMENT);
   CHECK(rs_load_set(store, names, 1, outs, capacities, &meta) == RS_INVALID_ARGUMENT);
+  names[0] = "r";
+  void* null_outs[] = {NULL};
+  CHECK(rs_load_set(store, names, 1, null_outs, capacities, &meta) == RS_INVALID_ARGUMENT);
+  CHECK(strstr(rs_last_error(), "out buffer") != NULL);
   names[0] = "missing";
   CHECK(rs_load_set(store, names, 1, outs, capacities, &meta) == RS_NOT_FOUND);
+  /* A timeout too long for nanoseconds waits without limit: here the commit
+   * is already there, so it returns at once. */
+  CHECK(rs_wait_newer(store, "r", 0, INT64_MAX, &byte, 1, &meta) == RS_OK);
+  CHECK(rs_commit_batch(store, &member, 100000, RS_NONE, NULL) == RS_INVALID_ARGUMENT);
+  CHECK(strstr(rs_last_error(), "at most 254") != NULL);
   CHECK(rs_wait_newer(NULL, "r", 0, 0, &byte, 1, &meta) == RS_INVALID_ARGUMENT);
   CHECK(rs_wait_newer(store, NULL, 0, 0, &byte, 1, &meta) == RS_INVALID_ARGUMENT);
   CHECK(rs_wait_newer(store, "r", 0, 0, NULL, 1, &meta) == RS_INVALID_ARGUMENT);
