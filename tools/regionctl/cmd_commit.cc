@@ -223,12 +223,14 @@ void AddCommitOptions(CLI::App* command, const std::shared_ptr<CommitArgs>& args
     command->add_option("NAME", args->name, "Name of the checkpoint region")->type_name("");
   }
   AddDurabilityOption(command, args->durability_name, "commit");
-  command
-      ->add_option("--input", args->input_path,
-                   input_required ? "The file to commit"
-                                  : "Read the payload from FILE, not standard input")
-      ->type_name("FILE")
-      ->required(input_required);
+  DashMeansStandardStream(
+      command
+          ->add_option("--input", args->input_path,
+                       input_required ? "The file to commit ('-': standard input)"
+                                      : "Read the payload from FILE, not standard input ('-': "
+                                        "standard input)")
+          ->type_name("FILE")
+          ->required(input_required));
   command->add_flag("--json", args->json, "Print one JSON object instead of a sentence");
   command->callback([args, &outcome] { outcome = RunCommit(*args); });
 }

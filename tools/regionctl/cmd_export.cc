@@ -25,6 +25,12 @@ struct ExportArgs : StoreArgs {
 };
 
 Status RunExport(const ExportArgs& args) {
+  if (args.output_path == "-") {
+    return Status::Error(StatusCode::kInvalidArgument, "export", args.path,
+                         "--output - : export replaces a file atomically, which standard output "
+                         "is not; to write the commit to standard output, use `regionctl load "
+                         "PATH NAME` (or its --output -)");
+  }
   // Read-only: no lock, so this works while a writer holds the store.
   Result<Store> store =
       Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});

@@ -214,10 +214,12 @@ void SetupLoad(CLI::App& app, Status& outcome) {
                    "Load region NAME into FILE, as one consistent set with the other --get "
                    "regions ('-': standard output)")
       ->type_name("NAME=FILE");
-  command
-      ->add_option("--output", args->output_path,
-                   "Write the payload to FILE (created or truncated, mode 0644)")
-      ->type_name("FILE");
+  DashMeansStandardStream(
+      command
+          ->add_option("--output", args->output_path,
+                       "Write the payload to FILE (created or truncated, mode 0644; '-': "
+                       "standard output)")
+          ->type_name("FILE"));
   command
       ->add_option("--wait-newer-than", args->wait_newer_than,
                    "Wait until region NAME holds a commit above generation G, then load it")

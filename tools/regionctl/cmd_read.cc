@@ -44,10 +44,12 @@ void SetupRead(CLI::App& app, Status& outcome) {
   AddSizeOption(command, "--offset", args->offset, "Data-area offset of the first byte")
       ->required();
   AddSizeOption(command, "--length", args->length, "Number of bytes to read")->required();
-  command
-      ->add_option("--output", args->output_path,
-                   "Write the bytes to FILE (created or truncated, mode 0644)")
-      ->type_name("FILE");
+  DashMeansStandardStream(
+      command
+          ->add_option("--output", args->output_path,
+                       "Write the bytes to FILE (created or truncated, mode 0644; '-': standard "
+                       "output)")
+          ->type_name("FILE"));
   command->callback([args, &outcome] { outcome = RunRead(*args); });
 }
 

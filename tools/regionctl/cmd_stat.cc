@@ -44,12 +44,12 @@ void PrintColumns(const std::vector<std::vector<std::string>>& rows, bool left =
   std::vector<size_t> widths;
   for (const auto& row : rows) {
     widths.resize(std::max(widths.size(), row.size()), 0);
-    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], DisplayWidth(row[i]));
   }
   for (const auto& row : rows) {
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
-      const std::string pad(widths[i] - row[i].size(), ' ');
+      const std::string pad(widths[i] - DisplayWidth(row[i]), ' ');
       line += i == 0 || left ? row[i] + pad : pad + row[i];
       if (i + 1 < row.size()) line += "  ";
     }

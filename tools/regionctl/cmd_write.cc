@@ -247,8 +247,11 @@ void SetupWrite(CLI::App& app, Status& outcome) {
   AddSizeOption(command, "--offset", args->offset, "Data-area offset of the first byte")
       ->required();
   AddDurabilityOption(command, args->durability_name, "write");
-  command->add_option("--input", args->input_path, "Read the bytes from FILE, not standard input")
-      ->type_name("FILE");
+  DashMeansStandardStream(
+      command
+          ->add_option("--input", args->input_path,
+                       "Read the bytes from FILE, not standard input ('-': standard input)")
+          ->type_name("FILE"));
   command->add_flag("--json", args->json, "Print one JSON object instead of a sentence");
   command->callback([args, &outcome] { outcome = RunWrite(*args); });
 }

@@ -820,4 +820,83 @@ Status WriteOutput(const std::string& output_path, std::span<const std::byte> da
   return output->Write(data, sync_regular_file);
 }
 
+CLI::Option* DashMeansStandardStream(CLI::Option* option) {
+  return option->transform(
+      [](std::string value) { return value == "-" ? std::string() : value; }, "", "");
+}
+
+namespace {
+
+// One UTF-8 sequence at `text[*at]`: its code point, advancing *at; nullopt
+// (advancing one byte) for a byte that does not start a valid sequence.
+std::optional<char32_t> NextCodePoint(std::string_view text, size_t* at) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(*at);
+  size_t length = 0;
+  char32_t point = 0;
+  if (lead < 0x80) {
+    ++*at;
+    return lead;
+  } else if ((lead & 0xE0) == 0xC0) {
+    length = 2;
+    point = lead & 0x1F;
+  } else if ((lead & 0xF0) == 0xE0) {
+    length = 3;
+    point = lead & 0x0F;
+  } else if ((lead & 0xF8) == 0xF0) {
+    length = 4;
+    point = lead & 0x07;
+  } else {
+    ++*at;
+    return std::nullopt;
+  }
+  if (*at + length > text.size()) {
+    ++*at;
+    return std::nullopt;
+  }
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(*at + i) & 0xC0) != 0x80) {
+      ++*at;
+      return std::nullopt;
+    }
+    point = (point << 6) | (byte(*at + i) & 0x3F);
+  }
+  *at += length;
+  return point;
+}
+
+bool IsCombining(char32_t c) {
+  return (c >= 0x0300 && c <= 0x036F) || (c >= 0x1AB0 && c <= 0x1AFF) ||
+         (c >= 0x1DC0 && c <= 0x1DFF) || (c >= 0x200B && c <= 0x200F) ||
+         (c >= 0x20D0 && c <= 0x20FF) || (c >= 0xFE00 && c <= 0xFE0F) ||
+         (c >= 0xFE20 && c <= 0xFE2F);
+}
+
+bool IsWide(char32_t c) {
+  return (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0x303E) ||
+         (c >= 0x3041 && c <= 0x33FF) || (c >= 0x3400 && c <= 0x4DBF) ||
+         (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA000 && c <= 0xA4CF) ||
+         (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) ||
+         (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
+         (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1F64F) ||
+         (c >= 0x1F900 && c <= 0x1F9FF) || (c >= 0x20000 && c <= 0x3FFFD);
+}
+
+}  // namespace
+
+size_t DisplayWidth(std::string_view text) {
+  size_t width = 0;
+  for (size_t at = 0; at < text.size();) {
+    const std::optional<char32_t> point = NextCodePoint(text, &at);
+    if (!point) {
+      ++width;
+    } else if (IsWide(*point)) {
+      width += 2;
+    } else if (!IsCombining(*point)) {
+      ++width;
+    }
+  }
+  return width;
+}
+
 }  // namespace regionstore::regionctl

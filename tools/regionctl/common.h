@@ -285,6 +285,16 @@ struct Input {
   bool exceeds_limit = false;
 };
 
+// For a FILE option: '-' means the standard stream (standard input for
+// --input, standard output for --output), stored as "", as if the option
+// were not given. A file really named "-" is ./-.
+CLI::Option* DashMeansStandardStream(CLI::Option* option);
+
+// The terminal columns `text` takes, for padding tables: UTF-8 decoded;
+// East Asian wide and fullwidth characters take 2, combining marks 0,
+// everything else (and each byte that is not UTF-8) 1.
+size_t DisplayWidth(std::string_view text);
+
 // Reads all of the file at `input_path`, or standard input if it is empty,
 // stopping one byte past `limit`. Errors: kInvalidArgument if standard input
 // was closed when regionctl started ("standard input is closed"); those of

@@ -147,7 +147,7 @@ int Run(int argc, char** argv) {
       "  regionctl dump state.rs --region state | head\n"
       "  regionctl bench --dir /var/lib/myapp\n"
       + std::string(kExitCodes));
-  app.set_version_flag("--version", std::string("regionctl ") + REGIONCTL_VERSION);
+  app.set_version_flag("-V,--version", std::string("regionctl ") + REGIONCTL_VERSION);
   app.require_subcommand(1);
   SetupCreate(app, outcome);
   SetupInspect(app, outcome);
