@@ -86,6 +86,27 @@ Result<CopyReport> Store::CopyTo(const std::string& destination,
   for (const RegionEntry& region : r.info.regions) {
     create.checkpoints.push_back({region.name, region.capacity, region.layout});
   }
+  for (const CheckpointSpec& spec : options.checkpoints) {
+    auto same = std::find_if(create.checkpoints.begin(), create.checkpoints.end(),
+                             [&](const CheckpointSpec& made) { return made.name == spec.name; });
+    if (same == create.checkpoints.end()) {
+      create.checkpoints.push_back(spec);  // a new region (Create checks its name)
+      continue;
+    }
+    const size_t index = static_cast<size_t>(same - create.checkpoints.begin());
+    if (index >= r.info.regions.size()) {
+      return invalid("region '" + spec.name + "' is given twice");
+    }
+    if (spec.capacity < same->capacity) {
+      return invalid("region '" + spec.name + "' would shrink from " +
+                     std::to_string(same->capacity) + " to " + std::to_string(spec.capacity) +
+                     " bytes: a copy never drops bytes");
+    }
+    if (spec.capacity != same->capacity || spec.layout != SlotLayout::kAuto) {
+      same->capacity = spec.capacity;
+      same->layout = spec.layout;
+    }
+  }
   uint64_t file_size = 0;
   const auto progress = [&](uint64_t done) {
     if (options.progress) {

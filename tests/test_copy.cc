@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -169,6 +171,91 @@ TEST_CASE("CopyTo to a larger data area, from a writer's own handle", "[copy]") 
   CHECK(report->data_bytes == 1 * kMiB);
   CHECK(ReadStoreInfo(destination)->data_size == 3 * kMiB);
   CheckSameContent(source, destination);
+}
+
+TEST_CASE("CopyTo to twice the size with larger regions and a new one: every commit "
+          "byte-exact, generations carried on, a commit larger than the old capacity fits",
+          "[copy]") {
+  const uint32_t protocol = GENERATE(1u, 2u);
+  INFO("protocol " << protocol);
+  TempDir dir;
+  const std::string source = dir.File("src.rgn");
+  const std::string destination = dir.File("dst.rgn");
+  MakeSource(source, protocol, 1 * kMiB);
+  CopyOptions options = Options(false, 0, 2 * kMiB);
+  options.checkpoints = {{"model", 40'000, SlotLayout::kAuto},
+                         {"index", 140'002, SlotLayout::kAuto},
+                         {"added", 1000, SlotLayout::kAuto}};
+  {
+    Store src = MustOpen(source, OpenMode::kReadOnly);
+    auto report = src.CopyTo(destination, options);
+    INFO(report.status().ToString());
+    REQUIRE(report.ok());
+    CHECK(report->regions == 4);
+  }
+  Store src = MustOpen(source, OpenMode::kReadOnly);
+  {
+    Store dst = MustOpen(destination, OpenMode::kReadOnly);
+    const StoreInfo& info = dst.info();
+    CHECK(info.data_size == 2 * kMiB);
+    REQUIRE(info.regions.size() == 5);
+    CHECK(info.regions[0].name == "model");
+    CHECK(info.regions[0].capacity == 40'000);
+    CHECK(info.regions[2].capacity == 140'002);
+    CHECK(info.regions[3].capacity == 100);  // "never": not named, as it was
+    CHECK(info.regions[4].name == "added");
+    // Every region's newest commit, byte-exact, with its generation.
+    for (const std::string_view name : {"model", "step", "index"}) {
+      INFO("region " << name);
+      std::vector<std::byte> a, b;
+      auto from = src.Load(name, a);
+      auto to = dst.Load(name, b);
+      REQUIRE(from.ok());
+      REQUIRE(to.ok());
+      CHECK(a == b);
+      CHECK(to->generation == from->generation);
+    }
+    std::vector<std::byte> none;
+    CHECK(dst.Load("added", none).status().code() == StatusCode::kNotFound);
+    std::vector<std::byte> data(1 * kMiB);
+    REQUIRE(dst.Read(0, data).ok());
+    std::vector<std::byte> expected(1 * kMiB);
+    REQUIRE(src.Read(0, expected).ok());
+    CHECK(data == expected);
+  }
+  // The next commit is larger than the source's capacity and numbered
+  // above the copied one; a reader waiting on the copy sees it as newer.
+  Store dst = MustOpen(destination, OpenMode::kReadWrite);
+  const std::vector<std::byte> bigger = Payload(35'000, 5, 4);
+  auto generation = dst.Commit("model", bigger, Durability::kSync);
+  REQUIRE(generation.ok());
+  CHECK(*generation == 5);
+  std::vector<std::byte> back;
+  REQUIRE(dst.Load("model", back).ok());
+  CHECK(back == bigger);
+  REQUIRE(dst.Commit("added", Payload(1000, 1, 5), Durability::kSync).ok());
+  Store reader = MustOpen(destination, OpenMode::kReadOnly);
+  std::vector<std::byte> waited;
+  auto newer = reader.WaitForNewer("model", 4, std::chrono::seconds(10), waited);
+  REQUIRE(newer.ok());
+  CHECK(newer->generation == 5);
+}
+
+TEST_CASE("CopyTo refuses to shrink a region or to name one twice", "[copy]") {
+  TempDir dir;
+  const std::string source = dir.File("src.rgn");
+  const std::string destination = dir.File("dst.rgn");
+  MakeSource(source, 2, 1 * kMiB);
+  Store src = MustOpen(source, OpenMode::kReadOnly);
+  CopyOptions shrink;
+  shrink.checkpoints = {{"model", 19'999, SlotLayout::kAuto}};
+  auto shrunk = src.CopyTo(destination, shrink);
+  CHECK(shrunk.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(shrunk.status().message(), Catch::Contains("would shrink"));
+  CopyOptions twice;
+  twice.checkpoints = {{"new", 10, SlotLayout::kAuto}, {"new", 20, SlotLayout::kAuto}};
+  CHECK(src.CopyTo(destination, twice).status().code() == StatusCode::kInvalidArgument);
+  CHECK_FALSE(std::filesystem::exists(destination));
 }
 
 TEST_CASE("CopyTo refuses what it cannot do and leaves the destination as it was", "[copy]") {
@@ -352,6 +439,30 @@ TEST_CASE("A copy killed at any step leaves the destination absent or as it was,
   auto strays = FindStrayTemps(destination);
   REQUIRE(strays.ok());
   CHECK(strays->empty());
+}
+
+TEST_CASE("regionctl copy --size --checkpoint: the offline grow", "[copy][regionctl]") {
+  TempDir dir;
+  const std::string source = dir.File("src.rs");
+  const std::string destination = dir.File("big.rs");
+  RequireSuccess(Regionctl({"create", source, "--size", "64KiB", "--checkpoint", "state:1KiB"}));
+  RequireSuccess(Regionctl({"commit", source, "state"}, TextBytes("small state")));
+  RequireSuccess(Regionctl({"copy", source, destination, "--size", "128KiB", "--checkpoint",
+                            "state:8KiB", "--checkpoint", "log:2KiB:compact"}));
+  ProcessResult loaded = Regionctl({"load", destination, "state"});
+  RequireSuccess(loaded);
+  CHECK(loaded.stdout_bytes == "small state");
+  const std::string large(5000, 'x');  // over the source's 1 KiB
+  RequireSuccess(Regionctl({"commit", destination, "state"}, TextBytes(large)));
+  const nlohmann::json stat = JsonOf({"stat", destination, "--json"});
+  CHECK(stat["data_size"] == 128 * 1024);
+  REQUIRE(stat["regions"].size() == 2);
+  CHECK(stat["regions"][0]["capacity"] == 8 * 1024);
+  CHECK(stat["regions"][0]["generation"] == 2);
+  CHECK(stat["regions"][1]["name"] == "log");
+  RequireFailure(Regionctl({"copy", source, dir.File("small.rs"), "--checkpoint", "state:10"}),
+                 kExitUsage);
+  CHECK_FALSE(std::filesystem::exists(dir.File("small.rs")));
 }
 
 TEST_CASE("regionctl copy: a report, its JSON, and clear refusals", "[copy][regionctl]") {

@@ -261,6 +261,13 @@ struct CopyOptions {
   // The copy's data area in bytes: 0 keeps the source's; a larger one is
   // zero past the source's bytes. Smaller is kInvalidArgument.
   uint64_t data_size = 0;
+  // The copy's geometry beyond the source's (the offline grow): an entry
+  // naming a region of the source gives it this capacity, at least the
+  // source's (smaller is kInvalidArgument: a copy never drops bytes), and
+  // this layout (kAuto: chosen for the new capacity); an entry naming no
+  // region adds it, empty, after the source's regions. Each region keeps
+  // its newest commit and its generations either way.
+  std::vector<CheckpointSpec> checkpoints;
   // As CreateOptions::warnings (filesystem notes about the new file).
   std::vector<std::string>* warnings = nullptr;
   // Called with the bytes written so far and the total: the new file's

@@ -21,6 +21,7 @@ struct CopyArgs : StoreArgs {
   std::string destination;
   uint32_t protocol = 0;
   uint64_t data_size = 0;
+  std::vector<std::string> checkpoints;  // NAME:CAPACITY[:LAYOUT], as typed
   bool force = false;
   bool json = false;
 };
@@ -33,6 +34,11 @@ Status RunCopy(const CopyArgs& args) {
   options.replace_existing = args.force;
   options.protocol = args.protocol;
   options.data_size = args.data_size;
+  for (const std::string& text : args.checkpoints) {
+    Result<CheckpointSpec> spec = ParseCheckpointSpec(args.destination, text);
+    if (!spec.ok()) return spec.status().WithOperation("copy", args.destination);
+    options.checkpoints.push_back(std::move(*spec));
+  }
   std::vector<std::string> warnings;
   options.warnings = &warnings;
   std::optional<CopyReport> report;
@@ -77,6 +83,7 @@ void SetupCopy(CLI::App& app, Status& outcome) {
       "Example:\n"
       "  regionctl copy state.rs backup.rs\n"
       "  regionctl copy old.rs new.rs --protocol 2\n"
+      "  regionctl copy small.rs big.rs --size 1GiB --checkpoint state:64MiB --checkpoint log:1MiB\n"
       "DST gets SRC's regions (names, capacities, slot layouts), each region's newest\n"
       "commit with its generation and time, and the data area. The regions are one\n"
       "consistent set, as `load --get` gives them, even while a writer commits batches;\n"
@@ -85,6 +92,9 @@ void SetupCopy(CLI::App& app, Status& outcome) {
       "above the one copied. DST is a new store (its own uuid), built in a temp file\n"
       "beside it, synced and renamed into place: after a failure or a kill DST is as it\n"
       "was, or absent, never partial. SRC is only read and never locked.\n"
+      "--size and --checkpoint make the copy an offline grow: --checkpoint NAME:CAPACITY\n"
+      "gives an existing region a larger capacity (never smaller) or adds a new, empty\n"
+      "region; every region keeps its newest commit and its generations.\n"
       "A progress bar goes to stderr when it is a terminal and DST is larger than 1 GiB.");
   AddStoreArguments(command, *args);
   command->add_option("DST", args->destination, "Path of the new store")->required()->type_name("");
@@ -98,6 +108,11 @@ void SetupCopy(CLI::App& app, Status& outcome) {
                    "Data area of DST, at least SRC's (default: SRC's); the rest is zero")
       ->type_name("SIZE")
       ->transform(SizeTransform());
+  command
+      ->add_option("--checkpoint", args->checkpoints,
+                   "Give region NAME of SRC a larger CAPACITY in DST, or add region NAME "
+                   "(repeatable; LAYOUT: auto, compact, aligned)")
+      ->type_name("NAME:CAPACITY[:LAYOUT]");
   command->add_flag("--force", args->force,
                     "Replace an existing file at DST (refused while a writer holds it, if it is "
                     "a symbolic link, or if it is SRC itself)");
