@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and runs the tests in four passes:
 #  - release:    the whole suite (Release); then installs into a scratch
-#                prefix and builds and runs the consumer example against it;
+#                prefix and builds and runs the consumer examples against it;
+#                then builds the Debian packages, unpacks them and builds the
+#                consumers against them, and configures a FetchContent consumer
+#                without the tools' dependencies (scripts/check-packages.sh);
 #                then installs the Python package into a fresh virtual
 #                environment and runs its pytest suite (scripts/test-python.sh);
 #                then the real-kernel crash run (scripts/crash-vm.sh: a QEMU
@@ -35,7 +38,8 @@ for preset in release asan-ubsan tsan fuzz; do
      cmake --build --preset "${preset}" -j "${jobs}" &&
      ctest --preset "${preset}" -j "${test_jobs}" &&
      { [[ ${preset} != release ]] ||
-       { REGIONSTORE_REQUIRE_MAN=1 scripts/check-install.sh "build/${preset}" && scripts/test-python.sh "build/${preset}" &&
+       { REGIONSTORE_REQUIRE_MAN=1 scripts/check-install.sh "build/${preset}" &&
+         scripts/check-packages.sh "build/${preset}" && scripts/test-python.sh "build/${preset}" &&
          scripts/crash-vm.sh --build "build/${preset}"; }; }; then
     if [[ ${preset} == fuzz ]]; then cat build/fuzz/tests/fuzz/work/*/summary.txt; fi
     echo "=== ${preset}: passed in $((SECONDS - start)) s"

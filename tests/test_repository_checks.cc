@@ -27,6 +27,30 @@ void WriteScratchText(const std::string& path, const std::string& text) {
   WriteWholeFile(path, std::vector<std::byte>(first, first + text.size()));
 }
 
+std::string ReadText(const std::string& path) {
+  const std::vector<std::byte> bytes = ReadWholeFile(path);
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+TEST_CASE("The README's C++ example is the code examples/cpp/readme.cc builds and runs",
+          "[repository]") {
+  const std::string readme = ReadText(kSource + "/README.md");
+  const size_t section = readme.find("\n## Example\n");
+  REQUIRE(section != std::string::npos);
+  const size_t open = readme.find("```cpp\n", section);
+  REQUIRE(open != std::string::npos);
+  const size_t close = readme.find("```", open + 7);
+  REQUIRE(close != std::string::npos);
+  const std::string shown = readme.substr(open + 7, close - open - 7);
+  const std::string program = ReadText(kSource + "/examples/cpp/readme.cc");
+  const std::string from = "// --- the README's example, from here ---\n";
+  const size_t begin = program.find(from);
+  const size_t end = program.find("// --- to here ---");
+  REQUIRE(begin != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  CHECK(program.substr(begin + from.size(), end - begin - from.size()) == shown);
+}
+
 TEST_CASE("Every relative link in README.md and docs/ resolves, and a broken one is named",
           "[repository]") {
   const ProcessResult tree = RunScript("check-links.py", kSource);
