@@ -465,6 +465,30 @@ TEST_CASE("regionctl copy --size --checkpoint: the offline grow", "[copy][region
   CHECK_FALSE(std::filesystem::exists(dir.File("small.rs")));
 }
 
+TEST_CASE("regionctl copy --wait-idle waits for no writer, then copies as one; a writer "
+          "that stays is a bounded wait and exit 4",
+          "[copy][regionctl]") {
+  TempDir dir;
+  const std::string source = dir.File("src.rs");
+  RequireSuccess(Regionctl({"create", source, "--size", "64KiB", "--checkpoint", "a:1KiB"}));
+  RequireSuccess(Regionctl({"commit", source, "a"}, TextBytes("committed")));
+  RequireSuccess(Regionctl({"write", source, "--offset", "0"}, TextBytes("data area")));
+  {
+    Store writer = MustOpen(source, OpenMode::kReadWrite);
+    ProcessResult busy = Regionctl({"copy", source, dir.File("busy.rs"), "--wait-idle",
+                                    "--wait-seconds", "0.3"});
+    RequireFailure(busy, kExitBusy);
+    CHECK(busy.stderr_bytes.find("a writer held the store") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.File("busy.rs")));
+  }
+  RequireSuccess(Regionctl({"copy", source, dir.File("idle.rs"), "--wait-idle"}));
+  CHECK(Regionctl({"load", dir.File("idle.rs"), "a"}).stdout_bytes == "committed");
+  CHECK(Regionctl({"read", dir.File("idle.rs"), "--offset", "0", "--length", "9"}).stdout_bytes ==
+        "data area");
+  // The copy ran as the writer and closed: another writer opens at once.
+  CHECK(Store::Open(source, OpenMode::kReadWrite).ok());
+}
+
 TEST_CASE("regionctl copy: a report, its JSON, and clear refusals", "[copy][regionctl]") {
   TempDir dir;
   const std::string source = dir.File("src.rgn");

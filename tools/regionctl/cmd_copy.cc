@@ -1,10 +1,12 @@
 #include "cmd_copy.h"
 
+#include <chrono>
 #include <cstdint>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common.h"
@@ -23,12 +25,38 @@ struct CopyArgs : StoreArgs {
   uint64_t data_size = 0;
   std::vector<std::string> checkpoints;  // NAME:CAPACITY[:LAYOUT], as typed
   bool force = false;
+  bool wait_idle = false;
+  double wait_seconds = 10;
   bool json = false;
 };
 
+// --wait-idle: the store as its writer, so that no other writer changes it
+// (the data area included) during the copy. A writer holding it is waited
+// for, up to `seconds`, then kBusy.
+Result<Store> OpenIdle(const CopyArgs& args) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(args.wait_seconds));
+  for (;;) {
+    Result<Store> store =
+        Store::Open(args.path, OpenMode::kReadWrite, {.symlinks = args.symlinks});
+    if (store.ok() || store.status().code() != StatusCode::kBusy) return store;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::Error(StatusCode::kBusy, "copy --wait-idle", args.path,
+                           "a writer held the store for all of " +
+                               std::to_string(args.wait_seconds) +
+                               " s (--wait-seconds); nothing was copied");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 Status RunCopy(const CopyArgs& args) {
-  // Read-only: no lock, so a live writer goes on committing meanwhile.
-  Result<Store> store = Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
+  // Read-only: no lock, so a live writer goes on committing meanwhile; with
+  // --wait-idle, as the writer.
+  Result<Store> store = args.wait_idle ? OpenIdle(args)
+                                       : Store::Open(args.path, OpenMode::kReadOnly,
+                                                     {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   CopyOptions options;
   options.replace_existing = args.force;
@@ -92,6 +120,9 @@ void SetupCopy(CLI::App& app, Status& outcome) {
       "above the one copied. DST is a new store (its own uuid), built in a temp file\n"
       "beside it, synced and renamed into place: after a failure or a kill DST is as it\n"
       "was, or absent, never partial. SRC is only read and never locked.\n"
+      "--wait-idle copies as the store's writer: the data area is then a snapshot too;\n"
+      "a live writer is waited for (--wait-seconds), then exit 4. Its open is a\n"
+      "writer's open: it finishes what a crashed writer left, as any writer does.\n"
       "--size and --checkpoint make the copy an offline grow: --checkpoint NAME:CAPACITY\n"
       "gives an existing region a larger capacity (never smaller) or adds a new, empty\n"
       "region; every region keeps its newest commit and its generations.\n"
@@ -113,6 +144,14 @@ void SetupCopy(CLI::App& app, Status& outcome) {
                    "Give region NAME of SRC a larger CAPACITY in DST, or add region NAME "
                    "(repeatable; LAYOUT: auto, compact, aligned)")
       ->type_name("NAME:CAPACITY[:LAYOUT]");
+  command->add_flag("--wait-idle", args->wait_idle,
+                    "Copy as the store's writer, so that no writer changes it (its data area "
+                    "too) meanwhile; a writer holding it is waited for up to --wait-seconds");
+  command
+      ->add_option("--wait-seconds", args->wait_seconds,
+                   "With --wait-idle: how long to wait for a writer to close (default 10)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.0, 86400.0));
   command->add_flag("--force", args->force,
                     "Replace an existing file at DST (refused while a writer holds it, if it is "
                     "a symbolic link, or if it is SRC itself)");
