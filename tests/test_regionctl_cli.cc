@@ -203,7 +203,20 @@ TEST_CASE("regionctl refuses a store with a damaged superblock or the wrong size
   SECTION("truncated by 64 KiB") { bytes.resize(bytes.size() - 64 * kKiB); }
   SECTION("extended by 64 KiB") { bytes.resize(bytes.size() + 64 * kKiB); }
   WriteWholeFile(path, bytes);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // Every command for each damage in Release; under the sanitizers (where
+  // this case took 45 s) the commands that read the superblock differently:
+  // the metadata readers, verify, and a writer's open.
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"inspect", path}, {"stat", path}, {"verify", path},
+           {"commit", path, "state", "--durability", "none"}}) {
+    INFO(Describe(args));
+    RequireFailure(Regionctl(args, PatternBytes(100, 8)), kExitInvalidStore);
+    REQUIRE(ReadWholeFile(path) == bytes);
+  }
+#else
   RequireAllCommandsRefuse(dir, path, kExitInvalidStore);
+#endif
 }
 
 TEST_CASE("regionctl commit, load and verify usage errors exit 2 and change nothing",

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,9 +43,10 @@ Result<Store> OpenIdle(const CopyArgs& args) {
         Store::Open(args.path, OpenMode::kReadWrite, {.symlinks = args.symlinks});
     if (store.ok() || store.status().code() != StatusCode::kBusy) return store;
     if (std::chrono::steady_clock::now() >= deadline) {
+      std::ostringstream waited;
+      waited << args.wait_seconds;
       return Status::Error(StatusCode::kBusy, "copy --wait-idle", args.path,
-                           "a writer held the store for all of " +
-                               std::to_string(args.wait_seconds) +
+                           "a writer held the store for all of " + waited.str() +
                                " s (--wait-seconds); nothing was copied");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
