@@ -2,7 +2,9 @@
 #   cpack -G DEB --config build/release/CPackConfig.cmake
 # makes libregionstore<MAJOR.MINOR> (the shared library), libregionstore-dev
 # (headers, CMake and pkg-config files, the static library when built) and
-# regionctl (the tool, its man page and bash completion), for /usr.
+# regionctl (the tool, its man page and bash completion), for /usr, with the
+# library in the multiarch directory (/usr/lib/x86_64-linux-gnu: see
+# CMAKE_INSTALL_LIBDIR in the top CMakeLists.txt).
 # Dependencies are named by hand (no dpkg-shlibdeps): Debian 12's.
 set(CPACK_PACKAGE_NAME regionstore)
 set(CPACK_PACKAGE_VENDOR "regionstore")

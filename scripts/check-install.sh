@@ -46,6 +46,20 @@ cmake -S examples/consumer -B "${build}/install-check/cmake" \
 cmake --build "${build}/install-check/cmake" >/dev/null
 "${build}/install-check/cmake/consumer" "${build}/install-check/cmake.rgn"
 
+# A build with REGIONSTORE_BUILD_STATIC=ON installs libregionstore.a: the
+# same consumer links it, and runs with no libregionstore.so to load.
+if grep -q '^REGIONSTORE_BUILD_STATIC:BOOL=ON$' "${build}/CMakeCache.txt"; then
+  echo "consumer via find_package, static (regionstore::regionstore_static):"
+  cmake -S examples/consumer -B "${build}/install-check/static" -DCONSUMER_STATIC=ON \
+    -DCMAKE_PREFIX_PATH="${prefix}" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "${build}/install-check/static" >/dev/null
+  if ldd "${build}/install-check/static/consumer" | grep -q libregionstore; then
+    echo "the static consumer loads a shared libregionstore" >&2
+    exit 1
+  fi
+  "${build}/install-check/static/consumer" "${build}/install-check/static.rgn"
+fi
+
 echo "consumer via pkg-config:"
 export PKG_CONFIG_PATH="${libdir}/pkgconfig"
 # shellcheck disable=SC2046  # pkg-config prints several words on purpose
@@ -85,3 +99,13 @@ elif [[ -n ${REGIONSTORE_REQUIRE_MAN:-} ]]; then
 fi
 scripts/check-completion.sh "${prefix}/bin/regionctl" \
   "${prefix}/share/bash-completion/completions/regionctl" "${build}/install-check/completion"
+# The installed schemas hold the installed tool's documents (strictly; Debian's
+# python3, which has python3-jsonschema).
+"${prefix}/bin/regionctl" inspect "${build}/install-check/pkgconfig-c.rgn" --json \
+  >"${build}/install-check/inspect.json"
+"${prefix}/bin/regionctl" verify "${build}/install-check/pkgconfig-c.rgn" --json \
+  >"${build}/install-check/verify.json"
+/usr/bin/python3 scripts/check-json-schema.py --strict "${prefix}/share/regionstore/schemas" \
+  inspect "${build}/install-check/inspect.json" verify "${build}/install-check/verify.json"
+echo "installed schemas: $(find "${prefix}/share/regionstore/schemas" -name '*.schema.json' | wc -l)" \
+     "files; inspect and verify documents validate against them"

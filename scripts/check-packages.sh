@@ -38,7 +38,15 @@ dupes=$(for deb in "${debs[@]}"; do dpkg-deb -c "${deb}" | awk '$1 !~ /^d/ {prin
         sort | uniq -d)
 [[ -z ${dupes} ]] || { echo "files in more than one package: ${dupes}" >&2; exit 1; }
 
-export LD_LIBRARY_PATH="${root}/lib"
+# The library is in Debian's multiarch directory, as dpkg and ld.so expect.
+multiarch=$(gcc -print-multiarch)
+if ! compgen -G "${root}/lib/${multiarch}/libregionstore.so.*" >/dev/null; then
+  echo "the runtime package has no /usr/lib/${multiarch}/libregionstore.so.*:" >&2
+  (cd "${work}/root" && find . -name 'libregionstore*') >&2
+  exit 1
+fi
+echo "packages: the library is in /usr/lib/${multiarch}"
+export LD_LIBRARY_PATH="${root}/lib/${multiarch}"
 cmake -S examples/consumer -B "${work}/consumer" -DCMAKE_PREFIX_PATH="${root}" \
   -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "${work}/consumer" >/dev/null

@@ -55,8 +55,8 @@ TEST_CASE("regionctl bench --json prints one object with the documented keys and
   std::vector<std::string> keys;
   for (const auto& item : document.items()) keys.push_back(item.key());
   std::sort(keys.begin(), keys.end());
-  CHECK(keys == std::vector<std::string>{"filesystem", "kernel", "offset", "results", "store_size",
-                                         "update_size"});
+  CHECK(keys == std::vector<std::string>{"filesystem", "kernel", "offset", "results",
+                                         "schema_version", "store_size", "update_size"});
   REQUIRE(document["filesystem"].is_string());
   CHECK_FALSE(document["filesystem"].get<std::string>().empty());
   REQUIRE(document["kernel"].is_string());

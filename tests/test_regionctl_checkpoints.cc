@@ -278,7 +278,8 @@ TEST_CASE("regionctl export writes the newest commit atomically: import commits 
       {"import", path, "state", "--input", input, "--durability", "pwrite-fdatasync", "--json"});
   RequireSuccess(result);
   nlohmann::json document = ParseJson(result);
-  CHECK(document == nlohmann::json{{"path", path},
+  CHECK(document == nlohmann::json{{"schema_version", 1},
+                                   {"path", path},
                                    {"region", "state"},
                                    {"generation", 2},
                                    {"length", 123},
@@ -286,7 +287,8 @@ TEST_CASE("regionctl export writes the newest commit atomically: import commits 
   result = Regionctl({"export", path, "state", "--output", output, "--no-fsync", "--json"});
   RequireSuccess(result);
   document = ParseJson(result);
-  CHECK(document == nlohmann::json{{"path", path},
+  CHECK(document == nlohmann::json{{"schema_version", 1},
+                                   {"path", path},
                                    {"region", "state"},
                                    {"generation", 2},
                                    {"length", 123},
@@ -362,7 +364,8 @@ TEST_CASE("regionctl commit --set commits a batch, load returns it, and bad batc
                                     "--durability", "pwrite-fdatasync", "--json"});
   RequireSuccess(result);
   const nlohmann::json document = ParseJson(result);
-  CHECK(document == nlohmann::json{{"path", path},
+  CHECK(document == nlohmann::json{{"schema_version", 1},
+                                   {"path", path},
                                    {"regions",
                                     {{{"name", "a"}, {"generation", 1}, {"length", 99}},
                                      {{"name", "b"}, {"generation", 1}, {"length", 4097}}}},

@@ -104,7 +104,8 @@ TEST_CASE("regionctl create and write print one JSON object with --json", "[regi
   RequireSuccess(result);
   const StoreInfo info = MustReadInfo(path);
   nlohmann::json document = nlohmann::json::parse(result.stdout_bytes);
-  CHECK(document == nlohmann::json{{"path", path},
+  CHECK(document == nlohmann::json{{"schema_version", 1},
+                                   {"path", path},
                                    {"data_size", 1048576},
                                    {"file_size", info.file_size},
                                    {"regions",
@@ -118,7 +119,8 @@ TEST_CASE("regionctl create and write print one JSON object with --json", "[regi
                      PatternBytes(10, 1));
   RequireSuccess(result);
   document = nlohmann::json::parse(result.stdout_bytes);
-  CHECK(document == nlohmann::json{{"path", path},
+  CHECK(document == nlohmann::json{{"schema_version", 1},
+                                   {"path", path},
                                    {"offset", 100},
                                    {"file_offset", info.data_offset + 100},
                                    {"length", 10},

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 // tests/CMakeLists.txt defines REGIONCTL_PATH (and links nlohmann_json) only
 // when the tool is built.
@@ -85,6 +86,27 @@ nlohmann::json JsonOf(const std::vector<std::string>& args) {
 }
 
 nlohmann::json InspectJson(const std::string& path) { return JsonOf({"inspect", path, "--json"}); }
+
+std::set<std::string> RegionctlCommands() {
+  const ProcessResult help = Regionctl({"--help"});
+  RequireSuccess(help);
+  std::set<std::string> commands;
+  std::istringstream lines(help.stdout_bytes);
+  bool inside = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line == "Subcommands:") {
+      inside = true;
+    } else if (inside && line.empty()) {
+      break;
+    } else if (inside && line.rfind("  ", 0) == 0) {
+      std::istringstream words(line);
+      std::string command;
+      words >> command;
+      commands.insert(command);
+    }
+  }
+  return commands;
+}
 
 }  // namespace regionstore::testing
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,9 @@ nlohmann::json ParseJson(const ProcessResult& result);
 nlohmann::json JsonOf(const std::vector<std::string>& args);
 // `regionctl inspect PATH --json`, parsed.
 nlohmann::json InspectJson(const std::string& path);
+
+// The commands `regionctl --help` lists under "Subcommands:".
+std::set<std::string> RegionctlCommands();
 
 }  // namespace regionstore::testing
 

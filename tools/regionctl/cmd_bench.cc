@@ -439,6 +439,7 @@ void PrintJson(const std::vector<Arm>& arms, const std::string& filesystem,
                        {"ops_per_s", OpsPerSecond(arm)}});
   }
   const nlohmann::ordered_json document = {
+      {"schema_version", kJsonSchemaVersion},
       {"filesystem", filesystem},   {"kernel", kernel},     {"store_size", kLabDataSize},
       {"update_size", kUpdateSize}, {"offset", kLabOffset}, {"results", std::move(results)},
   };

@@ -115,6 +115,7 @@ Status RunBatchCommit(const CommitArgs& args, Durability durability) {
                          {"length", lengths[m]}});
     }
     const nlohmann::ordered_json document = {
+        {"schema_version", kJsonSchemaVersion},
         {"path", args.path},
         {"regions", std::move(regions)},
         {"durability", std::string(DurabilityName(durability))},
@@ -175,6 +176,7 @@ Status RunCommit(const CommitArgs& args) {
   SetStoreChanged();
   if (args.json) {
     const nlohmann::ordered_json document = {
+        {"schema_version", kJsonSchemaVersion},
         {"path", args.path},
         {"region", region->name},
         {"generation", *generation},

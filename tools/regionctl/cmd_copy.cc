@@ -86,7 +86,8 @@ Status RunCopy(const CopyArgs& args) {
     std::cerr << "regionctl: warning: " << warning << '\n';
   }
   if (args.json) {
-    PrintJsonDocument({{"source", args.path},
+    PrintJsonDocument({{"schema_version", kJsonSchemaVersion},
+                       {"source", args.path},
                        {"destination", args.destination},
                        {"protocol", report->protocol},
                        {"regions", report->regions},

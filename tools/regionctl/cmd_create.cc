@@ -124,7 +124,8 @@ void PrintJson(const std::string& path, const StoreInfo& info) {
                        {"layout", std::string(SlotLayoutName(region.layout))},
                        {"slot_alignment", region.slot_alignment}});
   }
-  PrintJsonDocument({{"path", path},
+  PrintJsonDocument({{"schema_version", kJsonSchemaVersion},
+                     {"path", path},
                      {"data_size", info.data_size},
                      {"file_size", info.file_size},
                      {"regions", std::move(regions)}});

@@ -85,6 +85,7 @@ Status RunExport(const ExportArgs& args) {
   SetStoreChanged();
   if (args.json) {
     const nlohmann::ordered_json document = {
+        {"schema_version", kJsonSchemaVersion},
         {"path", args.path},
         {"region", region->name},
         {"generation", loaded->generation},

@@ -196,6 +196,7 @@ void PrintJson(const std::string& path, const StoreInfo& info,
                const std::vector<RegionView>& regions, uint64_t page_size, const CowState& cow) {
   // ordered_json keeps the fields in the order of the table, for people reading it.
   const nlohmann::ordered_json document = {
+      {"schema_version", kJsonSchemaVersion},
       {"path", path},
       {"format_version", info.format_version},
       {"protocol", info.protocol()},

@@ -132,6 +132,7 @@ Status RunStat(const StatArgs& args) {
       json.End();
     };
     const nlohmann::ordered_json document = {
+        {"schema_version", kJsonSchemaVersion},
         {"path", args.path},
         {"file_size", info.file_size},
         {"data_size", info.data_size},

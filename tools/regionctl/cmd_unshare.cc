@@ -25,7 +25,8 @@ Status RunUnshare(const UnshareArgs& args) {
   if (!report.ok()) return report.status();
   if (report->shared_bytes != 0) SetStoreChanged();  // its blocks, not its bytes
   if (args.json) {
-    PrintJsonDocument({{"path", args.path},
+    PrintJsonDocument({{"schema_version", kJsonSchemaVersion},
+                       {"path", args.path},
                        {"shared_bytes", report->shared_bytes},
                        {"shared_ranges", report->shared_ranges},
                        {"method", report->method},

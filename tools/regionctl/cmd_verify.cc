@@ -162,6 +162,7 @@ void PrintJson(const std::string& path, const StoreRegions& store, const Verdict
   nlohmann::ordered_json torn_regions = nlohmann::ordered_json::array();
   for (const RegionReport* report : verdict.torn_regions) torn_regions.push_back(report->name);
   const nlohmann::ordered_json document = {
+      {"schema_version", kJsonSchemaVersion},
       {"path", path},
       {"ok", verdict.ok()},
       {"format_version", store.info.format_version},

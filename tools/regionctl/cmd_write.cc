@@ -215,7 +215,8 @@ Status RunWrite(const WriteArgs& args) {
     length = *written;
   }
   if (args.json) {
-    PrintJsonDocument({{"path", args.path},
+    PrintJsonDocument({{"schema_version", kJsonSchemaVersion},
+                       {"path", args.path},
                        {"offset", args.offset},
                        {"file_offset", store->info().data_offset + args.offset},
                        {"length", length},

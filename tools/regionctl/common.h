@@ -223,6 +223,12 @@ Status RefuseOutputOntoStore(const std::string& store_path, const std::string& d
 void SetStdoutClosedByReader();
 bool StdoutClosedByReader();
 
+// The first key of every --json document: the version of its schema
+// (docs/schemas/regionctl-VERB.schema.json). It changes when a key is removed
+// or renamed or its type or meaning changes; a key may be added without it,
+// so a reader ignores keys it does not know (docs/REGIONCTL.md, JSON output).
+inline constexpr int kJsonSchemaVersion = 1;
+
 // Prints `document` on standard output, indented, with a newline. Strings
 // need not be UTF-8 (paths, names from a damaged file): bad bytes become
 // U+FFFD instead of making dump() throw.
