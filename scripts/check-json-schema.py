@@ -31,24 +31,37 @@ except ImportError:
     sys.exit(2)
 
 
-def closed(schema):
+# Subschemas that refine an object described elsewhere (the schemas use
+# them for "torn is a boolean exactly when payloads were checked" and for
+# verb-specific constants): they name a few of its properties, not all.
+REFINEMENTS = ("if", "then", "else", "allOf")
+
+
+def closed(schema, refinement=False):
     """A copy of `schema` in which every object schema that names its
-    properties allows no others."""
+    properties allows no others, refinements aside."""
     if isinstance(schema, dict):
-        result = {key: closed(value) for key, value in schema.items()}
-        if "properties" in result and "additionalProperties" not in result:
+        result = {key: closed(value, key in REFINEMENTS) for key, value in schema.items()}
+        if "properties" in result and "additionalProperties" not in result and not refinement:
             result["additionalProperties"] = False
         return result
     if isinstance(schema, list):
-        return [closed(value) for value in schema]
+        return [value if refinement and "$ref" in value else closed(value, refinement)
+                for value in schema]
     return schema
 
 
 def load_schemas(directory, strict):
+    """The schemas by file name. Each must be a valid schema whose $id names
+    its file: urn:regionstore:schema:NAME:VERSION for NAME.schema.json."""
     schemas = {}
     for path in sorted(pathlib.Path(directory).glob("*.schema.json")):
         schema = json.loads(path.read_text(encoding="utf-8"))
         jsonschema.Draft202012Validator.check_schema(schema)
+        name = path.name[:-len(".schema.json")]
+        parts = str(schema.get("$id", "")).split(":")
+        if parts[:3] != ["urn", "regionstore", "schema"] or parts[3:4] != [name]:
+            raise ValueError(f"{path}: $id {schema.get('$id')!r} does not name {name}")
         schemas[path.name] = closed(schema) if strict else schema
     if not schemas:
         raise ValueError(f"no *.schema.json in {directory}")
@@ -93,7 +106,11 @@ def main(argv):
             continue
         resolver = jsonschema.RefResolver.from_schema(schema, store=store)
         validator = jsonschema.Draft202012Validator(schema, resolver=resolver)
-        errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+        try:
+            errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
+        except jsonschema.RefResolutionError as error:
+            print(f"check-json-schema: {name}: {error}", file=sys.stderr)
+            return 2
         for error in errors:
             where = "/".join(str(part) for part in error.absolute_path) or "(document)"
             print(f"{path}: {verb}: at {where}: {error.message}")

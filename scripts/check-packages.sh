@@ -41,7 +41,8 @@ dupes=$(for deb in "${debs[@]}"; do dpkg-deb -c "${deb}" | awk '$1 !~ /^d/ {prin
 # The library is in Debian's multiarch directory, as dpkg and ld.so expect.
 multiarch=$(gcc -print-multiarch)
 if ! compgen -G "${root}/lib/${multiarch}/libregionstore.so.*" >/dev/null; then
-  echo "the runtime package has no /usr/lib/${multiarch}/libregionstore.so.*:" >&2
+  echo "the runtime package has no /usr/lib/${multiarch}/libregionstore.so.* (a build tree" \
+       "configured before the multiarch default keeps CMAKE_INSTALL_LIBDIR=lib: cmake --fresh):" >&2
   (cd "${work}/root" && find . -name 'libregionstore*') >&2
   exit 1
 fi

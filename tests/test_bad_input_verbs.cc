@@ -194,7 +194,9 @@ TEST_CASE("regionctl verify reports a damaged batch record as damage (exit 6), n
   const ProcessResult damaged = Regionctl({"verify", path});
   RequireVerdict(damaged, kExitTornCommit);
   CHECK(damaged.stderr_bytes.find("fails its checksum") != std::string::npos);
-  const nlohmann::json json = ParseJson(Regionctl({"verify", path, "--json"}));
+  const ProcessResult verified = Regionctl({"verify", path, "--json"});
+  RequireMatchesSchema("verify", verified);
+  const nlohmann::json json = ParseJson(verified);
   CHECK(json["ok"] == false);
   CHECK(json["torn_batch_records"] == nlohmann::json::array({newest}));
 }

@@ -12,9 +12,14 @@
 #include "regionstore/store.h"
 #include "slot.h"
 #include "support/files.h"
+#include "support/regionctl_runner.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
+
+#ifdef REGIONCTL_PATH  // tests/CMakeLists.txt: the tool, and nlohmann-json with it
+#include <nlohmann/json.hpp>
+#endif
 
 namespace regionstore::testing {
 namespace {
@@ -323,6 +328,18 @@ TEST_CASE("An interrupted batch is skipped, reported, then removed by the next o
     CHECK_THAT(trace.reason, Catch::Contains("region 'step' lacks its member"));
     CHECK(report->regions[0].has_commit);
     CHECK(report->regions[0].generation == 1);
+#ifdef REGIONCTL_PATH
+    // regionctl's documents of the trace match their schemas and show it.
+    const ProcessResult inspected = Regionctl({"inspect", path, "--json"});
+    RequireSuccess(inspected);
+    RequireMatchesSchema("inspect", inspected);
+    const nlohmann::json slot_json = ParseJson(inspected)["regions"][0]["slots"][model_target];
+    CHECK(slot_json["batch_incomplete"] == true);
+    CHECK(slot_json["batch"] == 2);
+    const ProcessResult verified = Regionctl({"verify", path, "--json"});
+    CHECK(verified.exit_code == kExitSuccess);
+    RequireMatchesSchema("verify", verified);
+#endif
   }
   {
     Store writer = MustOpen(path, OpenMode::kReadWrite);
@@ -338,6 +355,14 @@ TEST_CASE("An interrupted batch is skipped, reported, then removed by the next o
     CHECK(withdrawn.batch_id == batch::kWithdrawnId);
     CHECK(withdrawn.generation == 2);
     CHECK_THAT(withdrawn.reason, Catch::Contains("withdrawn by a writer's open"));
+#ifdef REGIONCTL_PATH
+    const ProcessResult inspected = Regionctl({"inspect", path, "--json"});
+    RequireSuccess(inspected);
+    RequireMatchesSchema("inspect", inspected);
+    const nlohmann::json slot_json = ParseJson(inspected)["regions"][0]["slots"][model_target];
+    CHECK(slot_json["batch_withdrawn"] == true);
+    CHECK(slot_json["batch"] == nullptr);
+#endif
     // The next batch gets an id past every one the killed writer could have
     // issued, and generations above the withdrawn member's.
     Batch next({{"model", &new_model}, {"step", &new_step}});

@@ -22,10 +22,15 @@
 #include "slot.h"
 #include "support/commit_payloads.h"
 #include "support/files.h"
+#include "support/regionctl_runner.h"
 #include "support/store_fixtures.h"
 #include "support/syscall_hook.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
+
+#ifdef REGIONCTL_PATH  // tests/CMakeLists.txt: the tool, and nlohmann-json with it
+#include <nlohmann/json.hpp>
+#endif
 
 namespace regionstore::testing {
 namespace {
@@ -204,6 +209,20 @@ TEST_CASE("A writer's open replays journaled batches whose members never reached
       CHECK(outs[r] == Payload(3000, 2, r));
     }
   }
+#ifdef REGIONCTL_PATH
+  // regionctl's documents of the state match their schemas and show the
+  // members held by the journal alone.
+  for (const std::string verb : {"inspect", "verify"}) {
+    const ProcessResult result = Regionctl({verb, path, "--json"});
+    INFO(verb << ": " << result.stderr_bytes);
+    CHECK(result.exit_code == kExitSuccess);
+    RequireMatchesSchema(verb, result);
+    for (const nlohmann::json& region : ParseJson(result)["regions"]) {
+      CHECK(region["journaled"] == true);
+      CHECK(region["generation"] == 2);
+    }
+  }
+#endif
   Store reopened = MustOpen(path, OpenMode::kReadWrite);
   CheckBatch(reopened, 3, 3000, 2);
   CheckNothingDamaged(path);

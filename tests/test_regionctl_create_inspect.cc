@@ -265,7 +265,7 @@ TEST_CASE(
     for (size_t slot = 0; slot < 3; ++slot) {
       const nlohmann::json& slot_json = region["slots"][slot];
       CHECK(slot_json["index"] == slot);
-      CHECK(slot_json["state"] == "empty");
+      CHECK(slot_json["state"].get<std::string>() == "empty");
       CHECK(slot_json["generation"].is_null());
       CHECK(slot_json["reason"].is_null());
     }

@@ -3,9 +3,12 @@
 // scripts/check-json-schema.py in its strict mode: a key printed but not in
 // the schema fails, as does a missing key, a wrong type or value, and a
 // document whose first key is not "schema_version". The documents come from
-// stores in the states that change their shape: no commit yet (the null
-// fields), commits, batches, a journaled batch, a torn commit and a damaged
-// header.
+// stores in states that change their shape: no region, no commit yet (the
+// null fields), commits, batches, a stray temp file, a torn commit, a bad
+// header beside a valid commit and a region with no valid header. The states
+// only a crash leaves are validated where their tests make them: a batch that
+// did not complete and its withdrawal (test_batch.cc), a journaled batch
+// (test_journal.cc) and a torn batch record (test_bad_input_verbs.cc).
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -27,8 +30,7 @@
 namespace regionstore::testing {
 namespace {
 
-const std::string kSource = REGIONSTORE_SOURCE_DIR;
-const std::string kSchemaDir = kSource + "/docs/schemas";
+const std::string kSchemaDir = std::string(REGIONSTORE_SOURCE_DIR) + "/docs/schemas";
 
 // The verbs with a schema file: regionctl-VERB.schema.json, less the shared
 // definitions.
@@ -46,19 +48,6 @@ std::set<std::string> SchemaVerbs() {
     if (verb != "common") verbs.insert(verb);
   }
   return verbs;
-}
-
-// scripts/check-json-schema.py over (verb, file) pairs.
-ProcessResult Validate(const std::vector<std::pair<std::string, std::string>>& documents,
-                       bool strict = true) {
-  std::vector<std::string> args = {kSource + "/scripts/check-json-schema.py"};
-  if (strict) args.push_back("--strict");
-  args.push_back(kSchemaDir);
-  for (const auto& [verb, path] : documents) {
-    args.push_back(verb);
-    args.push_back(path);
-  }
-  return RunProcess("/usr/bin/python3", args);
 }
 
 // The documents of one test, each saved to a file of the temp dir.
@@ -101,7 +90,7 @@ class Documents {
 };
 
 void RequireValid(const Documents& documents) {
-  const ProcessResult checked = Validate(documents.all());
+  const ProcessResult checked = ValidateJsonFiles(documents.all());
   INFO(checked.stdout_bytes << checked.stderr_bytes);
   REQUIRE(checked.exit_code == 0);
   CHECK(checked.stdout_bytes.empty());
@@ -126,6 +115,13 @@ TEST_CASE("regionctl: every --json document validates against its schema, in eve
   Documents documents(dir);
   const std::string store = dir.File("s.rs");
 
+  // No region at all: the empty arrays.
+  const std::string bare = dir.File("bare.rs");
+  documents.Add("create", {bare, "--size", "64KiB"});
+  documents.Add("inspect", {bare});
+  documents.Add("stat", {bare});
+  documents.Add("verify", {bare});
+
   // Protocol 1 with a batch log: a fresh store's documents hold the nulls.
   documents.Add("create", {store, "--size", "64KiB", "--batch-log", "--checkpoint",
                            "state:4KiB:aligned", "--checkpoint", "small:100:compact",
@@ -143,6 +139,7 @@ TEST_CASE("regionctl: every --json document validates against its schema, in eve
   documents.Add("commit", {store, "--set", "state=" + input, "--set", "small=" + small_input,
                            "--durability", "none"});
   documents.Add("import", {store, "état", "--input", small_input});
+  documents.Add("commit", {store, "état", "--input", small_input});
   documents.Add("write", {store, "--offset", "100", "--input", small_input});
   documents.Add("export", {store, "state", "--output", dir.File("state.bin")});
   documents.Add("inspect", {store});
@@ -159,15 +156,33 @@ TEST_CASE("regionctl: every --json document validates against its schema, in eve
   TearPayload(store, state, ActiveSlot(store, "state"), 0, 3000);
   documents.Add("verify", {store}, kExitTornCommit);
   documents.Add("export", {store, "state", "--output", dir.File("older.bin")});
+  // The older header of 'état' damaged beside its valid newer commit.
+  const RegionEntry etat = MustFindRegion(store, "état");
+  const uint32_t etat_newest = ActiveSlot(store, "état");
+  for (uint32_t index = 0; index < etat.slot_count; ++index) {
+    if (index == etat_newest) continue;
+    if (RegionJsonNamed(InspectJson(store), "état")["slots"][index]["state"] != "valid") continue;
+    PwriteFile(store, slot::HeaderFileOffset(etat, index) + 8,
+               std::vector<std::byte>(8, std::byte{0x5a}));
+  }
   // A damaged header of region 'small', whose only slot then fails its checks.
   const RegionEntry small = MustFindRegion(store, "small");
   PwriteFile(store, slot::HeaderFileOffset(small, ActiveSlot(store, "small")),
              std::vector<std::byte>(8, std::byte{0x5a}));
+  // A temp file named as regionstore 0.10 named them, beside the store.
+  WriteWholeFile(dir.File(".s.rs.tmp-0123456789abcdef"), PatternBytes(10, 3));
   documents.Add("inspect", {store});
   documents.Add("stat", {store});
   documents.Add("verify", {store}, kExitInvalidStore);
+  {
+    const nlohmann::json verified = ParseJson(Regionctl({"verify", store, "--json"}));
+    CHECK(verified["damaged_regions"] == nlohmann::json::array({"small"}));
+    CHECK(verified["torn_regions"] == nlohmann::json::array({"state"}));
+    CHECK(verified["bad_header_regions"] == nlohmann::json::array({"état"}));
+    CHECK(verified["stray_temps"].size() == 1);
+  }
 
-  // Protocol 2: a journaled batch.
+  // Protocol 2 and its batch journal.
   const std::string journaled = dir.File("p2.rs");
   documents.Add("create", {journaled, "--size", "0", "--protocol", "2", "--checkpoint", "a:1KiB",
                            "--checkpoint", "b:1KiB"});
@@ -215,7 +230,7 @@ TEST_CASE("check-json-schema refuses an undocumented key, a missing key, a wrong
   for (const auto& [name, document] : bad) {
     Documents documents(dir);
     documents.Save("create", document.dump(2));
-    const ProcessResult checked = Validate(documents.all());
+    const ProcessResult checked = ValidateJsonFiles(documents.all());
     INFO(name << ": " << checked.stdout_bytes << checked.stderr_bytes);
     CHECK(checked.exit_code == 1);
     CHECK(checked.stdout_bytes.find(expected.at(name)) != std::string::npos);
@@ -224,15 +239,15 @@ TEST_CASE("check-json-schema refuses an undocumented key, a missing key, a wrong
   // The published (non-strict) schema lets a reader meet a newer key.
   Documents extra(dir);
   extra.Save("create", bad["extra"].dump(2));
-  CHECK(Validate(extra.all(), /*strict=*/false).exit_code == 0);
+  CHECK(ValidateJsonFiles(extra.all(), /*strict=*/false).exit_code == 0);
   Documents missing(dir);
   missing.Save("create", bad["missing"].dump(2));
-  CHECK(Validate(missing.all(), /*strict=*/false).exit_code == 1);
+  CHECK(ValidateJsonFiles(missing.all(), /*strict=*/false).exit_code == 1);
   // A document that is not JSON, and a verb with no schema.
   Documents broken(dir);
   broken.Save("create", "{\"schema_version\": 1,");
   broken.Save("load", good.dump(2));
-  const ProcessResult refused = Validate(broken.all());
+  const ProcessResult refused = ValidateJsonFiles(broken.all());
   CHECK(refused.exit_code == 1);
   CHECK(refused.stdout_bytes.find("not a JSON document") != std::string::npos);
   CHECK(refused.stdout_bytes.find("no schema for 'load'") != std::string::npos);

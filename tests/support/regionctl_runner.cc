@@ -5,8 +5,11 @@
 
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "support/temp_dir.h"
 
 // tests/CMakeLists.txt defines REGIONCTL_PATH (and links nlohmann_json) only
 // when the tool is built.
@@ -106,6 +109,29 @@ std::set<std::string> RegionctlCommands() {
     }
   }
   return commands;
+}
+
+ProcessResult ValidateJsonFiles(const std::vector<std::pair<std::string, std::string>>& documents,
+                                bool strict) {
+  const std::string source = REGIONSTORE_SOURCE_DIR;
+  std::vector<std::string> args = {source + "/scripts/check-json-schema.py"};
+  if (strict) args.push_back("--strict");
+  args.push_back(source + "/docs/schemas");
+  for (const auto& [verb, path] : documents) {
+    args.push_back(verb);
+    args.push_back(path);
+  }
+  // Debian's python3, which python3-jsonschema is installed for.
+  return RunProcess("/usr/bin/python3", args);
+}
+
+void RequireMatchesSchema(const std::string& verb, const ProcessResult& result) {
+  TempDir dir;
+  const std::string path = dir.File(verb + ".json");
+  std::ofstream(path, std::ios::binary) << result.stdout_bytes;
+  const ProcessResult checked = ValidateJsonFiles({{verb, path}});
+  INFO("regionctl " << verb << " --json: " << checked.stdout_bytes << checked.stderr_bytes);
+  REQUIRE(checked.exit_code == 0);
 }
 
 }  // namespace regionstore::testing

@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "support/process.h"
@@ -62,6 +63,15 @@ nlohmann::json InspectJson(const std::string& path);
 
 // The commands `regionctl --help` lists under "Subcommands:".
 std::set<std::string> RegionctlCommands();
+
+// scripts/check-json-schema.py over (verb, file) pairs, each file holding one
+// document of `regionctl VERB ... --json`, against docs/schemas: strictly (a
+// key the schema does not name fails) unless `strict` is false.
+ProcessResult ValidateJsonFiles(const std::vector<std::pair<std::string, std::string>>& documents,
+                                bool strict = true);
+// `result`'s stdout, a document of `regionctl VERB ... --json`, validates
+// strictly against VERB's schema.
+void RequireMatchesSchema(const std::string& verb, const ProcessResult& result);
 
 }  // namespace regionstore::testing
 
