@@ -2,6 +2,7 @@
 each child imports the installed regionstore afresh)."""
 
 import os
+import signal
 
 import regionstore
 
@@ -70,6 +71,10 @@ def open_as_nobody(path, results):
 def interrupted_waiter(path, ready, results):
     """Waits without a timeout for a commit that never comes; reports how
     the wait ended (the parent sends SIGINT)."""
+    # Python raises KeyboardInterrupt only if SIGINT was at its default when
+    # it started; a shell starts background jobs with SIGINT ignored, and the
+    # test suite may run under one.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with regionstore.open(path, "r") as store:
         try:
             ready.set()
