@@ -18,7 +18,6 @@ Prints one line per failure and exits 1 if any document failed, 2 on a usage
 or schema error, 0 otherwise.
 """
 
-import copy
 import json
 import pathlib
 import sys
@@ -46,8 +45,7 @@ def closed(schema, refinement=False):
             result["additionalProperties"] = False
         return result
     if isinstance(schema, list):
-        return [value if refinement and "$ref" in value else closed(value, refinement)
-                for value in schema]
+        return [closed(value, refinement) for value in schema]
     return schema
 
 
@@ -107,7 +105,8 @@ def main(argv):
         resolver = jsonschema.RefResolver.from_schema(schema, store=store)
         validator = jsonschema.Draft202012Validator(schema, resolver=resolver)
         try:
-            errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
+            errors = sorted(validator.iter_errors(document),
+                            key=lambda error: [str(part) for part in error.absolute_path])
         except jsonschema.RefResolutionError as error:
             print(f"check-json-schema: {name}: {error}", file=sys.stderr)
             return 2

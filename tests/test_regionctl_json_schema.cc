@@ -44,7 +44,8 @@ std::set<std::string> SchemaVerbs() {
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
       continue;
     }
-    const std::string verb = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    const std::string verb =
+        name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
     if (verb != "common") verbs.insert(verb);
   }
   return verbs;
@@ -70,8 +71,8 @@ class Documents {
   }
 
   void Save(const std::string& verb, const std::string& text) {
-    const std::string path = dir_.File("doc-" + std::to_string(documents_.size()) + "-" + verb +
-                                       ".json");
+    const std::string path =
+        dir_.File("doc-" + std::to_string(documents_.size()) + "-" + verb + ".json");
     std::ofstream(path, std::ios::binary) << text;
     documents_.emplace_back(verb, path);
   }
@@ -108,9 +109,10 @@ TEST_CASE("regionctl: every command with --json has a published schema, and ever
   CHECK(with_json == SchemaVerbs());
 }
 
-TEST_CASE("regionctl: every --json document validates against its schema, in every store state "
-          "that changes its shape",
-          "[regionctl][json]") {
+TEST_CASE(
+    "regionctl: every --json document validates against its schema, in every store state "
+    "that changes its shape",
+    "[regionctl][json]") {
   TempDir dir;
   Documents documents(dir);
   const std::string store = dir.File("s.rs");
@@ -123,9 +125,9 @@ TEST_CASE("regionctl: every --json document validates against its schema, in eve
   documents.Add("verify", {bare});
 
   // Protocol 1 with a batch log: a fresh store's documents hold the nulls.
-  documents.Add("create", {store, "--size", "64KiB", "--batch-log", "--checkpoint",
-                           "state:4KiB:aligned", "--checkpoint", "small:100:compact",
-                           "--checkpoint", "état:1KiB"});
+  documents.Add("create",
+                {store, "--size", "64KiB", "--batch-log", "--checkpoint", "state:4KiB:aligned",
+                 "--checkpoint", "small:100:compact", "--checkpoint", "état:1KiB"});
   documents.Add("inspect", {store});
   documents.Add("stat", {store});
   documents.Add("verify", {store});
@@ -197,9 +199,10 @@ TEST_CASE("regionctl: every --json document validates against its schema, in eve
   CHECK(documents.verbs() == SchemaVerbs());
 }
 
-TEST_CASE("check-json-schema refuses an undocumented key, a missing key, a wrong type and a late "
-          "schema_version, and without --strict accepts a key it does not know",
-          "[regionctl][json]") {
+TEST_CASE(
+    "check-json-schema refuses an undocumented key, a missing key, a wrong type and a late "
+    "schema_version, and without --strict accepts a key it does not know",
+    "[regionctl][json]") {
   TempDir dir;
   const ProcessResult created =
       Regionctl({"create", dir.File("s.rs"), "--size", "0", "--checkpoint", "a:1KiB", "--json"});

@@ -11,8 +11,8 @@
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
-#include <span>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
