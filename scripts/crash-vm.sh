@@ -15,6 +15,9 @@
 #     --keep      keep the work directory (DIR/crashvm/runs) even on success
 #     --only LABEL  run one workload only, e.g. commits-xfs (for debugging:
 #                 a run without the negative controls cannot pass)
+#     --jobs N    workloads run N at a time (default: 2 on two or more
+#                 cores; each guest is one emulated CPU); their reports are
+#                 printed lane by lane when all are done
 #   scripts/crash-vm.sh --state RUN_DIR ID
 #     rebuilds crash state ID of a kept run and mounts it at RUN_DIR/mnt,
 #     for a look by hand (the run's seed and budget are in RUN_DIR/run.env).
@@ -34,11 +37,13 @@ build=build/release
 state_run=""
 state_id=""
 only=""
+jobs=$(( $(nproc) >= 2 ? 2 : 1 ))
 while (($#)); do
   case $1 in
     --long) long=1 ;;
     --keep) keep=1 ;;
     --only) only=$2; shift ;;
+    --jobs) jobs=$2; shift ;;
     --build) build=$2; shift ;;
     --state) state_run=$2; state_id=$3; shift 2 ;;
     *) echo "crash-vm: unknown option $1" >&2; exit 2 ;;
@@ -46,6 +51,7 @@ while (($#)); do
   shift
 done
 build=$(cd "${build}" 2>/dev/null && pwd || echo "${root}/${build}")
+[[ ${jobs} =~ ^[1-9][0-9]*$ ]] || { echo "crash-vm: --jobs wants a positive number, not '${jobs}'" >&2; exit 2; }
 
 fail() {
   echo "crash-vm: error: $*" >&2
@@ -71,8 +77,14 @@ trap cleanup EXIT
 # Attaches IMAGE to a loop device read-write (ext4 replays its journal only
 # on a writable device) and mounts it at DIR; prints nothing, fails loudly.
 mount_image() {
-  local image=$1 dir=$2 dev
-  dev=$(losetup -f --show "${image}") || return 1
+  local image=$1 dir=$2 dev=""
+  # Lanes attach devices at the same time: losetup -f can lose the race for
+  # the free device it found (EBUSY); another try takes the next one.
+  for _ in 1 2 3 4 5; do
+    dev=$(losetup -f --show "${image}" 2>"${dir}.losetup-err") && break
+    dev=""
+  done
+  [[ -n ${dev} ]] || { cat "${dir}.losetup-err" >"${dir}.mount-err"; return 1; }
   attached+=("${dev}")
   mkdir -p "${dir}"
   if ! mount "${dev}" "${dir}" 2>"${dir}.mount-err"; then
@@ -360,13 +372,65 @@ plan=(
   "commits-p2-barrier-header-only ext4 $((20 * scale))"
   "batches-p2-record-late ext4 $((20 * scale))"
 )
+selected=()
 for entry in "${plan[@]}"; do
   read -r workload fs budget <<<"${entry}"
   [[ -z ${only} || ${only} == "${workload}-${fs}" ]] || continue
-  if ! run_workload "${workload}" "${fs}" "${budget}"; then
-    failed_runs+=("${workload}-${fs}")
+  selected+=("${entry}")
+done
+# Lane L runs entries L, L + jobs, ... in a subshell of its own (its mounts
+# and its cleanup too), and leaves its report and its counts in files.
+mkdir -p "${runs}"
+run_lane() {
+  local lane=$1 index entry workload fs budget
+  RANDOM=${BASHPID}  # a subshell would repeat the parent's seeds
+  mounted=()
+  attached=()
+  trap cleanup EXIT
+  for ((index = lane; index < ${#selected[@]}; index += jobs)); do
+    entry=${selected[index]}
+    read -r workload fs budget <<<"${entry}"
+    if ! run_workload "${workload}" "${fs}" "${budget}"; then
+      failed_runs+=("${workload}-${fs}")
+      keep=1
+    fi
+  done
+  {
+    echo "states ${total_states}"
+    echo "violations ${total_violations}"
+    echo "workloads ${workloads_run}"
+    echo "controls ${controls_run}"
+    echo "keep ${keep}"
+    for label in "${controls_missed[@]}"; do echo "missed ${label}"; done
+    for label in "${failed_runs[@]}"; do echo "failed ${label}"; done
+  } >"${runs}/lane-${lane}.counts"
+}
+lanes=$(( jobs < ${#selected[@]} ? jobs : ${#selected[@]} ))
+lane_pids=()
+for ((lane = 0; lane < lanes; ++lane)); do
+  rm -f "${runs}/lane-${lane}.counts"
+  run_lane "${lane}" >"${runs}/lane-${lane}.log" 2>&1 &
+  lane_pids+=($!)
+done
+for ((lane = 0; lane < lanes; ++lane)); do
+  wait "${lane_pids[lane]}" || true
+  cat "${runs}/lane-${lane}.log"
+  if [[ ! -f ${runs}/lane-${lane}.counts ]]; then
+    failed_runs+=("lane-${lane}")
     keep=1
+    continue
   fi
+  while read -r key value; do
+    case ${key} in
+      states) total_states=$((total_states + value)) ;;
+      violations) total_violations=$((total_violations + value)) ;;
+      workloads) workloads_run=$((workloads_run + value)) ;;
+      controls) controls_run=$((controls_run + value)) ;;
+      keep) ((value)) && keep=1 ;;
+      missed) controls_missed+=("${value}") ;;
+      failed) failed_runs+=("${value}") ;;
+    esac
+  done <"${runs}/lane-${lane}.counts"
 done
 
 ((keep)) || rm -rf "${runs}"

@@ -8,7 +8,8 @@
 #                then installs the Python package into a fresh virtual
 #                environment and runs its pytest suite (scripts/test-python.sh);
 #                then the real-kernel crash run (scripts/crash-vm.sh: a QEMU
-#                guest on ext4, XFS and btrfs, about 1,000 crash states, 5 minutes);
+#                guest on ext4, XFS and btrfs, about 1,500 crash states, two
+#                workloads at a time, 4-5 minutes);
 #  - asan-ubsan: the whole suite under AddressSanitizer + UBSan (the long
 #                randomized cases at a quarter of their count);
 #  - tsan:       ThreadSanitizer over the cases it can check: threads of one

@@ -217,7 +217,8 @@ TEST_CASE("A writer's open replays journaled batches whose members never reached
     INFO(verb << ": " << result.stderr_bytes);
     CHECK(result.exit_code == kExitSuccess);
     RequireMatchesSchema(verb, result);
-    for (const nlohmann::json& region : ParseJson(result)["regions"]) {
+    const nlohmann::json document = ParseJson(result);
+    for (const nlohmann::json& region : document["regions"]) {
       CHECK(region["journaled"] == true);
       CHECK(region["generation"] == 2);
     }
