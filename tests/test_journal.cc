@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "batch.h"
 #include "format.h"
+#include "intent.h"
 #include "journal.h"
 #include "regionstore/store.h"
 #include "slot.h"
@@ -191,6 +193,17 @@ TEST_CASE("A writer's open replays journaled batches whose members never reached
     const StoreInfo info = *ReadStoreInfo(path);
     PwriteFile(path, *batch::LogOffset(info), std::vector<std::byte>(format::kBatchLogSize));
     std::filesystem::remove(path + ".shm");  // a power loss takes the sidecar too
+    // And the reboot: the writer's open recorded this boot as the one that
+    // replayed the journal; after a reboot that record names another boot,
+    // so readers take the journal's commits (regionctl below runs with this
+    // machine's boot id).
+    const uint64_t at = *intent::AreaOffset(info) + intent::kSidecarEntry * intent::kEntrySize;
+    std::optional<intent::Entry> identity =
+        intent::DecodeEntry(PreadFile(path, at, intent::kEntrySize));
+    REQUIRE(identity.has_value());
+    identity->boot_id[0] ^= std::byte{0xff};
+    const intent::EntryBytes encoded = intent::EncodeEntry(*identity);
+    PwriteFile(path, at, std::vector<std::byte>(encoded.begin(), encoded.end()));
   }
   {
     // A reader that opens first, after the reboot, sees what the writer's
