@@ -74,8 +74,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Removes ITEM from the array named NAME (exact matches only: /dev/loop1
+# is not a part of /dev/loop10).
+forget() {
+  local -n list=$1
+  local item=$2 kept=() entry
+  for entry in "${list[@]}"; do [[ ${entry} == "${item}" ]] || kept+=("${entry}"); done
+  list=("${kept[@]}")
+}
+
 # Attaches IMAGE to a loop device read-write (ext4 replays its journal only
-# on a writable device) and mounts it at DIR; prints nothing, fails loudly.
+# on a writable device) and mounts it at DIR; prints nothing, fails loudly:
+# 2 when no loop device could be attached (DIR.mount-err says why), 1 when
+# the filesystem does not mount.
 mount_image() {
   local image=$1 dir=$2 dev=""
   # Lanes attach devices at the same time: losetup -f can lose the race for
@@ -84,11 +95,14 @@ mount_image() {
     dev=$(losetup -f --show "${image}" 2>"${dir}.losetup-err") && break
     dev=""
   done
-  [[ -n ${dev} ]] || { cat "${dir}.losetup-err" >"${dir}.mount-err"; return 1; }
+  [[ -n ${dev} ]] || { cat "${dir}.losetup-err" >"${dir}.mount-err"; return 2; }
   attached+=("${dev}")
   mkdir -p "${dir}"
   if ! mount "${dev}" "${dir}" 2>"${dir}.mount-err"; then
+    # Detached now: the other lane may attach this device next, so this
+    # lane's cleanup must not detach it again.
     losetup -d "${dev}"
+    forget attached "${dev}"
     return 1
   fi
   mounted+=("${dir}")
@@ -99,8 +113,8 @@ unmount_image() {
   dev=$(cat "${dir}.dev")
   umount "${dir}"
   losetup -d "${dev}"
-  mounted=("${mounted[@]/${dir}/}")
-  attached=("${attached[@]/${dev}/}")
+  forget mounted "${dir}"
+  forget attached "${dev}"
 }
 
 if [[ -n ${state_run} ]]; then
@@ -284,7 +298,12 @@ EOF
       --marker-sector "${marker_sector}" --state "${id}" --out "${out}" >/dev/null 2>"${dir}/build-err.txt" ||
       { echo "crash-vm: ${label}: building state ${id} failed: $(cat "${dir}/build-err.txt")"; return 1; }
     states=$((states + 1))
-    if ! mount_image "${out}" "${dir}/mnt"; then
+    local mounted_rc=0
+    mount_image "${out}" "${dir}/mnt" || mounted_rc=$?
+    if ((mounted_rc == 2)); then
+      echo "crash-vm: ${label} state ${id}: no loop device: $(cat "${dir}/mnt.mount-err")"
+      return 1
+    elif ((mounted_rc != 0)); then
       # A filesystem the host cannot mount after a power cut breaks every
       # promise at once.
       echo "violation: ${label} state ${id}: the filesystem does not mount: $(cat "${dir}/mnt.mount-err")" |
@@ -383,7 +402,6 @@ done
 mkdir -p "${runs}"
 run_lane() {
   local lane=$1 index entry workload fs budget
-  RANDOM=${BASHPID}  # a subshell would repeat the parent's seeds
   mounted=()
   attached=()
   trap cleanup EXIT
@@ -403,7 +421,14 @@ run_lane() {
     echo "keep ${keep}"
     for label in "${controls_missed[@]}"; do echo "missed ${label}"; done
     for label in "${failed_runs[@]}"; do echo "failed ${label}"; done
-  } >"${runs}/lane-${lane}.counts"
+  } >"${runs}/lane-${lane}.counts.tmp"
+  mv "${runs}/lane-${lane}.counts.tmp" "${runs}/lane-${lane}.counts"
+}
+# The parent's exit (an error, Ctrl-C) stops the lanes; each lane's own
+# cleanup then unmounts and detaches what it holds.
+stop_lanes() {
+  ((${#lane_pids[@]})) && kill "${lane_pids[@]}" 2>/dev/null
+  wait 2>/dev/null || true
 }
 lanes=$(( jobs < ${#selected[@]} ? jobs : ${#selected[@]} ))
 lane_pids=()
@@ -412,14 +437,16 @@ for ((lane = 0; lane < lanes; ++lane)); do
   run_lane "${lane}" >"${runs}/lane-${lane}.log" 2>&1 &
   lane_pids+=($!)
 done
+trap 'stop_lanes; cleanup' EXIT
 for ((lane = 0; lane < lanes; ++lane)); do
-  wait "${lane_pids[lane]}" || true
+  lane_rc=0
+  wait "${lane_pids[lane]}" || lane_rc=$?
   cat "${runs}/lane-${lane}.log"
-  if [[ ! -f ${runs}/lane-${lane}.counts ]]; then
-    failed_runs+=("lane-${lane}")
+  if ((lane_rc != 0)) || [[ ! -f ${runs}/lane-${lane}.counts ]]; then
+    failed_runs+=("lane-${lane} (exit ${lane_rc})")
     keep=1
-    continue
   fi
+  [[ -f ${runs}/lane-${lane}.counts ]] || continue
   while read -r key value; do
     case ${key} in
       states) total_states=$((total_states + value)) ;;
@@ -432,6 +459,8 @@ for ((lane = 0; lane < lanes; ++lane)); do
     esac
   done <"${runs}/lane-${lane}.counts"
 done
+lane_pids=()
+trap cleanup EXIT
 
 ((keep)) || rm -rf "${runs}"
 ((keep)) && echo "crash-vm: runs kept in ${runs} (rebuild a state: scripts/crash-vm.sh --state ${runs}/LABEL ID)"
