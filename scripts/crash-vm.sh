@@ -404,6 +404,9 @@ run_lane() {
   local lane=$1 index entry workload fs budget
   mounted=()
   attached=()
+  # A SIGTERM waits for the command in hand (bash runs the trap once it is
+  # done), so the cleanup never meets a mount still in use.
+  trap 'exit 143' TERM
   trap cleanup EXIT
   for ((index = lane; index < ${#selected[@]}; index += jobs)); do
     entry=${selected[index]}
@@ -424,10 +427,15 @@ run_lane() {
   } >"${runs}/lane-${lane}.counts.tmp"
   mv "${runs}/lane-${lane}.counts.tmp" "${runs}/lane-${lane}.counts"
 }
-# The parent's exit (an error, Ctrl-C) stops the lanes; each lane's own
-# cleanup then unmounts and detaches what it holds.
+# The parent's exit (an error, Ctrl-C) stops the lanes and the commands they
+# run (timeout passes the signal on to QEMU); each lane's own cleanup then
+# unmounts and detaches what it holds.
 stop_lanes() {
-  ((${#lane_pids[@]})) && kill "${lane_pids[@]}" 2>/dev/null
+  local pid
+  for pid in "${lane_pids[@]}"; do
+    kill "${pid}" 2>/dev/null || true
+    pkill -TERM -P "${pid}" 2>/dev/null || true
+  done
   wait 2>/dev/null || true
 }
 lanes=$(( jobs < ${#selected[@]} ? jobs : ${#selected[@]} ))
