@@ -277,6 +277,17 @@ TEST_CASE("A durable batch makes exactly one barrier", "[batch]") {
   CHECK(store->Stats().batch_log_barriers == 2);
 }
 
+#ifdef REGIONCTL_PATH
+// Slot `index` of the first region in `regionctl inspect PATH --json`, the
+// document checked against its schema.
+nlohmann::json InspectedSlot(const std::string& path, uint32_t index) {
+  const ProcessResult inspected = Regionctl({"inspect", path, "--json"});
+  RequireSuccess(inspected);
+  RequireMatchesSchema("inspect", inspected);
+  return ParseJson(inspected)["regions"][0]["slots"][index];
+}
+#endif
+
 // The trace of a batch a kill interrupted, written by hand: one member's
 // header in place, its partner's missing. Readers skip it, verify names it,
 // and the next writer's open removes it.
@@ -330,10 +341,7 @@ TEST_CASE("An interrupted batch is skipped, reported, then removed by the next o
     CHECK(report->regions[0].generation == 1);
 #ifdef REGIONCTL_PATH
     // regionctl's documents of the trace match their schemas and show it.
-    const ProcessResult inspected = Regionctl({"inspect", path, "--json"});
-    RequireSuccess(inspected);
-    RequireMatchesSchema("inspect", inspected);
-    const nlohmann::json slot_json = ParseJson(inspected)["regions"][0]["slots"][model_target];
+    const nlohmann::json slot_json = InspectedSlot(path, model_target);
     CHECK(slot_json["batch_incomplete"] == true);
     CHECK(slot_json["batch"] == 2);
     const ProcessResult verified = Regionctl({"verify", path, "--json"});
@@ -356,10 +364,7 @@ TEST_CASE("An interrupted batch is skipped, reported, then removed by the next o
     CHECK(withdrawn.generation == 2);
     CHECK_THAT(withdrawn.reason, Catch::Contains("withdrawn by a writer's open"));
 #ifdef REGIONCTL_PATH
-    const ProcessResult inspected = Regionctl({"inspect", path, "--json"});
-    RequireSuccess(inspected);
-    RequireMatchesSchema("inspect", inspected);
-    const nlohmann::json slot_json = ParseJson(inspected)["regions"][0]["slots"][model_target];
+    const nlohmann::json slot_json = InspectedSlot(path, model_target);
     CHECK(slot_json["batch_withdrawn"] == true);
     CHECK(slot_json["batch"] == nullptr);
 #endif
