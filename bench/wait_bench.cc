@@ -9,9 +9,11 @@
 //  (b) wake-up latency: a reader in another process gets each new commit of
 //      a 4 KiB region, from the moment the writer's Commit returned to the
 //      moment the reader holds its copy (CLOCK_MONOTONIC, one clock for both
-//      processes), four ways: WaitForNewer (a futex sleep the writer
+//      processes), five ways: WaitForNewer (a futex sleep the writer
 //      wakes) on a protocol 1 store and on a protocol 2 store (the waiter
-//      registers in the sidecar first), and Load polled every 1 ms and every 100 µs (nanosleep
+//      registers in the sidecar first), WaitForNewer by a reader that may
+//      read the sidecar but not write it (it cannot register, so it polls
+//      every 10 ms), and Load polled every 1 ms and every 100 µs (nanosleep
 //      between). The writer waits for each reader's report before its next
 //      commit, after a random pause of 0-2 ms (a spin) so that the pollers'
 //      phase is random; p50 and p99 over every commit of every round.
@@ -24,6 +26,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -33,6 +36,7 @@
 #include "commit_bench.h"
 #include "lab/die.h"
 #include "lab/raw_io.h"
+#include "regionstore/io.h"
 
 namespace regionstore::bench {
 namespace {
@@ -62,14 +66,31 @@ struct ReaderArm {
   const char* name;
   uint64_t poll_ns;
   uint32_t protocol;  // of the store it reads
+  // A reader that may read the sidecar but not write it (a user in the
+  // store's group with read access): it cannot register, so it polls.
+  bool sidecar_read_only = false;
 };
 
-constexpr std::array<ReaderArm, 4> kReaders{{
+constexpr std::array<ReaderArm, 5> kReaders{{
     {ReaderKind::kFutex, "WaitForNewer (futex)", 0, 1},
     {ReaderKind::kFutex, "WaitForNewer, protocol 2 (sidecar)", 0, 2},
+    {ReaderKind::kFutex, "WaitForNewer, protocol 2, sidecar read-only", 0, 2, true},
     {ReaderKind::kPoll1ms, "Load every 1 ms", 1'000'000, 1},
     {ReaderKind::kPoll100us, "Load every 100 µs", 100'000, 1},
 }};
+
+// The Io of a reader with read access only to the sidecar: opening it for
+// writing is denied (EACCES), as the kernel denies such a user.
+class SidecarReadOnlyIo final : public ForwardingIo {
+ public:
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,
+                                     SymlinkPolicy symlinks) override {
+    if (mode == OpenMode::kReadWrite && path.ends_with(".shm")) {
+      return Status::FromErrno(EACCES, "open", path);
+    }
+    return ForwardingIo::Open(path, mode, symlinks);
+  }
+};
 
 // Waits the reader's way until region "r" holds a generation above
 // `after`, or until `deadline` (monotonic ns) passes. True if it got one.
@@ -98,7 +119,10 @@ bool AwaitNewer(Store& store, const ReaderArm& arm, uint64_t after, uint64_t dea
 [[noreturn]] void RunReader(const std::string& path, const ReaderArm& arm, uint64_t first,
                             uint64_t count, uint64_t idle_ns, int report_fd) {
   ::alarm(120);
-  auto store = Store::Open(path, OpenMode::kReadOnly);
+  static SidecarReadOnlyIo read_only_sidecar;
+  OpenOptions options;
+  if (arm.sidecar_read_only) options.io = &read_only_sidecar;
+  auto store = Store::Open(path, OpenMode::kReadOnly, options);
   if (!store.ok()) ::_exit(2);
   std::vector<std::byte> copy;
   if (count == 0) {

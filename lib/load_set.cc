@@ -126,7 +126,7 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
   const auto read_identity = [&] {
     return shared_copy::LoadSharedWords<intent::kEntrySize>(identity);
   };
-  const sidecar::Sidecar* side = nullptr;
+  std::shared_ptr<const sidecar::Sidecar> side;
   Status no_sidecar;
   int stale_sidecar = 0;
   const region_check::ReadFn mapped = region_check::MappingReader(*r.mapping);

@@ -2,7 +2,9 @@
 // word's two read-modify-writes.
 #include "sidecar.h"
 
+#include <cerrno>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,29 +30,120 @@ uint32_t InodeTag(uint64_t device, uint64_t inode) {
   return static_cast<uint32_t>(mixed >> 32);
 }
 
+std::string Octal(uint32_t mode) {
+  std::string text;
+  for (int shift = 9; shift >= 0; shift -= 3) text += static_cast<char>('0' + ((mode >> shift) & 7));
+  return text;
+}
+
+std::string UserText(Io& io, uint32_t uid) {
+  const std::optional<std::string> name = io.UserName(uid);
+  return "uid " + std::to_string(uid) + (name ? " (" + *name + ")" : "");
+}
+
+// What to do about a sidecar the rule refuses or the open is denied.
+constexpr const char* kRemedy =
+    "; it holds no data: removing it loses nothing, and the next writer to open the store makes "
+    "it anew with the store's owner, group and permissions";
+
+// Gives a sidecar this process just made (or found empty, and owns) the
+// store's group and permission bits less execute, and the store's owner
+// when this process is root. A group this user is not in leaves the file
+// its own group, with no group permission.
+Status Conform(Io& io, File& file, const FileStat& side, const FileStat& store) {
+  std::optional<uint32_t> uid;
+  if (io.EffectiveUserId() == 0 && side.uid != store.uid) uid = store.uid;
+  std::optional<uint32_t> gid;
+  if (side.gid != store.gid) gid = store.gid;
+  uint32_t mode = store.mode & 0666;
+  if (uid || gid) {
+    if (Status s = file.SetOwner(uid, gid); !s.ok()) {
+      if (s.sys_errno() == EOPNOTSUPP) return Status::Ok();  // an Io without owners
+      if (s.code() != StatusCode::kPermissionDenied) return s;
+      mode &= ~0070U;
+    }
+  }
+  if (Status s = file.SetPermissions(mode); !s.ok() && s.sys_errno() != EOPNOTSUPP) return s;
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string PathFor(const std::string& store_path) { return store_path + ".shm"; }
 
-Result<Sidecar> Open(Io& io, const std::string& store_path, OpenMode mode, bool create) {
+std::optional<std::string> TrustProblem(Io& io, const FileStat& side, const FileStat& store,
+                                        uint32_t euid) {
+  const std::string mode = " (mode " + Octal(side.mode) + ", the store's " + Octal(store.mode) + ")";
+  if (side.uid != store.uid && side.uid != 0 && side.uid != euid) {
+    return "it belongs to " + UserText(io, side.uid) + ", not to the store's owner (" +
+           UserText(io, store.uid) + ") nor to this process's user" + mode;
+  }
+  if ((side.mode & 0002) != 0 && (store.mode & 0002) == 0) {
+    return "every user may write it, and not the store" + mode;
+  }
+  if ((side.mode & 0020) != 0 && ((store.mode & 0020) == 0 || side.gid != store.gid)) {
+    return "its group (gid " + std::to_string(side.gid) + ") may write it, and not the store" +
+           " (gid " + std::to_string(store.gid) + ")" + mode;
+  }
+  return std::nullopt;
+}
+
+Result<Sidecar> Open(Io& io, const std::string& store_path, const FileStat& store, OpenMode mode,
+                     bool create) {
   const std::string path = PathFor(store_path);
   auto file = io.Open(path, mode, SymlinkPolicy::kRefuse);
+  bool created = false;
   if (!file.ok() && file.status().code() == StatusCode::kNotFound && create &&
       mode == OpenMode::kReadWrite) {
     file = io.CreateExclusive(path);
+    created = file.ok();
     // Another process created it first: open theirs.
     if (!file.ok() && file.status().code() == StatusCode::kAlreadyExists) {
       file = io.Open(path, mode, SymlinkPolicy::kRefuse);
     }
   }
+  if (!file.ok() && file.status().code() == StatusCode::kPermissionDenied && create) {
+    // The writer's: whose it is, so that the user knows whom to ask, or
+    // that it may go. (A reader that may not write it polls instead, and
+    // tries once per poll: no user database look-up there.)
+    std::string whose;
+    if (auto named = io.StatPath(path); named.ok()) {
+      whose = ": it belongs to " + UserText(io, named->uid) + ", mode " + Octal(named->mode);
+    }
+    return Status::Error(StatusCode::kPermissionDenied, kOpen, path,
+                         "permission denied" + whose + kRemedy, file.status().sys_errno());
+  }
   if (!file.ok()) return file.status().WithOperation(kOpen, path);
   auto stat = (*file)->Stat();
   if (!stat.ok()) return stat.status().WithOperation(kOpen, path);
   if (!stat->is_regular) return NotASidecar(path, "it is not a regular file");
+  const uint32_t euid = io.EffectiveUserId();
+  // Judged on the descriptor's own fstat: the file read is the file judged.
+  const auto refuse = [&](const std::string& problem) {
+    return Status::Error(
+        StatusCode::kInvalidArgument, kOpen, path,
+        "not trusted: " + problem +
+            ". Only users who can write the store may write its sidecar, which steers the "
+            "writer's recovery and the readers' consistent loads" +
+            kRemedy +
+            ". In a directory other users can write (such as one with mode 1777), keep protocol "
+            "2 stores in a subdirectory only their users can write");
+  };
+  if (!created) {
+    if (auto problem = TrustProblem(io, *stat, store, euid)) return refuse(*problem);
+  }
   if (stat->size == 0) {
     if (mode == OpenMode::kReadOnly || !create) {
       return Status::Error(StatusCode::kNotFound, kOpen, path,
                            "it is still being created (0 bytes)");
+    }
+    // Made here, or left empty by a writer that failed before filling it:
+    // owner, group and mode first, while nothing is in it.
+    if (created || stat->uid == euid) {
+      if (Status s = Conform(io, **file, *stat, store); !s.ok()) return s.WithOperation(kOpen, path);
+      stat = (*file)->Stat();
+      if (!stat.ok()) return stat.status().WithOperation(kOpen, path);
+      if (auto problem = TrustProblem(io, *stat, store, euid)) return refuse(*problem);
     }
     // Its stores go through a shared mapping, as the store's do, so it gets
     // the store's protection from a full disk (Store::Create): on btrfs
@@ -89,6 +182,8 @@ Result<Sidecar> Open(Io& io, const std::string& store_path, OpenMode mode, bool 
   sidecar.file = std::move(*file);
   sidecar.mapping = std::move(*mapping);
   sidecar.writable = mode == OpenMode::kReadWrite;
+  sidecar.device = stat->device;
+  sidecar.inode = stat->inode;
   sidecar.inode_tag = InodeTag(stat->device, stat->inode);
   return sidecar;
 }

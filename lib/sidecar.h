@@ -24,6 +24,16 @@
 // inode: a copy) knows the sidecar was replaced and its marks lost, and
 // recovers every region; a reader trusts only the sidecar the entry names
 // and opens the path again otherwise. Readers never create the file.
+//
+// The trust rule (docs/FORMAT.md, "Sidecar"): whoever can write the sidecar
+// steers the writer's recovery and what consistent loads trust, so nobody
+// may write it who cannot write the store. At every open, by writers and
+// readers alike, the file must belong to the store's owner, to root or to
+// the opening process's user, and grant no write permission the store does
+// not (group write only with the store's group). The writer creates it so
+// (the store's group and permission bits; a root writer hands it to the
+// store's owner) and refuses one that breaks the rule; a reader does not
+// trust one (it polls, and its consistent loads need the writer gone).
 #ifndef REGIONSTORE_LIB_SIDECAR_H_
 #define REGIONSTORE_LIB_SIDECAR_H_
 
@@ -59,6 +69,9 @@ struct Sidecar {
   std::unique_ptr<File> file;
   std::unique_ptr<Mapping> mapping;
   bool writable = false;
+  // The file's device and inode, to tell whether the path still names it.
+  uint64_t device = 0;
+  uint64_t inode = 0;
   // The file's device and inode folded to 32 bits, recorded beside the id
   // in the store's identity entry: a copy of an old sidecar carries the old
   // id but not the old inode.
@@ -76,15 +89,27 @@ struct Sidecar {
   }
 };
 
-// Opens the sidecar of the store at `store_path`. With `create` (the
-// writer's open only: a file a reader made would belong to the reader), a
-// missing one is created (0600, zero-filled to 8 KiB). With kReadWrite a
-// fresh one is claimed (its magic written). A symbolic link there is refused, as anything that
-// is not an 8 KiB regular file with the magic or zeros: such a file is not
-// ours to write into. Errors: kNotFound (kReadOnly and no sidecar yet, or
-// one still being created), kInvalidArgument (not a sidecar: the message
-// says what is there), kPermissionDenied, kIOError.
-Result<Sidecar> Open(Io& io, const std::string& store_path, OpenMode mode, bool create);
+// What breaks the trust rule (above) in a sidecar whose fstat is `side`,
+// beside a store whose fstat is `store`, for a process of user `euid`; or
+// nothing. The text names the file's owner and mode.
+std::optional<std::string> TrustProblem(Io& io, const FileStat& side, const FileStat& store,
+                                        uint32_t euid);
+
+// Opens the sidecar of the store at `store_path`, whose fstat is `store`.
+// With `create` (the writer's open only: a file a reader made would belong
+// to the reader), a missing one is created with the store's group and
+// permission bits (less execute), owned by the store's owner when the
+// writer is root, and zero-filled to 8 KiB. With kReadWrite a fresh one is
+// claimed (its magic written). A symbolic link there is refused, as
+// anything that is not an 8 KiB regular file with the magic or zeros: such
+// a file is not ours to write into, and so is one that breaks the trust
+// rule. Errors: kNotFound (kReadOnly and no sidecar yet, or one still being
+// created), kInvalidArgument (not a sidecar, or not one to trust: the
+// message says what is there, its owner and mode, and that removing it
+// loses nothing), kPermissionDenied (the writer's message names the file's
+// owner and mode, and says the same), kIOError.
+Result<Sidecar> Open(Io& io, const std::string& store_path, const FileStat& store, OpenMode mode,
+                     bool create);
 
 // The writer, after a change of a visible commit: advances the wake word by
 // 2 and clears the waiter bit, then wakes the sleepers if the bit was set.

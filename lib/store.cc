@@ -282,7 +282,10 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   rep->mapping = std::move(*mapping);
   if (rep->writable && rep->info.protocol() == 2) {
     // Before anything is published: every wake goes through it.
-    auto sidecar = sidecar::Open(*rep->io, path, OpenMode::kReadWrite, /*create=*/true);
+    const Result<FileStat> store_stat = rep->file->Stat();
+    if (!store_stat.ok()) return store_stat.status().WithOperation("open: fstat", path);
+    auto sidecar =
+        sidecar::Open(*rep->io, path, *store_stat, OpenMode::kReadWrite, /*create=*/true);
     if (!sidecar.ok()) {
       const Status& failed = sidecar.status();
       return Status::Error(failed.code(), "open: sidecar", failed.path(),
@@ -292,7 +295,7 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
                                "where readers that wait register",
                            failed.sys_errno());
     }
-    rep->sidecar = std::make_unique<sidecar::Sidecar>(std::move(*sidecar));
+    rep->sidecar = std::make_shared<sidecar::Sidecar>(std::move(*sidecar));
   }
   if (!rep->writable) rep->BuildJournalOverlay();
   if (rep->writable) {

@@ -136,15 +136,14 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // Protocol 2 stores (sidecar.h): a writer opens the sidecar at Open and
   // fails without it; a read-only handle opens it at its first
   // WaitForNewer, under `sidecar_mutex`, and tries again at each recheck
-  // while it has none it can write.
-  mutable std::unique_ptr<sidecar::Sidecar> sidecar;
+  // while it has none it can write. Shared: a read-only handle replaces a
+  // sidecar that stopped being the store's (removed and made anew) under
+  // the mutex, and the calls still using the old one keep it mapped until
+  // they return, so a handle maps at most these two at rest.
+  mutable std::shared_ptr<sidecar::Sidecar> sidecar;
   // A read-only handle that could open the sidecar only for reading
   // (LoadSet needs no more).
-  mutable std::unique_ptr<sidecar::Sidecar> sidecar_read_only;
-  // A read-only handle's sidecars that stopped being the store's (removed
-  // and made anew) and were opened again: kept mapped until the handle
-  // goes, since other threads may still hold them.
-  mutable std::vector<std::unique_ptr<sidecar::Sidecar>> retired_sidecars;
+  mutable std::shared_ptr<sidecar::Sidecar> sidecar_read_only;
   mutable std::mutex sidecar_mutex;
   // Writers of stores with a batch log only (batch.h, batch_commit.cc): the
   // log's offset; the id the next batch gets; the newest batch whose writes
@@ -326,11 +325,14 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // Protocol 2, WaitForNewer: the sidecar, opened for writing on first use
   // (a reader never creates it) and opened again while the one it holds is
   // not the store's; nullptr while none can be opened.
-  sidecar::Sidecar* WaitSidecar() const;
+  std::shared_ptr<sidecar::Sidecar> WaitSidecar() const;
   // Protocol 2, readers: opens `slot`'s sidecar anew (never creating it)
-  // unless it holds the store's; a replaced one is retired, not closed.
+  // unless it holds the store's or the path still names the file it holds;
+  // the replaced one is released (unmapped once no running call holds it).
+  // Every open judges the file by the trust rule (sidecar::TrustProblem)
+  // against the store's owner and mode as fstat gives them now.
   // Under sidecar_mutex.
-  Status RefreshSidecar(std::unique_ptr<sidecar::Sidecar>& slot, OpenMode mode) const;
+  Status RefreshSidecar(std::shared_ptr<sidecar::Sidecar>& slot, OpenMode mode) const;
   // Protocol 2: whether `side` is the sidecar the store's identity entry
   // names (the one its last writer opened: same id, same inode), read
   // through the mapping.
@@ -338,7 +340,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // Protocol 2, LoadSet: the sidecar for writing as WaitSidecar opens it,
   // or else for reading (opened again in the same way); the error of the
   // read-only open if neither can be.
-  Result<const sidecar::Sidecar*> ReadSidecar() const;
+  Result<std::shared_ptr<const sidecar::Sidecar>> ReadSidecar() const;
   // After a write of the publication word that left it even.
   void WakeWaiters(uint64_t word_offset);
   Status WritePublication(uint64_t p, const char* operation, PublishBy by = PublishBy::kPwrite);

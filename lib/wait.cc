@@ -56,33 +56,43 @@ uint64_t Store::Rep::NewestHeaderGeneration(uint32_t index) const {
   return valid.empty() ? 0 : valid.front().header.generation;
 }
 
-Status Store::Rep::RefreshSidecar(std::unique_ptr<sidecar::Sidecar>& slot, OpenMode mode) const {
+Status Store::Rep::RefreshSidecar(std::shared_ptr<sidecar::Sidecar>& slot, OpenMode mode) const {
   if (slot && SidecarIsCurrent(*slot)) return Status::Ok();
-  auto opened = sidecar::Open(*io, path, mode, /*create=*/false);
+  if (slot) {
+    // The writer uses another file than the one at the path (a store
+    // reached by another name, or a sidecar restored under it): opening the
+    // path again would give the same file, once per poll.
+    const Result<FileStat> named = io->StatPath(sidecar::PathFor(path));
+    if (named.ok() && named->device == slot->device && named->inode == slot->inode) {
+      return Status::Ok();
+    }
+  }
+  const Result<FileStat> store = file->Stat();
+  if (!store.ok()) return store.status();
+  auto opened = sidecar::Open(*io, path, *store, mode, /*create=*/false);
   if (!opened.ok()) return opened.status();
-  if (slot) retired_sidecars.push_back(std::move(slot));
-  slot = std::make_unique<sidecar::Sidecar>(std::move(*opened));
+  slot = std::make_shared<sidecar::Sidecar>(std::move(*opened));
   return Status::Ok();
 }
 
-sidecar::Sidecar* Store::Rep::WaitSidecar() const {
+std::shared_ptr<sidecar::Sidecar> Store::Rep::WaitSidecar() const {
   std::lock_guard lock(sidecar_mutex);
   // A writer's is the store's: its open named it.
   if (!writable) static_cast<void>(RefreshSidecar(sidecar, OpenMode::kReadWrite));
-  return sidecar.get();
+  return sidecar;
 }
 
-Result<const sidecar::Sidecar*> Store::Rep::ReadSidecar() const {
-  if (const sidecar::Sidecar* writable_one = WaitSidecar();
+Result<std::shared_ptr<const sidecar::Sidecar>> Store::Rep::ReadSidecar() const {
+  if (std::shared_ptr<sidecar::Sidecar> writable_one = WaitSidecar();
       writable_one != nullptr && SidecarIsCurrent(*writable_one)) {
-    return writable_one;
+    return std::shared_ptr<const sidecar::Sidecar>(std::move(writable_one));
   }
   std::lock_guard lock(sidecar_mutex);
   if (Status s = RefreshSidecar(sidecar_read_only, OpenMode::kReadOnly); !s.ok()) {
-    if (sidecar) return static_cast<const sidecar::Sidecar*>(sidecar.get());
+    if (sidecar) return std::shared_ptr<const sidecar::Sidecar>(sidecar);
     return s;
   }
-  return static_cast<const sidecar::Sidecar*>(sidecar_read_only.get());
+  return std::shared_ptr<const sidecar::Sidecar>(sidecar_read_only);
 }
 
 bool Store::Rep::SidecarIsCurrent(const sidecar::Sidecar& side) const {
@@ -139,7 +149,7 @@ Result<CheckpointMeta> Store::WaitForNewer(std::string_view name, uint64_t gener
   }
   const uint64_t word_offset = *area + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
   const bool protocol_2 = r.info.protocol() == 2;
-  sidecar::Sidecar* registry = protocol_2 ? r.WaitSidecar() : nullptr;
+  std::shared_ptr<sidecar::Sidecar> registry = protocol_2 ? r.WaitSidecar() : nullptr;
   const uint64_t start = r.io->MonotonicNanos();
   const uint64_t deadline = SaturatingAdd(start, timeout);
   uint64_t next_recheck = SaturatingAdd(start, options.recheck);

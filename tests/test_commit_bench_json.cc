@@ -154,7 +154,7 @@ TEST_CASE("the commit benchmark's wait section measures every reader and writes 
   CHECK(wait["wake_cost"]["protocol2_ns"].get<double>() > 0);
   CHECK(wait["wake_cost"]["no_wake_ns"].get<double>() > 0);
   const nlohmann::json& readers = wait["readers"];
-  REQUIRE(readers.size() == 4);
+  REQUIRE(readers.size() == 5);
   std::vector<std::string> names;
   for (const nlohmann::json& reader : readers) {
     CHECK(KeysOf(reader) ==
@@ -167,8 +167,9 @@ TEST_CASE("the commit benchmark's wait section measures every reader and writes 
     names.push_back(reader["reader"]);
   }
   CHECK(names == std::vector<std::string>{"WaitForNewer (futex)",
-                                          "WaitForNewer, protocol 2 (sidecar)", "Load every 1 ms",
-                                          "Load every 100 µs"});
+                                          "WaitForNewer, protocol 2 (sidecar)",
+                                          "WaitForNewer, protocol 2, sidecar read-only",
+                                          "Load every 1 ms", "Load every 100 µs"});
 }
 
 }  // namespace

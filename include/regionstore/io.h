@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -121,6 +122,12 @@ struct FileStat {
   bool is_directory = false;
   uint64_t device = 0;
   uint64_t inode = 0;
+  // Owner, group and permission bits (st_mode & 07777). An Io that has no
+  // owners (the tests' in-memory ones) leaves them 0: root's, granting
+  // nothing, which every check of them accepts.
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint32_t mode = 0;
 };
 
 // What statfs reports about the filesystem holding a path.
@@ -240,6 +247,15 @@ class REGIONSTORE_EXPORT File {
   // shared), kIOError (EOPNOTSUPP: btrfs and ext4 lack the call).
   virtual Status UnshareRange(uint64_t offset, uint64_t length);
 
+  // --- Ownership. Each default fails with kIOError and errno EOPNOTSUPP.
+
+  // fchown(uid or -1, gid or -1): a missing value is left as it is.
+  // Errors: kPermissionDenied (EPERM: not root, or a group the caller is not
+  // in), kIOError.
+  virtual Status SetOwner(std::optional<uint32_t> uid, std::optional<uint32_t> gid);
+  // fchmod(mode & 07777). Errors: kPermissionDenied, kIOError.
+  virtual Status SetPermissions(uint32_t mode);
+
  protected:
   File() = default;
 };
@@ -291,6 +307,13 @@ class REGIONSTORE_EXPORT Io {
   // a later create beside them can tell an abandoned one from a live one.
   // The default implementation asks Io::Default().
   virtual uint64_t ProcessId();
+  // This process's effective user id (geteuid). The default implementation
+  // asks Io::Default().
+  virtual uint32_t EffectiveUserId();
+  // The login name of `uid` (getpwuid_r), for messages; nothing when the
+  // user database has no such user. The default implementation asks
+  // Io::Default().
+  virtual std::optional<std::string> UserName(uint32_t uid);
   // The names in `directory` (readdir), without "." and "..", in no order.
   // The default implementation asks Io::Default(). Errors: kNotFound,
   // kPermissionDenied, kIOError.
@@ -349,6 +372,8 @@ class ForwardingIo : public Io {
   Result<FsInfo> StatFs(const std::string& path) override { return base_->StatFs(path); }
   Result<std::array<std::byte, 16>> BootId() override { return base_->BootId(); }
   uint64_t ProcessId() override { return base_->ProcessId(); }
+  uint32_t EffectiveUserId() override { return base_->EffectiveUserId(); }
+  std::optional<std::string> UserName(uint32_t uid) override { return base_->UserName(uid); }
   Result<std::vector<std::string>> ListDirectory(const std::string& directory) override {
     return base_->ListDirectory(directory);
   }
@@ -434,6 +459,10 @@ class ForwardingFile : public File {
   Status UnshareRange(uint64_t offset, uint64_t length) override {
     return base_->UnshareRange(offset, length);
   }
+  Status SetOwner(std::optional<uint32_t> uid, std::optional<uint32_t> gid) override {
+    return base_->SetOwner(uid, gid);
+  }
+  Status SetPermissions(uint32_t mode) override { return base_->SetPermissions(mode); }
 
  protected:
   File& base() const { return *base_; }

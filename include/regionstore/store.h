@@ -143,11 +143,15 @@ struct CreateOptions {
   // batch journal (journal_size, below), and sets incompatible-feature flags:
   // releases before 0.13 refuse it (0.12 made protocol 2 stores without the
   // journal, which 0.13 still opens and commits to in 0.12's way). Its writer
-  // needs to create or open PATH.shm (mode 0600; readers never create it).
-  // Removing that file while the store is in use costs the next writer's open
-  // a recovery of every region, never a commit. A reader that cannot read the
-  // writer's sidecar polls in WaitForNewer, and gets kBusy from LoadSet while
-  // a writer holds the store. A writer's first open needs room for the
+  // needs to create or open PATH.shm (with the store's owner, group and
+  // permission bits; readers never create it), and refuses one that someone
+  // who cannot write the store could write (kInvalidArgument, naming its
+  // owner and mode; docs/FORMAT.md, "Who may write it"). Removing that file
+  // while the store is in use costs the next writer's open a recovery of
+  // every region, never a commit. A reader that cannot write the sidecar
+  // polls in WaitForNewer (every 10 ms); one that cannot read it, or finds
+  // one that breaks that rule, also gets kBusy from LoadSet while a writer
+  // holds the store. A writer's first open needs room for the
   // sidecar's 8 KiB (kNoSpace on a full filesystem). Protocol 2's metadata
   // takes 5 MiB before the data area with the default journal (protocol 1: 1
   // MiB). Anything but 1 or 2 is kInvalidArgument.

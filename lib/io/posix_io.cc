@@ -3,6 +3,7 @@
 // calls on an open file or mapping go through the table of posix_syscalls.h,
 // so that tests can make them fail and the recovery code here is what runs.
 #include <dirent.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <linux/btrfs.h>
 #include <linux/btrfs_tree.h>
@@ -33,6 +34,7 @@
 #include <ctime>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -377,6 +379,23 @@ class PosixFile final : public File {
 
   Result<FileStat> Stat() override { return StatNoTimes(fd_, "", AT_EMPTY_PATH, "fstat", path_); }
 
+  Status SetOwner(std::optional<uint32_t> uid, std::optional<uint32_t> gid) override {
+    const auto id = [](std::optional<uint32_t> value) {
+      return value ? static_cast<uid_t>(*value) : static_cast<uid_t>(-1);
+    };
+    if (::fchown(fd_, id(uid), static_cast<gid_t>(id(gid))) != 0) {
+      return Status::FromErrno(SavedErrno(), "fchown", path_);
+    }
+    return Status::Ok();
+  }
+
+  Status SetPermissions(uint32_t mode) override {
+    if (::fchmod(fd_, static_cast<mode_t>(mode & 07777)) != 0) {
+      return Status::FromErrno(SavedErrno(), "fchmod", path_);
+    }
+    return Status::Ok();
+  }
+
   // Gives up the descriptor: the destructor then closes nothing.
   int ReleaseFd() { return std::exchange(fd_, -1); }
 
@@ -502,7 +521,9 @@ class PosixFile final : public File {
   static Result<FileStat> StatNoTimes(int dir_fd, const char* name, int flags,
                                       const char* operation, const std::string& path) {
     struct statx st {};
-    if (::statx(dir_fd, name, flags, STATX_TYPE | STATX_SIZE | STATX_INO, &st) != 0) {
+    if (::statx(dir_fd, name, flags,
+                STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_INO | STATX_UID | STATX_GID,
+                &st) != 0) {
       const int error = errno;
       // A kernel without statx (ENOSYS), or a seccomp filter that refuses it
       // (EPERM): fall back to fstatat, timestamps and all.
@@ -517,6 +538,9 @@ class PosixFile final : public File {
       out.is_directory = S_ISDIR(old.st_mode);
       out.device = static_cast<uint64_t>(old.st_dev);
       out.inode = static_cast<uint64_t>(old.st_ino);
+      out.uid = old.st_uid;
+      out.gid = old.st_gid;
+      out.mode = old.st_mode & 07777;
       return out;
     }
     FileStat out;
@@ -525,6 +549,9 @@ class PosixFile final : public File {
     out.is_directory = S_ISDIR(st.stx_mode);
     out.device = static_cast<uint64_t>(makedev(st.stx_dev_major, st.stx_dev_minor));
     out.inode = st.stx_ino;
+    out.uid = st.stx_uid;
+    out.gid = st.stx_gid;
+    out.mode = st.stx_mode & 07777;
     return out;
   }
 
@@ -711,6 +738,19 @@ class PosixIo final : public Io {
 
   uint64_t ProcessId() override { return static_cast<uint64_t>(::getpid()); }
 
+  uint32_t EffectiveUserId() override { return static_cast<uint32_t>(::geteuid()); }
+
+  std::optional<std::string> UserName(uint32_t uid) override {
+    struct passwd entry {};
+    struct passwd* found = nullptr;
+    std::vector<char> buffer(16384);
+    if (::getpwuid_r(static_cast<uid_t>(uid), &entry, buffer.data(), buffer.size(), &found) != 0 ||
+        found == nullptr || found->pw_name == nullptr) {
+      return std::nullopt;
+    }
+    return std::string(found->pw_name);
+  }
+
   Result<std::vector<std::string>> ListDirectory(const std::string& directory) override {
     DIR* dir = ::opendir(directory.c_str());
     if (dir == nullptr) return Status::FromErrno(errno, "list directory", directory);
@@ -869,6 +909,10 @@ Result<std::array<std::byte, 16>> Io::BootId() { return Default()->BootId(); }
 
 uint64_t Io::ProcessId() { return Default()->ProcessId(); }
 
+uint32_t Io::EffectiveUserId() { return Default()->EffectiveUserId(); }
+
+std::optional<std::string> Io::UserName(uint32_t uid) { return Default()->UserName(uid); }
+
 Result<std::vector<std::string>> Io::ListDirectory(const std::string& directory) {
   return Default()->ListDirectory(directory);
 }
@@ -917,6 +961,17 @@ Status File::UnshareRange(uint64_t offset, uint64_t length) {
   static_cast<void>(offset);
   static_cast<void>(length);
   return NotSupportedByThisIo(path(), "unshare");
+}
+
+Status File::SetOwner(std::optional<uint32_t> uid, std::optional<uint32_t> gid) {
+  static_cast<void>(uid);
+  static_cast<void>(gid);
+  return NotSupportedByThisIo(path(), "fchown");
+}
+
+Status File::SetPermissions(uint32_t mode) {
+  static_cast<void>(mode);
+  return NotSupportedByThisIo(path(), "fchmod");
 }
 
 Io* Io::Default() {
