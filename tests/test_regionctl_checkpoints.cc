@@ -1,7 +1,9 @@
 // regionctl commit, load, export and import, driven as a separate process:
 // payloads from --input and standard input, the default durability and the
 // JSON report, a region with no commit, payloads over capacity, a store
-// held by another process's writer, and export's atomic replacement.
+// held by another process's writer, and export's atomic replacement; a batch
+// through the journal or streamed, sinks named twice, and copy's report of
+// the regions a grow adds.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "journal.h"
 #include "regionstore/regionstore.h"
 #include "slot.h"
 #include "support/files.h"
@@ -369,7 +372,9 @@ TEST_CASE("regionctl commit --set commits a batch, load returns it, and bad batc
                                    {"regions",
                                     {{{"name", "a"}, {"generation", 1}, {"length", 99}},
                                      {{"name", "b"}, {"generation", 1}, {"length", 4097}}}},
-                                   {"durability", "pwrite-fdatasync"}});
+                                   {"durability", "pwrite-fdatasync"},
+                                   {"journaled", true},
+                                   {"barriers", 1}});
   CHECK(MustLoad(path, "a") == a);
   CHECK(MustLoad(path, "b") == b);
   // Refused, each with exit 2, and nothing changes: a region twice, an
@@ -483,6 +488,185 @@ TEST_CASE("regionctl load --get returns a batch byte-exact, and never mixes besi
   CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
   CHECK(loaded >= 38);
   CHECK(mixed == 0);
+}
+
+// The record at the start of the store's batch journal, if one is there
+// whole (docs/FORMAT.md, "Batch journal").
+std::optional<journal::Record> FirstJournalRecord(const std::string& path) {
+  const StoreInfo info = MustReadInfo(path);
+  const std::optional<uint64_t> offset = journal::Offset(info);
+  REQUIRE(offset.has_value());
+  const std::vector<std::byte> file = ReadWholeFile(path);
+  REQUIRE(file.size() >= *offset + info.journal_size);
+  const std::span<const std::byte> journal_bytes =
+      std::span(file).subspan(*offset, info.journal_size);
+  const std::optional<uint64_t> length =
+      journal::RecordLength(journal_bytes.first(journal::kUnit), info.journal_size);
+  if (!length) return std::nullopt;
+  return journal::DecodeRecord(journal_bytes.first(*length), info);
+}
+
+TEST_CASE("regionctl commit --set of small regular files is one journal record and one barrier",
+          "[regionctl][batch][journal]") {
+  TempDir dir;
+  const std::string path = dir.File("journal.rs");
+  RequireSuccess(Regionctl(
+      {"create", path, "--size", "64K", "--checkpoint", "a:100", "--checkpoint", "b:5000"}));
+  REQUIRE(MustReadInfo(path).journal_size > 0);
+  REQUIRE_FALSE(FirstJournalRecord(path).has_value());
+  const std::string a_file = dir.File("a.bin"), b_file = dir.File("b.bin");
+  const std::vector<std::byte> a = PatternBytes(99, 3), b = PatternBytes(4097, 4);
+  WriteWholeFile(a_file, a);
+  WriteWholeFile(b_file, b);
+  for (const char* mode : {"sync", "pwrite-fdatasync"}) {
+    INFO("durability " << mode);
+    // A fresh store each time: the record is then the journal's first.
+    std::filesystem::remove(path);
+    std::filesystem::remove(path + ".shm");
+    RequireSuccess(Regionctl(
+        {"create", path, "--size", "64K", "--checkpoint", "a:100", "--checkpoint", "b:5000"}));
+    const ProcessResult result = Regionctl({"commit", path, "--set", "a=" + a_file, "--set",
+                                            "b=" + b_file, "--durability", mode, "--json"});
+    RequireSuccess(result);
+    RequireMatchesSchema("commit", result);
+    const nlohmann::json document = ParseJson(result);
+    CHECK(document["journaled"] == true);
+    // The record's RWF_DSYNC write is the batch's one barrier: no msync,
+    // no fdatasync.
+    CHECK(document["barriers"] == 1);
+    // The record is in the journal: batch 1, both members, their lengths.
+    const std::optional<journal::Record> record = FirstJournalRecord(path);
+    REQUIRE(record.has_value());
+    CHECK(record->id == 1);
+    REQUIRE(record->members.size() == 2);
+    // Table indexes: a is region 0, b region 1.
+    CHECK(record->members[0].region == 0);
+    CHECK(record->members[0].length == 99);
+    CHECK(record->members[1].region == 1);
+    CHECK(record->members[1].length == 4097);
+    CHECK(MustLoad(path, "a") == a);
+    CHECK(MustLoad(path, "b") == b);
+  }
+  // Not durable: the journal is for durable batches only, and the record
+  // there is still batch 1's.
+  const ProcessResult none =
+      Regionctl({"commit", path, "--set", "a=" + a_file, "--durability", "none", "--json"});
+  RequireSuccess(none);
+  CHECK(ParseJson(none)["journaled"] == false);
+  REQUIRE(FirstJournalRecord(path).has_value());
+  CHECK(FirstJournalRecord(path)->id == 1);
+  CHECK(MustLoad(path, "a") == a);
+}
+
+TEST_CASE("regionctl commit --set streams a set over half the journal, and piped inputs",
+          "[regionctl][batch][journal]") {
+  TempDir dir;
+  const std::string path = dir.File("stream.rs");
+  // A 256 KiB journal: 128 KiB for a record. 4 KiB of head, then 200 KiB
+  // and 4 KiB of images do not fit.
+  RequireSuccess(Regionctl({"create", path, "--size", "64K", "--journal-size", "256KiB",
+                            "--checkpoint", "big:200KiB", "--checkpoint", "small:100"}));
+  const std::string big_file = dir.File("big.bin"), small_file = dir.File("small.bin");
+  const std::vector<std::byte> big = PatternBytes(200 * 1024, 5), small = PatternBytes(100, 6);
+  WriteWholeFile(big_file, big);
+  WriteWholeFile(small_file, small);
+  ProcessResult result = Regionctl({"commit", path, "--set", "big=" + big_file, "--set",
+                                    "small=" + small_file, "--json"});
+  RequireSuccess(result);
+  RequireMatchesSchema("commit", result);
+  CHECK(ParseJson(result)["journaled"] == false);
+  CHECK(ParseJson(result)["barriers"] == 1);
+  CHECK_FALSE(FirstJournalRecord(path).has_value());
+  CHECK(MustLoad(path, "big") == big);
+  CHECK(MustLoad(path, "small") == small);
+  // Standard input from a pipe is not a regular file: streamed, however
+  // small.
+  const std::vector<std::byte> piped = PatternBytes(50, 7);
+  result = Regionctl({"commit", path, "--set", "small=-", "--json"}, std::span(piped));
+  RequireSuccess(result);
+  CHECK(ParseJson(result)["journaled"] == false);
+  CHECK_FALSE(FirstJournalRecord(path).has_value());
+  CHECK(MustLoad(path, "small") == piped);
+  // Both regular and small enough: the journal.
+  result = Regionctl({"commit", path, "--set", "small=" + small_file, "--json"});
+  RequireSuccess(result);
+  CHECK(ParseJson(result)["journaled"] == true);
+  REQUIRE(FirstJournalRecord(path).has_value());
+  CHECK(MustLoad(path, "small") == small);
+  CHECK(MustLoad(path, "big") == big);
+  // The text form says which.
+  result = Regionctl({"commit", path, "--set", "small=" + small_file});
+  RequireSuccess(result);
+  CHECK_THAT(result.stdout_bytes, Catch::Contains("one record in the batch journal"));
+}
+
+TEST_CASE("regionctl load --get may name /dev/null twice, but never one regular file twice",
+          "[regionctl][batch][loadset]") {
+  TempDir dir;
+  const std::string path = dir.File("sink.rs");
+  RequireSuccess(Regionctl(
+      {"create", path, "--size", "64K", "--checkpoint", "a:100", "--checkpoint", "b:5000"}));
+  const std::string a_file = dir.File("a.bin"), b_file = dir.File("b.bin");
+  WriteWholeFile(a_file, PatternBytes(99, 8));
+  WriteWholeFile(b_file, PatternBytes(4097, 9));
+  RequireSuccess(Regionctl({"commit", path, "--set", "a=" + a_file, "--set", "b=" + b_file}));
+  ProcessResult result =
+      Regionctl({"load", path, "--get", "a=/dev/null", "--get", "b=/dev/null"});
+  CHECK(result.exit_code == 0);
+  CHECK(result.stderr_bytes.empty());
+  // A set that does not load still fails with the sink named twice.
+  std::filesystem::remove(path);
+  RequireSuccess(Regionctl(
+      {"create", path, "--size", "64K", "--checkpoint", "a:100", "--checkpoint", "b:5000"}));
+  RequireFailure(Regionctl({"load", path, "--get", "a=/dev/null", "--get", "b=/dev/null"}),
+                 kExitFailure);
+  RequireSuccess(Regionctl({"commit", path, "--set", "a=" + a_file, "--set", "b=" + b_file}));
+  // One regular file by two names (the same name, a hard link): refused
+  // before anything is written, and a file this run made is removed.
+  const std::string out = dir.File("out.bin"), link = dir.File("link.bin");
+  result = Regionctl({"load", path, "--get", "a=" + out, "--get", "b=" + out});
+  RequireFailure(result, kExitUsage);
+  CHECK_THAT(result.stderr_bytes, Catch::Contains("are the same file"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  WriteWholeFile(out, PatternBytes(10, 10));
+  std::filesystem::create_hard_link(out, link);
+  result = Regionctl({"load", path, "--get", "a=" + out, "--get", "b=" + link});
+  RequireFailure(result, kExitUsage);
+  CHECK_THAT(result.stderr_bytes, Catch::Contains("are the same file"));
+  CHECK(ReadWholeFile(out) == PatternBytes(10, 10));
+  // A sink beside a regular file: the file gets its region.
+  RequireSuccess(Regionctl({"load", path, "--get", "a=/dev/null", "--get", "b=" + out}));
+  CHECK(ReadWholeFile(out) == PatternBytes(4097, 9));
+}
+
+TEST_CASE("regionctl copy --json and its sentence count DST's regions, those --checkpoint adds too",
+          "[regionctl][copy]") {
+  TempDir dir;
+  const std::string source = dir.File("src.rs");
+  RequireSuccess(Regionctl(
+      {"create", source, "--size", "64K", "--checkpoint", "a:100", "--checkpoint", "b:5000"}));
+  const std::string a_file = dir.File("a.bin");
+  WriteWholeFile(a_file, PatternBytes(99, 11));
+  RequireSuccess(Regionctl({"commit", source, "a", "--input", a_file}));
+  // a grows, c and d are new: DST has four regions, the source two.
+  const ProcessResult result =
+      Regionctl({"copy", source, dir.File("grown.rs"), "--checkpoint", "a:8KiB", "--checkpoint",
+                 "c:4KiB", "--checkpoint", "d:4KiB", "--json"});
+  RequireSuccess(result);
+  RequireMatchesSchema("copy", result);
+  const nlohmann::json report = ParseJson(result);
+  CHECK(report["regions"] == 4);
+  CHECK(report["source_regions"] == 2);
+  CHECK(report["regions_committed"] == 1);
+  CHECK(InspectJson(dir.File("grown.rs"))["regions"].size() == 4);
+  const ProcessResult text =
+      Regionctl({"copy", source, dir.File("grown2.rs"), "--checkpoint", "e:4KiB"});
+  RequireSuccess(text);
+  CHECK_THAT(text.stdout_bytes, Catch::Contains("1 of 3 regions with a commit"));
+  // A plain copy: the same count both ways.
+  const nlohmann::json plain = JsonOf({"copy", source, dir.File("plain.rs"), "--json"});
+  CHECK(plain["regions"] == 2);
+  CHECK(plain["source_regions"] == 2);
 }
 
 }  // namespace

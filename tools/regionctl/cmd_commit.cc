@@ -1,8 +1,11 @@
 #include "cmd_commit.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -21,24 +24,29 @@ Status Usage(const CommitArgs& args, std::string message) {
   return Status::Error(StatusCode::kInvalidArgument, "commit", args.path, std::move(message));
 }
 
-// Streams `input` into a commit filled in place through `append`, in
-// chunks of kStreamChunk, so that memory stays bounded whatever the
-// payload's size. An input longer than region's capacity, or a failed
-// read, fails before its excess is appended: the caller then abandons the
-// commit, leaving the region as it was.
+// Streams the rest of `input` into a commit filled in place through
+// `append`, in chunks of kStreamChunk, so that memory stays bounded whatever
+// the payload's size; `length` bytes are appended already, and the total is
+// returned. An input longer than region's capacity, or a failed read, fails
+// before its excess is appended: the caller then abandons the commit,
+// leaving the region as it was.
 constexpr size_t kStreamChunk = size_t{1} << 20;
+
+Status InputOverCapacity(const CommitArgs& args, const InputReader& input,
+                         const RegionEntry& region) {
+  return Usage(args, QuoteName(input.name()) + " is longer than the capacity of region " +
+                         QuoteName(region.name) + " (" + std::to_string(region.capacity) +
+                         " bytes); nothing committed");
+}
 
 template <typename Append>
 Result<uint64_t> StreamInput(const CommitArgs& args, InputReader& input, const RegionEntry& region,
-                             std::vector<std::byte>& chunk, Append&& append) {
-  uint64_t length = 0;
+                             std::vector<std::byte>& chunk, uint64_t length, Append&& append) {
   for (;;) {
     Result<size_t> got = input.Read(chunk);
     if (!got.ok()) return got.status();
     if (*got > region.capacity - length) {
-      return Usage(args, QuoteName(input.name()) + " is longer than the capacity of region " +
-                             QuoteName(region.name) + " (" + std::to_string(region.capacity) +
-                             " bytes); nothing committed");
+      return InputOverCapacity(args, input, region);
     }
     if (Status s = append(std::span(chunk).first(*got)); !s.ok()) return s;
     length += *got;
@@ -46,20 +54,132 @@ Result<uint64_t> StreamInput(const CommitArgs& args, InputReader& input, const R
   }
 }
 
+// The batch journal (docs/FORMAT.md, "Batch journal"): a record is a head
+// of 40 bytes plus 88 per member, then each payload, each part rounded up to
+// 4 KiB. A durable batch whose record fits in half the journal is committed
+// by one RWF_DSYNC write of that record (Store::CommitBatch).
+constexpr uint64_t kJournalUnit = 4096;
+constexpr uint64_t RoundUpToJournalUnit(uint64_t bytes) {
+  return (bytes + kJournalUnit - 1) / kJournalUnit * kJournalUnit;
+}
+constexpr uint64_t JournalHeadBytes(uint64_t members) {
+  return RoundUpToJournalUnit(40 + 88 * members);
+}
+
+// One member of commit --set: its input, and what of it was read into
+// memory before the batch began (all of it when the batch takes the
+// journal; a part when it turned out not to fit, then streamed after it).
+struct BatchInput {
+  std::string name, file;
+  RegionEntry region;
+  std::unique_ptr<InputReader> input;
+  std::vector<std::byte> head;  // read already, in order, before the rest
+  bool at_end = false;          // `head` is the whole input
+};
+
+// Reads what is left of `member`'s input into its head, at most `limit`
+// bytes past what it holds, plus one byte to tell whether more follow.
+// Returns whether the input ended within the limit.
+Result<bool> ReadHead(BatchInput& member, uint64_t limit) {
+  std::vector<std::byte>& bytes = member.head;
+  const uint64_t wanted = bytes.size() + limit + 1;
+  try {
+    bytes.reserve(std::min(wanted, bytes.size() + member.input->RegularFileSize()));
+    while (bytes.size() < wanted) {
+      const size_t filled = bytes.size();
+      const size_t chunk = static_cast<size_t>(std::min<uint64_t>(wanted - filled, kStreamChunk));
+      bytes.resize(filled + chunk);
+      Result<size_t> got = member.input->Read(std::span(bytes).subspan(filled, chunk));
+      if (!got.ok()) return got.status();
+      bytes.resize(filled + *got);
+      if (*got < chunk) return true;
+    }
+  } catch (const std::bad_alloc&) {
+    return Status::FromErrno(
+        ENOMEM, "read input", member.input->name(),
+        "the input does not fit in memory (" + std::to_string(bytes.size()) + " bytes read)");
+  }
+  return false;
+}
+
+bool IsDurableMode(Durability durability) {
+  return durability == Durability::kSync || durability == Durability::kPwriteFdatasync;
+}
+
+// Whether a batch of `members` in `durability` goes through the journal:
+// a durable batch, a store with one, regular files as every input, and a
+// record (from their sizes now) that fits in half of it. Anything else
+// (a pipe, a terminal, a device, standard input from one) streams.
+bool BatchFitsJournal(const StoreInfo& info, const std::vector<BatchInput>& members,
+                      Durability durability) {
+  if (info.journal_size == 0 || !IsDurableMode(durability)) return false;
+  uint64_t record = JournalHeadBytes(members.size());
+  for (const BatchInput& member : members) {
+    if (!member.input->IsRegularFile()) return false;
+    record += RoundUpToJournalUnit(member.input->RegularFileSize());
+    if (record > info.journal_size / 2) return false;
+  }
+  return true;
+}
+
+// The whole of every member's input is in its head (BatchFitsJournal, then
+// ReadHead within the journal's half): one CommitBatch, whose record is the
+// batch's one write and barrier.
+Result<std::vector<uint64_t>> CommitFromMemory(Store& store, const std::vector<BatchInput>& members,
+                                               Durability durability) {
+  std::vector<std::span<const std::byte>> pieces;
+  pieces.reserve(members.size());
+  for (const BatchInput& member : members) pieces.emplace_back(member.head);
+  std::vector<BatchMember> batch;
+  for (size_t m = 0; m < members.size(); ++m) {
+    batch.push_back({members[m].region.name, PayloadPieces(&pieces[m], 1)});
+  }
+  return store.CommitBatch(batch, durability);
+}
+
+// Each member's head (if any), then the rest of its input, streamed into a
+// batch filled in place (BeginBatch): memory stays bounded whatever the
+// inputs' sizes.
+Result<std::vector<uint64_t>> StreamBatch(const CommitArgs& args, Store& store,
+                                          std::vector<BatchInput>& members,
+                                          std::vector<uint64_t>& lengths, Durability durability) {
+  std::vector<BatchReservation> reservations;
+  for (const BatchInput& member : members) {
+    reservations.push_back({member.region.name, member.region.capacity});
+  }
+  Result<PendingBatch> pending = store.BeginBatch(reservations);
+  if (!pending.ok()) return pending.status();
+  std::vector<std::byte> chunk(kStreamChunk);
+  lengths.clear();
+  for (size_t m = 0; m < members.size(); ++m) {
+    BatchInput& member = members[m];
+    if (!member.head.empty()) {
+      if (Status s = pending->Append(m, member.head); !s.ok()) return s;
+    }
+    uint64_t length = member.head.size();
+    std::vector<std::byte>().swap(member.head);
+    if (!member.at_end) {
+      Result<uint64_t> streamed =
+          StreamInput(args, *member.input, member.region, chunk, length,
+                      [&](std::span<const std::byte> bytes) { return pending->Append(m, bytes); });
+      if (!streamed.ok()) return streamed.status();
+      length = *streamed;
+    }
+    lengths.push_back(length);
+  }
+  return pending->Finish(lengths, durability);
+}
+
 // commit PATH --set NAME=FILE ...: every region named and every input
-// opened, then one batch filled in place (BeginBatch), each input streamed
-// into its member, and finished with one barrier.
+// opened, then one batch. A durable batch of regular files whose record
+// fits in half of a protocol 2 store's journal is read into memory and
+// committed by CommitBatch: one write of the record, its barrier. Any other
+// streams into a batch filled in place, finished with one barrier.
 Status RunBatchCommit(const CommitArgs& args, Durability durability) {
   if (!args.name.empty() || !args.input_path.empty()) {
     return Usage(args, "--set commits a batch: give no NAME or --input beside it");
   }
-  struct Member {
-    std::string name, file;
-    RegionEntry region;
-    std::unique_ptr<InputReader> input;
-    uint64_t length = 0;
-  };
-  std::vector<Member> members;
+  std::vector<BatchInput> members;
   for (const std::string& text : args.sets) {
     // The name ends at the first '=': a region whose name holds one is
     // committed with the positional form.
@@ -67,15 +187,14 @@ Status RunBatchCommit(const CommitArgs& args, Durability durability) {
     if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
       return Usage(args, "--set " + QuoteName(text) + ": expected NAME=FILE");
     }
-    members.push_back({text.substr(0, equals), text.substr(equals + 1), {}, {}, 0});
+    members.push_back({text.substr(0, equals), text.substr(equals + 1), {}, {}, {}, false});
   }
   size_t from_stdin = 0;
-  for (const Member& member : members) from_stdin += member.file == "-" ? 1 : 0;
+  for (const BatchInput& member : members) from_stdin += member.file == "-" ? 1 : 0;
   if (from_stdin > 1) return Usage(args, "--set: standard input ('-') can be read only once");
   // Open and find every region before reading any input, as for one region.
   Result<Store> store = OpenWriterPrintingWarnings(args);
   if (!store.ok()) return store.status();
-  std::vector<BatchReservation> reservations;
   for (size_t m = 0; m < members.size(); ++m) {
     for (size_t earlier = 0; earlier < m; ++earlier) {
       if (members[earlier].name == members[m].name) {
@@ -85,28 +204,47 @@ Status RunBatchCommit(const CommitArgs& args, Durability durability) {
     Result<RegionEntry> region = FindRegionEntry(store->info(), members[m].name, args.path, "commit");
     if (!region.ok()) return region.status();
     members[m].region = std::move(*region);
-    reservations.push_back({members[m].region.name, members[m].region.capacity});
   }
-  for (Member& member : members) {
+  for (BatchInput& member : members) {
     Result<std::unique_ptr<InputReader>> input =
         InputReader::Open(member.file == "-" ? "" : member.file);
     if (!input.ok()) return input.status();
     member.input = std::move(*input);
   }
-  Result<PendingBatch> pending = store->BeginBatch(reservations);
-  if (!pending.ok()) return pending.status();
-  std::vector<std::byte> chunk(kStreamChunk);
-  std::vector<uint64_t> lengths;
-  for (size_t m = 0; m < members.size(); ++m) {
-    Result<uint64_t> length =
-        StreamInput(args, *members[m].input, members[m].region, chunk,
-                    [&](std::span<const std::byte> bytes) { return pending->Append(m, bytes); });
-    if (!length.ok()) return length.status();
-    lengths.push_back(*length);
+  // The journal's half bounds what is read into memory: an input that grew
+  // past its size above is found here, and the batch streams after all,
+  // starting with the bytes read.
+  bool journaled = BatchFitsJournal(store->info(), members, durability);
+  if (journaled) {
+    uint64_t room = store->info().journal_size / 2 - JournalHeadBytes(members.size());
+    for (BatchInput& member : members) {
+      const uint64_t limit = std::min(member.region.capacity, room);
+      Result<bool> ended = ReadHead(member, limit);
+      if (!ended.ok()) return ended.status();
+      if (member.head.size() > member.region.capacity) {
+        return InputOverCapacity(args, *member.input, member.region);
+      }
+      member.at_end = *ended;
+      if (!member.at_end) {
+        journaled = false;
+        break;
+      }
+      room -= RoundUpToJournalUnit(member.head.size());
+    }
   }
-  Result<std::vector<uint64_t>> generations = pending->Finish(lengths, durability);
+  const StoreStats before = store->Stats();
+  std::vector<uint64_t> lengths;
+  if (journaled) {
+    for (const BatchInput& member : members) lengths.push_back(member.head.size());
+  }
+  Result<std::vector<uint64_t>> generations =
+      journaled ? CommitFromMemory(*store, members, durability)
+                : StreamBatch(args, *store, members, lengths, durability);
   if (!generations.ok()) return generations.status();
   SetStoreChanged();
+  // The barriers this batch made, as the library counts them (msync,
+  // fdatasync, RWF_DSYNC writes, and a full journal's fdatasync).
+  const uint64_t barriers = store->Stats().of(durability).flushes - before.of(durability).flushes;
   if (args.json) {
     nlohmann::ordered_json regions = nlohmann::ordered_json::array();
     for (size_t m = 0; m < members.size(); ++m) {
@@ -119,11 +257,14 @@ Status RunBatchCommit(const CommitArgs& args, Durability durability) {
         {"path", args.path},
         {"regions", std::move(regions)},
         {"durability", std::string(DurabilityName(durability))},
+        {"journaled", journaled},
+        {"barriers", barriers},
     };
     PrintJsonDocument(document);
   } else {
     std::cout << "committed a batch of " << members.size() << " regions, durability "
-              << DurabilityName(durability) << ":\n";
+              << DurabilityName(durability)
+              << (journaled ? ", one record in the batch journal" : "") << ":\n";
     for (size_t m = 0; m < members.size(); ++m) {
       std::cout << "  " << QuoteName(members[m].region.name) << ": generation "
                 << (*generations)[m] << " (" << HumanBytes(lengths[m]) << ")\n";
@@ -141,7 +282,7 @@ Result<uint64_t> StreamCommit(const CommitArgs& args, Store& store, const Region
   if (!pending.ok()) return pending.status();
   std::vector<std::byte> chunk(kStreamChunk);
   Result<uint64_t> streamed =
-      StreamInput(args, **input, region, chunk,
+      StreamInput(args, **input, region, chunk, 0,
                   [&](std::span<const std::byte> bytes) { return pending->Append(bytes); });
   if (!streamed.ok()) return streamed.status();
   length = *streamed;
@@ -208,7 +349,11 @@ void SetupCommit(CLI::App& app, Status& outcome) {
       "Several regions as one batch (a store made with `create --batch-log`):\n"
       "  regionctl commit state.rs --set model=model.bin --set step=step.bin\n"
       "Every region of the batch holds its new content after a crash, or every one\n"
-      "its old; one barrier for the whole batch. NAME ends at the first '='.");
+      "its old; one barrier for the whole batch. NAME ends at the first '='.\n"
+      "In a protocol 2 store, a durable batch whose inputs are regular files and\n"
+      "fit in half the batch journal is read into memory and committed by one\n"
+      "RWF_DSYNC write of its journal record; any other batch streams its inputs\n"
+      "into their slots (--json: journaled, barriers).");
   AddCommitOptions(command, args, /*input_required=*/false, outcome);
   command->add_option("--set", args->sets, "Commit FILE to region NAME, in one batch with the "
                                            "other --set regions ('-': standard input)")

@@ -1,5 +1,6 @@
 #include "cmd_copy.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <iostream>
@@ -7,6 +8,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -82,6 +84,19 @@ Status RunCopy(const CopyArgs& args) {
     report = *copied;
     SetStoreChanged();
   }
+  // The library reports the source's regions; DST also has every region
+  // --checkpoint added (a name the source lacks), and those are what a
+  // reader of DST finds.
+  uint64_t destination_regions = store->info().regions.size();
+  std::vector<std::string_view> added;
+  for (const CheckpointSpec& spec : options.checkpoints) {
+    const auto same_name = [&spec](const auto& region) { return region.name == spec.name; };
+    if (std::none_of(store->info().regions.begin(), store->info().regions.end(), same_name) &&
+        std::find(added.begin(), added.end(), spec.name) == added.end()) {
+      added.push_back(spec.name);
+    }
+  }
+  destination_regions += added.size();
   for (const std::string& warning : warnings) {
     std::cerr << "regionctl: warning: " << warning << '\n';
   }
@@ -90,7 +105,8 @@ Status RunCopy(const CopyArgs& args) {
                        {"source", args.path},
                        {"destination", args.destination},
                        {"protocol", report->protocol},
-                       {"regions", report->regions},
+                       {"regions", destination_regions},
+                       {"source_regions", report->regions},
                        {"regions_committed", report->regions_committed},
                        {"payload_bytes", report->payload_bytes},
                        {"data_bytes", report->data_bytes},
@@ -99,9 +115,9 @@ Status RunCopy(const CopyArgs& args) {
   }
   std::cout << "copied " << QuoteName(args.path) << " to " << QuoteName(args.destination)
             << " (protocol " << report->protocol << "): " << report->regions_committed << " of "
-            << report->regions << " regions with a commit, " << HumanBytes(report->payload_bytes)
-            << " of payloads, data area " << HumanBytes(report->data_bytes) << ", file "
-            << HumanBytes(report->file_size) << '\n';
+            << destination_regions << " regions with a commit, "
+            << HumanBytes(report->payload_bytes) << " of payloads, data area "
+            << HumanBytes(report->data_bytes) << ", file " << HumanBytes(report->file_size) << '\n';
   return Status::Ok();
 }
 

@@ -119,9 +119,13 @@ Status RunLoadSet(const LoadArgs& args) {
       discard_all();
       return output.status();
     }
-    const auto identity = output->identity();
+    // One regular file named twice would be truncated by the second Write
+    // and hold only the last region. A sink (/dev/null) or a FIFO named
+    // twice takes each region in turn, as scripts checking that a set loads
+    // expect.
+    const auto identity = output->regular_identity();
     for (size_t earlier = 0; earlier < outputs.size(); ++earlier) {
-      if (identity && outputs[earlier].identity() == identity) {
+      if (identity && outputs[earlier].regular_identity() == identity) {
         output->Discard();
         discard_all();
         return Usage(args, "--get: " + QuoteName(files[earlier]) + " and " + QuoteName(files[i]) +
@@ -199,8 +203,10 @@ void SetupLoad(CLI::App& app, Status& outcome) {
       "Several regions as one consistent set (all as of one moment, never one region\n"
       "from before a batch or commit and another from after it):\n"
       "  regionctl load state.rs --get model=model.bin --get step=step.bin\n"
-      "Every FILE is opened and checked first (not the store, each named once), and\n"
-      "none is written unless the whole set loaded; exit codes as above.\n"
+      "Every FILE is opened and checked first (not the store; a regular file named\n"
+      "once; a device such as /dev/null or a FIFO may be named again and takes each\n"
+      "region in turn), and none is written unless the whole set loaded; exit codes\n"
+      "as above.\n"
       "Waiting for the next commit (no polling: the writer wakes the waiter):\n"
       "  regionctl load state.rs state --wait-newer-than 41 --timeout 30\n"
       "returns the first commit above generation 41 once there is one (at once if\n"

@@ -707,6 +707,11 @@ InputReader::~InputReader() {
   if (owned_) ::close(fd_);
 }
 
+bool InputReader::IsRegularFile() const {
+  struct stat file_stat {};
+  return ::fstat(fd_, &file_stat) == 0 && S_ISREG(file_stat.st_mode);
+}
+
 uint64_t InputReader::RegularFileSize() const {
   struct stat file_stat {};
   if (::fstat(fd_, &file_stat) != 0 || !S_ISREG(file_stat.st_mode) || file_stat.st_size < 0) {
@@ -771,7 +776,11 @@ Result<OutputFile> OutputFile::Open(const std::string& output_path,
   return output;
 }
 
-std::optional<std::pair<dev_t, ino_t>> OutputFile::identity() const { return IdentityOf(fd_); }
+std::optional<std::pair<dev_t, ino_t>> OutputFile::regular_identity() const {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return std::pair(st.st_dev, st.st_ino);
+}
 
 void OutputFile::Discard() {
   if (created_ && !written_) static_cast<void>(::unlink(path_.c_str()));

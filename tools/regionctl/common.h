@@ -327,6 +327,9 @@ class InputReader {
   const std::string& name() const { return name_; }
   // The size of a regular file, else 0 (a pipe, a terminal, a device).
   uint64_t RegularFileSize() const;
+  // Whether the input is a regular file (standard input too, when it is
+  // redirected from one).
+  bool IsRegularFile() const;
 
  private:
   InputReader(int fd, bool owned, std::string name)
@@ -359,8 +362,11 @@ class OutputFile {
   // Removes the file if Open created it and Write never ran: a command that
   // fails after opening its outputs leaves none of them behind.
   void Discard();
-  // The destination's device and inode (standard output's too), if known.
-  std::optional<std::pair<dev_t, ino_t>> identity() const;
+  // The destination's device and inode (standard output's too), if it is a
+  // regular file; nullopt for a FIFO, a device (/dev/null), a socket, or
+  // when fstat fails. Two outputs with the same identity would truncate and
+  // overwrite each other; non-regular ones are written in turn.
+  std::optional<std::pair<dev_t, ino_t>> regular_identity() const;
   const std::string& name() const { return name_; }
 
  private:
