@@ -37,14 +37,22 @@ install(FILES
   ${PROJECT_BINARY_DIR}/regionstoreConfigVersion.cmake
   DESTINATION ${REGIONSTORE_CMAKE_DIR} COMPONENT development)
 
-# Relocatable: the prefix is found relative to the .pc file itself, so an
-# install with `cmake --install --prefix` anywhere still works.
+# The pkg-config file's prefix is chosen at install time, when the prefix is
+# known (`cmake --install --prefix`, cpack's /usr; cmake/install_pc.cmake.in):
+# under /usr and /usr/local it is written out, so `pkg-config --cflags` prints
+# -I/usr/include (which pkg-config drops as a system directory) or
+# -I/usr/local/include; anywhere else it is found relative to the .pc file,
+# so a tree installed with --prefix and then moved still works
+# (scripts/check-install.sh moves one). Here everything but the prefix is
+# filled in; @REGIONSTORE_PC_PREFIX@ stays for the install step.
 file(RELATIVE_PATH REGIONSTORE_PC_TO_PREFIX
   /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 string(REGEX REPLACE "/$" "" REGIONSTORE_PC_TO_PREFIX "${REGIONSTORE_PC_TO_PREFIX}")
+set(REGIONSTORE_PC_PREFIX "@REGIONSTORE_PC_PREFIX@")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/regionstore.pc.in
-  ${PROJECT_BINARY_DIR}/regionstore.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/regionstore.pc
-  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT development)
+  ${PROJECT_BINARY_DIR}/pkgconfig/regionstore.pc.in @ONLY)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/install_pc.cmake.in
+  ${PROJECT_BINARY_DIR}/pkgconfig/install_pc.cmake @ONLY)
+install(SCRIPT ${PROJECT_BINARY_DIR}/pkgconfig/install_pc.cmake COMPONENT development)
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/regionstore
         COMPONENT runtime)

@@ -78,7 +78,16 @@ cc -std=c11 -Wall -Wextra -Werror -pedantic -O2 examples/c-consumer/main.c \
   -o "${build}/install-check/pkgconfig-c-consumer" \
   $(pkg-config --cflags --libs regionstore) -Wl,-rpath,"${libdir}"
 "${build}/install-check/pkgconfig-c-consumer" "${build}/install-check/pkgconfig-c.rgn"
-echo "installed regionctl: $("${prefix}/bin/regionctl" --version)"
+# Under a prefix of its own the installed regionctl finds the library
+# through RUNPATH $ORIGIN/..: it runs above from the moved tree with no
+# LD_LIBRARY_PATH. (Installed to /usr it has none: scripts/check-packages.sh.)
+runpath=$(readelf -d "${prefix}/bin/regionctl" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+if [[ ${runpath} != "\$ORIGIN/../${libdir#"${prefix}/"}" ]]; then
+  echo "the installed regionctl's RUNPATH is '${runpath}', not \$ORIGIN/../${libdir#"${prefix}/"}" >&2
+  exit 1
+fi
+env -u LD_LIBRARY_PATH "${prefix}/bin/regionctl" --version >/dev/null
+echo "installed regionctl: $("${prefix}/bin/regionctl" --version), RUNPATH ${runpath}"
 
 # The man page, from the prefix the way a user reads it, holds every
 # subcommand's --help; the bash completion works against a real store.

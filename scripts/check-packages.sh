@@ -47,6 +47,27 @@ if ! compgen -G "${root}/lib/${multiarch}/libregionstore.so.*" >/dev/null; then
   exit 1
 fi
 echo "packages: the library is in /usr/lib/${multiarch}"
+# No rpath in a packaged binary (Debian's policy): ld.so finds the library in
+# the multiarch directory. Elsewhere an install keeps RUNPATH $ORIGIN/..
+# (scripts/check-install.sh).
+if readelf -d "${root}/bin/regionctl" | grep -E '\((RPATH|RUNPATH)\)'; then
+  echo "the packaged /usr/bin/regionctl carries the rpath above" >&2
+  exit 1
+fi
+# The .pc file names /usr, so pkg-config prints no -I for the system's own
+# include directory (or -I/usr/include where it keeps it), never a path
+# through the pkgconfig directory.
+pc="${root}/lib/${multiarch}/pkgconfig/regionstore.pc"
+if [[ $(head -n 1 "${pc}") != "prefix=/usr" ]]; then
+  echo "the packaged regionstore.pc does not name /usr: $(head -n 1 "${pc}")" >&2
+  exit 1
+fi
+cflags=$(PKG_CONFIG_PATH="${root}/lib/${multiarch}/pkgconfig" pkg-config --cflags regionstore)
+if [[ -n ${cflags// /} && ${cflags// /} != "-I/usr/include" ]]; then
+  echo "pkg-config --cflags regionstore from the package prints '${cflags}'" >&2
+  exit 1
+fi
+echo "packages: /usr/bin/regionctl has no RUNPATH; pkg-config --cflags prints '${cflags// /}'"
 export LD_LIBRARY_PATH="${root}/lib/${multiarch}"
 cmake -S examples/consumer -B "${work}/consumer" -DCMAKE_PREFIX_PATH="${root}" \
   -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,6 +39,26 @@
 
 namespace py = pybind11;
 namespace rs = regionstore;
+
+// An integer argument as Python passed it. pybind11's own integer casters
+// refuse -1 and 2**64 as "incompatible function arguments" (a TypeError
+// naming no argument); this one takes any object, and Unsigned() converts it
+// with an error that names the argument: ValueError below 0, OverflowError
+// above the C++ type, TypeError for what is not an integer.
+struct IntArg {
+  py::object value;
+};
+
+namespace pybind11::detail {
+template <>
+struct type_caster<IntArg> {
+  PYBIND11_TYPE_CASTER(IntArg, const_name("int"));
+  bool load(handle source, bool /*convert*/) {
+    value.value = reinterpret_borrow<object>(source);
+    return true;
+  }
+};
+}  // namespace pybind11::detail
 
 namespace {
 
@@ -136,36 +157,80 @@ py::bytes BytesOf(const std::vector<std::byte>& bytes) {
   return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
+[[noreturn]] void RaiseOverflow(const std::string& name, const std::string& text, uint64_t max) {
+  PyErr_SetString(PyExc_OverflowError, (name + " must be at most " + std::to_string(max) +
+                                        ", not " + text).c_str());
+  throw py::error_already_set();
+}
+
+// `argument` as an integer in [0, max]: InvalidArgument (a ValueError) below
+// 0, OverflowError above `max`, TypeError if it is not an integer (anything
+// with __index__ is one: a NumPy integer too). `name` names the argument.
+uint64_t Unsigned(const IntArg& argument, const std::string& name,
+                  uint64_t max = std::numeric_limits<uint64_t>::max()) {
+  PyObject* index = PyNumber_Index(argument.value.ptr());
+  if (index == nullptr) {
+    PyErr_Clear();
+    throw py::type_error(name + " must be an int, not " +
+                         std::string(Py_TYPE(argument.value.ptr())->tp_name));
+  }
+  const py::int_ number = py::reinterpret_steal<py::int_>(index);
+  const std::string text = py::repr(number).cast<std::string>();
+  if (number < py::int_(0)) {
+    RaiseClass("InvalidArgument", "invalid argument: " + name + " must be >= 0, not " + text);
+  }
+  const unsigned long long value = PyLong_AsUnsignedLongLong(number.ptr());
+  if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred() != nullptr) {
+    PyErr_Clear();
+    RaiseOverflow(name, text, max);
+  }
+  if (value > max) RaiseOverflow(name, text, max);
+  return value;
+}
+
+std::optional<uint64_t> Unsigned(const std::optional<IntArg>& argument, const std::string& name) {
+  if (!argument) return std::nullopt;
+  return Unsigned(*argument, name);
+}
+
 [[noreturn]] void RaiseClosed() { throw py::value_error("I/O operation on a closed store"); }
 
 // The state of one open handle, shared by the Python Store object, every
 // view exported from it and every pending commit begun on it.
 //
-// `store` is read and reset only under `mutex`; `views` and `closing` only
-// with the GIL held. close() checks `views` and sets `closing` in one step
-// under the GIL, then resets `store` under the exclusive lock: a view made
-// meanwhile (its pointer taken under the lock, its export counted under the
-// GIL afterwards) sees `closing` when it gets the GIL back and is refused,
-// so no view can outlive the mapping.
+// `store` is read and reset only under `mutex`; `views` only with the GIL
+// held; `closing` is set with the GIL held and read anywhere. close() checks
+// `views` and sets `closing` in one step under the GIL, then resets `store`
+// under the exclusive lock: a view made meanwhile (its pointer taken under
+// the lock, its export counted under the GIL afterwards) sees `closing` when
+// it gets the GIL back and is refused, so no view can outlive the mapping.
+//
+// Once `closing` is set no call takes the lock again to run: glibc's
+// shared_mutex lets a shared lock in while an exclusive one waits, so two
+// threads whose wait slices overlap would keep close() out for as long as
+// they wait. A call checks `closing` before it locks and again once it holds
+// the lock (it may have checked just before close() began), and raises
+// ValueError; close() then waits only for the calls already running.
 struct Handle {
   std::optional<rs::Store> store;
   std::shared_mutex mutex;
   int64_t views = 0;
-  bool closing = false;
+  std::atomic<bool> closing{false};
 };
 
 // Runs body(store) with the GIL released and the handle locked (Lock: a
 // std::shared_lock for calls that only read, std::unique_lock for those
 // that change the handle), and returns what it returns. ValueError if the
-// store is closed. The body must not touch Python.
+// store is closed or closing. The body must not touch Python.
 template <typename Lock, typename Body>
 auto Locked(Handle& handle, Body&& body) {
   using Value = decltype(body(std::declval<rs::Store&>()));
+  if (handle.closing.load()) RaiseClosed();
   std::optional<Value> value;
   {
     py::gil_scoped_release nogil;
     Lock lock(handle.mutex);
-    if (handle.store) value.emplace(body(*handle.store));
+    if (handle.store && !handle.closing.load()) value.emplace(body(*handle.store));
   }
   if (!value) RaiseClosed();
   return std::move(*value);
@@ -286,7 +351,8 @@ class PendingObject {
   }
   int64_t payload_views() const { return views_; }
 
-  uint64_t Finish(std::optional<uint64_t> length, const py::object& mode) {
+  uint64_t Finish(const std::optional<IntArg>& length_arg, const py::object& mode) {
+    const std::optional<uint64_t> length = Unsigned(length_arg, "length");
     const rs::Durability durability = ParseMode(mode);
     RefuseWhileViewed("finish");
     std::optional<rs::Result<uint64_t>> finished;
@@ -367,14 +433,17 @@ class StoreObject {
     });
   }
 
-  void Write(uint64_t offset, const py::buffer& data, const py::object& mode) {
+  void Write(const IntArg& offset_arg, const py::buffer& data, const py::object& mode) {
+    const uint64_t offset = Unsigned(offset_arg, "offset");
     const rs::Durability durability = ParseMode(mode);
     Buffer buffer(data, false);
     Check(Changing(*handle_,
                    [&](rs::Store& store) { return store.Write(offset, buffer.bytes(), durability); }));
   }
 
-  py::bytes Read(uint64_t offset, uint64_t length) {
+  py::bytes Read(const IntArg& offset_arg, const IntArg& length_arg) {
+    const uint64_t offset = Unsigned(offset_arg, "offset");
+    const uint64_t length = Unsigned(length_arg, "length");
     const uint64_t size = data_size();
     if (length > size) {
       RaiseClass("InvalidArgument", "invalid argument: read of " + std::to_string(length) +
@@ -385,7 +454,8 @@ class StoreObject {
     return BytesOf(bytes);
   }
 
-  void ReadInto(uint64_t offset, const py::buffer& out) {
+  void ReadInto(const IntArg& offset_arg, const py::buffer& out) {
+    const uint64_t offset = Unsigned(offset_arg, "offset");
     Buffer buffer(out, true);
     Check(Reading(*handle_,
                   [&](rs::Store& store) { return store.Read(offset, buffer.writable_bytes()); }));
@@ -398,14 +468,20 @@ class StoreObject {
     return offset <= size ? size - offset : 0;
   }
 
-  void Flush(uint64_t offset, std::optional<uint64_t> length, const py::object& mode) {
+  void Flush(const IntArg& offset_arg, const std::optional<IntArg>& length_arg,
+             const py::object& mode) {
+    const uint64_t offset = Unsigned(offset_arg, "offset");
+    const std::optional<uint64_t> length = Unsigned(length_arg, "length");
     const rs::Durability durability = ParseMode(mode);
     const uint64_t span = SpanOf(offset, length);
     Check(Changing(*handle_,
                    [&](rs::Store& store) { return store.Flush(offset, span, durability); }));
   }
 
-  py::memoryview View(uint64_t offset, std::optional<uint64_t> length, bool writable) {
+  py::memoryview View(const IntArg& offset_arg, const std::optional<IntArg>& length_arg,
+                      bool writable) {
+    const uint64_t offset = Unsigned(offset_arg, "offset");
+    const std::optional<uint64_t> length = Unsigned(length_arg, "length");
     const uint64_t span = SpanOf(offset, length);
     std::byte* data = nullptr;
     if (writable) {
@@ -428,7 +504,8 @@ class StoreObject {
         *handle_, [&](rs::Store& store) { return store.Commit(name, buffer.bytes(), durability); }));
   }
 
-  std::unique_ptr<PendingObject> BeginCommit(std::string_view name, uint64_t max_length) {
+  std::unique_ptr<PendingObject> BeginCommit(std::string_view name, const IntArg& max_length_arg) {
+    const uint64_t max_length = Unsigned(max_length_arg, "max_length");
     rs::PendingCommit pending = Take(Changing(
         *handle_, [&](rs::Store& store) { return store.BeginCommit(name, max_length); }));
     return std::make_unique<PendingObject>(handle_, std::move(pending));
@@ -514,7 +591,9 @@ class StoreObject {
     return result;
   }
 
-  py::tuple WaitNewer(std::string_view name, uint64_t generation, std::optional<double> timeout) {
+  py::tuple WaitNewer(std::string_view name, const IntArg& generation_arg,
+                      std::optional<double> timeout) {
+    const uint64_t generation = Unsigned(generation_arg, "generation");
     using Clock = std::chrono::steady_clock;
     if (timeout && !(*timeout >= 0)) {
       RaiseClass("InvalidArgument", "invalid argument: timeout must be >= 0 seconds or None");
@@ -550,7 +629,9 @@ class StoreObject {
   // For bench/python_bench.py: `count` commits of `data` made from C++ in
   // one call, each timed alone; the same work as commit() without Python.
   std::vector<int64_t> TimeCommits(std::string_view name, const py::buffer& data,
-                                   const py::object& mode, int count) {
+                                   const py::object& mode, const IntArg& count_arg) {
+    const int count = static_cast<int>(
+        Unsigned(count_arg, "count", static_cast<uint64_t>(std::numeric_limits<int>::max())));
     using Clock = std::chrono::steady_clock;
     const rs::Durability durability = ParseMode(mode);
     Buffer buffer(data, false);
@@ -599,12 +680,15 @@ class StoreObject {
   std::shared_ptr<Handle> handle_;
 };
 
-void Create(const std::filesystem::path& path, uint64_t size, const py::object& checkpoints,
-            uint32_t protocol, bool batch_log, uint64_t journal_size, bool replace) {
+void Create(const std::filesystem::path& path, const IntArg& size_arg,
+            const py::object& checkpoints, const IntArg& protocol, bool batch_log,
+            const IntArg& journal_size, bool replace) {
+  const uint64_t size = Unsigned(size_arg, "size");
   rs::CreateOptions options;
-  options.protocol = protocol;
+  options.protocol = static_cast<uint32_t>(
+      Unsigned(protocol, "protocol", std::numeric_limits<uint32_t>::max()));
   options.batch_log = batch_log;
-  options.journal_size = journal_size;
+  options.journal_size = Unsigned(journal_size, "journal_size");
   options.replace_existing = replace;
   if (!checkpoints.is_none()) {
     py::object items = py::isinstance<py::dict>(checkpoints)
@@ -614,16 +698,18 @@ void Create(const std::filesystem::path& path, uint64_t size, const py::object& 
       py::tuple entry;
       rs::CheckpointSpec spec;
       std::string layout = "auto";
+      py::object capacity;
       try {
         entry = py::reinterpret_borrow<py::object>(item).cast<py::tuple>();
         if (entry.size() != 2 && entry.size() != 3) throw py::cast_error();
         spec.name = entry[0].cast<std::string>();
-        spec.capacity = entry[1].cast<uint64_t>();
+        capacity = entry[1];
         if (entry.size() == 3) layout = entry[2].cast<std::string>();
       } catch (const py::cast_error&) {
         throw py::type_error("a checkpoint is (str name, int capacity >= 0) or (name, capacity, "
                              "'auto'|'compact'|'aligned')");
       }
+      spec.capacity = Unsigned(IntArg{capacity}, "the capacity of checkpoint '" + spec.name + "'");
       if (layout == "compact") {
         spec.layout = rs::SlotLayout::kCompact;
       } else if (layout == "aligned") {
@@ -836,7 +922,7 @@ PYBIND11_MODULE(_regionstore, m) {
            "data\narea, 'sync'): for stores through a mutable view.")
       .def(
           "view",
-          [](StoreObject& self, uint64_t offset, std::optional<uint64_t> length) {
+          [](StoreObject& self, const IntArg& offset, const std::optional<IntArg>& length) {
             return self.View(offset, length, false);
           },
           py::arg("offset") = 0, py::arg("length") = py::none(),
@@ -844,7 +930,7 @@ PYBIND11_MODULE(_regionstore, m) {
           "later\nwrites. The store cannot be closed while it is alive (BufferError).")
       .def(
           "mutable_view",
-          [](StoreObject& self, uint64_t offset, std::optional<uint64_t> length) {
+          [](StoreObject& self, const IntArg& offset, const std::optional<IntArg>& length) {
             return self.View(offset, length, true);
           },
           py::arg("offset") = 0, py::arg("length") = py::none(),

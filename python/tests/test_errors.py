@@ -143,3 +143,59 @@ def test_store_replaced(store_path, tmp_path):
         os.replace(other, store_path)
         with pytest.raises(regionstore.StoreReplaced):
             reader.wait_newer("a", 0, timeout=30)
+
+
+# Every integer argument of the API, with a call that passes `value` as it.
+# A negative value is InvalidArgument (a ValueError), one above the C++ type
+# OverflowError, and both messages name the argument.
+INTEGER_ARGUMENTS = [
+    ("offset", lambda s, v: s.read(v, 10)),
+    ("length", lambda s, v: s.read(0, v)),
+    ("offset", lambda s, v: s.read_into(v, bytearray(4))),
+    ("offset", lambda s, v: s.write(v, b"x")),
+    ("offset", lambda s, v: s.flush(v, 1)),
+    ("length", lambda s, v: s.flush(0, v)),
+    ("offset", lambda s, v: s.view(v, 1)),
+    ("length", lambda s, v: s.view(0, v)),
+    ("offset", lambda s, v: s.mutable_view(v, 1)),
+    ("length", lambda s, v: s.mutable_view(0, v)),
+    ("max_length", lambda s, v: s.begin_commit("a", v)),
+    ("generation", lambda s, v: s.wait_newer("a", v, timeout=0)),
+    ("count", lambda s, v: s._time_commits("a", b"x", "none", v)),
+    ("length", lambda s, v: s.begin_commit("a", 8).finish(v)),
+    ("size", lambda s, v: regionstore.create(s.path + ".new", v)),
+    ("protocol", lambda s, v: regionstore.create(s.path + ".new", 4096, protocol=v)),
+    ("journal_size", lambda s, v: regionstore.create(s.path + ".new", 4096, journal_size=v)),
+    ("capacity of checkpoint 'x'", lambda s, v: regionstore.create(s.path + ".new", 4096, {"x": v})),
+]
+LIMITS = {"protocol": 2**32, "count": 2**31}
+
+
+@pytest.mark.parametrize("name,call", INTEGER_ARGUMENTS,
+                         ids=[f"{i}-{name}" for i, (name, _) in enumerate(INTEGER_ARGUMENTS)])
+def test_a_negative_or_too_large_integer_argument_is_refused_naming_it(store_path, name, call):
+    with regionstore.open(store_path, "rw") as store:
+        with pytest.raises(ValueError, match=f"{name} must be >= 0, not -1") as raised:
+            call(store, -1)
+        assert isinstance(raised.value, regionstore.InvalidArgument)
+        too_large = LIMITS.get(name, 2**64)
+        with pytest.raises(OverflowError, match=f"{name} must be at most {too_large - 1}, "
+                                                f"not {too_large}"):
+            call(store, too_large)
+        with pytest.raises(TypeError, match=f"{name} must be an int, not float"):
+            call(store, 1.5)
+
+
+def test_the_issue_s_four_calls_raise_value_and_overflow_errors(store_path):
+    with regionstore.open(store_path, "rw") as store:
+        with pytest.raises(ValueError, match="offset must be >= 0"):
+            store.read(-1, 10)
+        with pytest.raises(ValueError, match="length must be >= 0"):
+            store.view(0, -1)
+        with pytest.raises(ValueError, match="max_length must be >= 0"):
+            store.begin_commit("a", -5)
+        with pytest.raises(OverflowError, match="max_length must be at most"):
+            store.begin_commit("a", 2**64)
+        # Integers that are not int (NumPy's, anything with __index__) still work.
+        import numpy
+        assert store.read(numpy.int64(0), numpy.uint8(3)) == b"\0\0\0"

@@ -135,7 +135,10 @@ def test_create_options(tmp_path, protocol):
 
 
 def test_bad_checkpoint_and_batch_items_are_type_errors(tmp_path, store_path):
-    with pytest.raises(TypeError, match="checkpoint"):
+    with pytest.raises(TypeError, match="capacity of checkpoint 'a' must be an int, not str"):
+        regionstore.create(tmp_path / "x.rs", 4096, {"a": "ten"})
+    # A negative capacity is an integer out of range (test_errors.py).
+    with pytest.raises(ValueError, match="capacity of checkpoint 'a' must be >= 0"):
         regionstore.create(tmp_path / "x.rs", 4096, {"a": -1})
     with pytest.raises(TypeError, match="checkpoint"):
         regionstore.create(tmp_path / "x.rs", 4096, {1: 10})

@@ -29,7 +29,11 @@ Image DecodeImage(std::span<const uint8_t> input) {
   while (input.size() >= 6) {
     Record record;
     record.offset = TakeLE(input, 4);
-    const size_t length = std::min<size_t>(TakeLE(input, 2), input.size());
+    // Two statements: as one call's arguments, input.size() could be read
+    // before TakeLE shrinks `input` (g++ does that), and a record cut short
+    // by the end of the input would then read 2 bytes past it.
+    const size_t declared = TakeLE(input, 2);
+    const size_t length = std::min<size_t>(declared, input.size());
     const auto* first = reinterpret_cast<const std::byte*>(input.data());
     record.bytes.assign(first, first + length);
     input = input.subspan(length);
