@@ -36,10 +36,10 @@ std::string Octal(uint32_t mode) {
   return text;
 }
 
-std::string UserText(Io& io, uint32_t uid) {
-  const std::optional<std::string> name = io.UserName(uid);
-  return "uid " + std::to_string(uid) + (name ? " (" + *name + ")" : "");
-}
+// Names a user by uid only: the library reads no user database (a static
+// program would need NSS's shared libraries for it); `getent passwd UID`
+// gives the name.
+std::string UserText(uint32_t uid) { return "uid " + std::to_string(uid); }
 
 // What to do about a sidecar the rule refuses or the open is denied.
 constexpr const char* kRemedy =
@@ -71,12 +71,12 @@ Status Conform(Io& io, File& file, const FileStat& side, const FileStat& store) 
 
 std::string PathFor(const std::string& store_path) { return store_path + ".shm"; }
 
-std::optional<std::string> TrustProblem(Io& io, const FileStat& side, const FileStat& store,
+std::optional<std::string> TrustProblem(const FileStat& side, const FileStat& store,
                                         uint32_t euid) {
   const std::string mode = " (mode " + Octal(side.mode) + ", the store's " + Octal(store.mode) + ")";
   if (side.uid != store.uid && side.uid != 0 && side.uid != euid) {
-    return "it belongs to " + UserText(io, side.uid) + ", not to the store's owner (" +
-           UserText(io, store.uid) + ") nor to this process's user" + mode;
+    return "it belongs to " + UserText(side.uid) + ", not to the store's owner (" +
+           UserText(store.uid) + ") nor to this process's user" + mode;
   }
   if ((side.mode & 0002) != 0 && (store.mode & 0002) == 0) {
     return "every user may write it, and not the store" + mode;
@@ -108,7 +108,7 @@ Result<Sidecar> Open(Io& io, const std::string& store_path, const FileStat& stor
     // tries once per poll: no user database look-up there.)
     std::string whose;
     if (auto named = io.StatPath(path); named.ok()) {
-      whose = ": it belongs to " + UserText(io, named->uid) + ", mode " + Octal(named->mode);
+      whose = ": it belongs to " + UserText(named->uid) + ", mode " + Octal(named->mode);
     }
     return Status::Error(StatusCode::kPermissionDenied, kOpen, path,
                          "permission denied" + whose + kRemedy, file.status().sys_errno());
@@ -130,7 +130,7 @@ Result<Sidecar> Open(Io& io, const std::string& store_path, const FileStat& stor
             "2 stores in a subdirectory only their users can write");
   };
   if (!created) {
-    if (auto problem = TrustProblem(io, *stat, store, euid)) return refuse(*problem);
+    if (auto problem = TrustProblem(*stat, store, euid)) return refuse(*problem);
   }
   if (stat->size == 0) {
     if (mode == OpenMode::kReadOnly || !create) {
@@ -143,7 +143,7 @@ Result<Sidecar> Open(Io& io, const std::string& store_path, const FileStat& stor
       if (Status s = Conform(io, **file, *stat, store); !s.ok()) return s.WithOperation(kOpen, path);
       stat = (*file)->Stat();
       if (!stat.ok()) return stat.status().WithOperation(kOpen, path);
-      if (auto problem = TrustProblem(io, *stat, store, euid)) return refuse(*problem);
+      if (auto problem = TrustProblem(*stat, store, euid)) return refuse(*problem);
     }
     // Its stores go through a shared mapping, as the store's do, so it gets
     // the store's protection from a full disk (Store::Create): on btrfs

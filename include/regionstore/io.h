@@ -310,10 +310,6 @@ class REGIONSTORE_EXPORT Io {
   // This process's effective user id (geteuid). The default implementation
   // asks Io::Default().
   virtual uint32_t EffectiveUserId();
-  // The login name of `uid` (getpwuid_r), for messages; nothing when the
-  // user database has no such user. The default implementation asks
-  // Io::Default().
-  virtual std::optional<std::string> UserName(uint32_t uid);
   // The names in `directory` (readdir), without "." and "..", in no order.
   // The default implementation asks Io::Default(). Errors: kNotFound,
   // kPermissionDenied, kIOError.
@@ -373,7 +369,6 @@ class ForwardingIo : public Io {
   Result<std::array<std::byte, 16>> BootId() override { return base_->BootId(); }
   uint64_t ProcessId() override { return base_->ProcessId(); }
   uint32_t EffectiveUserId() override { return base_->EffectiveUserId(); }
-  std::optional<std::string> UserName(uint32_t uid) override { return base_->UserName(uid); }
   Result<std::vector<std::string>> ListDirectory(const std::string& directory) override {
     return base_->ListDirectory(directory);
   }

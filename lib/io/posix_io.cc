@@ -3,7 +3,6 @@
 // calls on an open file or mapping go through the table of posix_syscalls.h,
 // so that tests can make them fail and the recovery code here is what runs.
 #include <dirent.h>
-#include <pwd.h>
 #include <fcntl.h>
 #include <linux/btrfs.h>
 #include <linux/btrfs_tree.h>
@@ -740,17 +739,6 @@ class PosixIo final : public Io {
 
   uint32_t EffectiveUserId() override { return static_cast<uint32_t>(::geteuid()); }
 
-  std::optional<std::string> UserName(uint32_t uid) override {
-    struct passwd entry {};
-    struct passwd* found = nullptr;
-    std::vector<char> buffer(16384);
-    if (::getpwuid_r(static_cast<uid_t>(uid), &entry, buffer.data(), buffer.size(), &found) != 0 ||
-        found == nullptr || found->pw_name == nullptr) {
-      return std::nullopt;
-    }
-    return std::string(found->pw_name);
-  }
-
   Result<std::vector<std::string>> ListDirectory(const std::string& directory) override {
     DIR* dir = ::opendir(directory.c_str());
     if (dir == nullptr) return Status::FromErrno(errno, "list directory", directory);
@@ -910,8 +898,6 @@ Result<std::array<std::byte, 16>> Io::BootId() { return Default()->BootId(); }
 uint64_t Io::ProcessId() { return Default()->ProcessId(); }
 
 uint32_t Io::EffectiveUserId() { return Default()->EffectiveUserId(); }
-
-std::optional<std::string> Io::UserName(uint32_t uid) { return Default()->UserName(uid); }
 
 Result<std::vector<std::string>> Io::ListDirectory(const std::string& directory) {
   return Default()->ListDirectory(directory);
