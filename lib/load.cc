@@ -61,7 +61,8 @@ void Store::Rep::BuildJournalOverlay() {
   const std::span<const std::byte> intent_area(mapping->data() + *area, intent::kAreaSize);
   if (journal::ReplayedThisBoot(intent_area, io->BootId())) return;
   const uint64_t watermark = batch::ReadWatermark(intent_area).w;
-  const auto chain = journal::ReadChain(region_check::MappingReader(*mapping), info, *journal);
+  const auto chain =
+      journal::ReadChain(region_check::MappingReader(*mapping), info, *journal, watermark);
   if (!chain.ok()) return;  // the mapping reader cannot fail
   for (const journal::ChainRecord& entry : chain->records) {
     const journal::Record& record = entry.record;

@@ -302,8 +302,9 @@ Status Store::Rep::ReplayJournal(uint64_t watermark, std::optional<uint64_t> fai
                                  bool& must_mark) {
   const ReadFn read = region_check::PreadReader(*file, path);
   // A whole-file barrier sends the writer back to the journal's start, so the
-  // records past the chain's end are older ones, all redundant.
-  auto read_chain = journal::ReadChain(read, info, *journal_offset);
+  // records past the chain's end are older ones, all redundant; a newer one
+  // past a damaged record is the chain's still (ReadChain), and is applied.
+  auto read_chain = journal::ReadChain(read, info, *journal_offset, watermark);
   if (!read_chain.ok()) return read_chain.status().WithOperation("open: read the batch journal", path);
   journal_pos = read_chain->end - *journal_offset;
   std::vector<journal::ChainRecord> chain;
