@@ -206,7 +206,7 @@ Result<std::optional<uint64_t>> FindNewerRecord(const ReadAt& read, const StoreI
 }  // namespace
 
 Result<Chain> ReadChain(const ReadAt& read, const StoreInfo& info, uint64_t journal_offset,
-                        uint64_t floor) {
+                        const batch::Watermark& watermark) {
   Chain chain;
   chain.end = journal_offset;
   uint64_t pos = 0, last = 0;
@@ -234,9 +234,11 @@ Result<Chain> ReadChain(const ReadAt& read, const StoreInfo& info, uint64_t jour
     // earlier round's, zeros), unless a newer whole record lies further on.
     // The writer wrote that one after this one's write returned, so this
     // one was whole: it is damaged. Its length may be too, hence the magic.
+    // After a clean close no batch above W exists to be found.
+    if (watermark.clean) break;
     DamagedRecord damaged;
     damaged.offset = journal_offset + pos;
-    uint64_t bound = std::max(last, floor);
+    uint64_t bound = std::max(last, watermark.w);
     if (std::memcmp(first.data() + head::kMagic, kMagic, sizeof kMagic) == 0) {
       // A torn write that reached the head names its own id: the records
       // of earlier rounds past it are all lower.

@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "batch.h"
 #include "format.h"
 #include "intent.h"
 #include "regionstore/store.h"
@@ -126,14 +127,16 @@ using ReadAt = std::function<Status(uint64_t offset, std::span<std::byte> out)>;
 // end from its start while each is whole (DecodeRecord) and its id is above
 // the one before. Where that stops, the rest of the journal is searched unit
 // by unit for a record's magic: a whole record there whose id is above the
-// chain's last, above `floor` (the batch watermark: lower ids are durable in
+// chain's last, above the batch watermark's W (lower ids are durable in
 // their slots, and records of the journal's earlier rounds have them) and
 // above the id the bad record's head names, continues the chain, and the
 // bytes passed over are reported in Chain::damaged. Records of earlier rounds
-// and a torn last record are the chain's end, as before. The only I/O is
-// through `read`: the journal's bytes past the chain once, in 256 KiB reads.
+// and a torn last record are the chain's end, as before. A clean watermark
+// says no batch above W was issued: then nothing is searched. The only I/O
+// is through `read`: the chain, and the journal's bytes past it once, in
+// 256 KiB reads, unless the watermark is clean.
 Result<Chain> ReadChain(const ReadAt& read, const StoreInfo& info, uint64_t journal_offset,
-                        uint64_t floor = 0);
+                        const batch::Watermark& watermark);
 
 // Whether a writer of this boot has opened the store (the sidecar identity
 // entry of `intent_area` names this boot), so that its open replayed the

@@ -54,7 +54,7 @@ Status ReadJournal(Io& os, const region_check::ReadFn& read, const StoreInfo& in
   std::vector<std::byte> intent_area(intent::kAreaSize);
   if (Status s = read(*area, intent_area); !s.ok()) return s;
   if (journal::ReplayedThisBoot(intent_area, os.BootId())) return Status::Ok();
-  const uint64_t watermark = batch::ReadWatermark(intent_area).w;
+  const batch::Watermark watermark = batch::ReadWatermark(intent_area);
   auto chain = journal::ReadChain(read, info, *journal, watermark);
   if (!chain.ok()) return chain.status();
   for (const journal::DamagedRecord& bad : chain->damaged) {
@@ -62,7 +62,7 @@ Status ReadJournal(Io& os, const region_check::ReadFn& read, const StoreInfo& in
   }
   for (const journal::ChainRecord& entry : chain->records) {
     const journal::Record& record = entry.record;
-    if (record.id <= watermark) continue;
+    if (record.id <= watermark.w) continue;
     newest.resize(info.regions.size());
     for (size_t m = 0; m < record.members.size(); ++m) {
       const journal::Member& member = record.members[m];
