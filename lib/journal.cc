@@ -1,5 +1,6 @@
 #include "journal.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -168,7 +169,44 @@ std::optional<Record> DecodeRecord(std::span<const std::byte> record, const Stor
   return decoded;
 }
 
-Result<Chain> ReadChain(const ReadAt& read, const StoreInfo& info, uint64_t journal_offset) {
+namespace {
+
+// The first whole record at or after `from` (a unit boundary inside the
+// journal) with an id above `bound`, found by its magic; nullopt if none.
+// A unit with the magic and a lower id is skipped without reading more:
+// a record of an earlier round, or the inside of a payload.
+Result<std::optional<uint64_t>> FindNewerRecord(const ReadAt& read, const StoreInfo& info,
+                                                uint64_t journal_offset, uint64_t from,
+                                                uint64_t bound) {
+  constexpr uint64_t kChunkUnits = 64;
+  std::vector<std::byte> chunk(kChunkUnits * kUnit);
+  std::vector<std::byte> bytes;
+  for (uint64_t at = from; info.journal_size - at >= kUnit;) {
+    const uint64_t units = std::min(kChunkUnits, (info.journal_size - at) / kUnit);
+    const std::span<std::byte> window = std::span(chunk).first(units * kUnit);
+    if (Status s = read(journal_offset + at, window); !s.ok()) return s;
+    for (uint64_t u = 0; u < units; ++u) {
+      const std::span<const std::byte> unit = window.subspan(u * kUnit, kUnit);
+      if (std::memcmp(unit.data() + head::kMagic, kMagic, sizeof kMagic) != 0) continue;
+      const uint64_t id = Load64(unit, head::kBatchId);
+      if (id <= bound || id > batch::kMaxBatchId) continue;
+      const uint64_t pos = at + u * kUnit;
+      const std::optional<uint64_t> length = RecordLength(unit, info.journal_size - pos);
+      if (!length) continue;
+      bytes.resize(*length);
+      if (Status s = read(journal_offset + pos, bytes); !s.ok()) return s;
+      const std::optional<Record> record = DecodeRecord(bytes, info);
+      if (record && record->id > bound) return std::optional<uint64_t>(pos);
+    }
+    at += units * kUnit;
+  }
+  return std::optional<uint64_t>();
+}
+
+}  // namespace
+
+Result<Chain> ReadChain(const ReadAt& read, const StoreInfo& info, uint64_t journal_offset,
+                        const batch::Watermark& watermark) {
   Chain chain;
   chain.end = journal_offset;
   uint64_t pos = 0, last = 0;
@@ -176,18 +214,51 @@ Result<Chain> ReadChain(const ReadAt& read, const StoreInfo& info, uint64_t jour
   while (info.journal_size - pos >= kUnit) {
     if (Status s = read(journal_offset + pos, first); !s.ok()) return s;
     const std::optional<uint64_t> length = RecordLength(first, info.journal_size - pos);
-    if (!length) break;
+    std::optional<Record> record;
     ChainRecord entry;
-    entry.offset = journal_offset + pos;
-    entry.bytes.resize(*length);
-    if (Status s = read(entry.offset, entry.bytes); !s.ok()) return s;
-    std::optional<Record> record = DecodeRecord(entry.bytes, info);
-    if (!record || record->id <= last) break;
-    last = record->id;
-    entry.record = std::move(*record);
-    chain.records.push_back(std::move(entry));
-    pos += *length;
-    chain.end = journal_offset + pos;
+    if (length) {
+      entry.offset = journal_offset + pos;
+      entry.bytes.resize(*length);
+      if (Status s = read(entry.offset, entry.bytes); !s.ok()) return s;
+      record = DecodeRecord(entry.bytes, info);
+    }
+    if (record && record->id > last) {
+      last = record->id;
+      entry.record = std::move(*record);
+      chain.records.push_back(std::move(entry));
+      pos += *length;
+      chain.end = journal_offset + pos;
+      continue;
+    }
+    // Not the next record: the end of the chain (a torn last record, an
+    // earlier round's, zeros), unless a newer whole record lies further on.
+    // The writer wrote that one after this one's write returned, so this
+    // one was whole: it is damaged. Its length may be too, hence the magic.
+    // After a clean close no batch above W exists to be found.
+    if (watermark.clean) break;
+    DamagedRecord damaged;
+    damaged.offset = journal_offset + pos;
+    uint64_t bound = std::max(last, watermark.w);
+    if (std::memcmp(first.data() + head::kMagic, kMagic, sizeof kMagic) == 0) {
+      // A torn write that reached the head names its own id: the records
+      // of earlier rounds past it are all lower.
+      const uint64_t head_id = Load64(first, head::kBatchId);
+      if (head_id != 0 && head_id <= batch::kMaxBatchId) {
+        damaged.head_id = head_id;
+        bound = std::max(bound, head_id);
+      }
+    }
+    auto newer = FindNewerRecord(read, info, journal_offset, pos + kUnit, bound);
+    if (!newer.ok()) return newer.status();
+    if (!*newer) break;
+    damaged.length = **newer - pos;
+    pos = **newer;
+    // The loop reads it again as the chain's next record.
+    std::array<std::byte, kUnit> next_head;
+    if (Status s = read(journal_offset + pos, next_head); !s.ok()) return s;
+    damaged.next_id = Load64(next_head, head::kBatchId);
+    last = std::max(last, bound);
+    chain.damaged.push_back(damaged);
   }
   return chain;
 }

@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "batch.h"
 #include "format.h"
 #include "intent.h"
 #include "regionstore/store.h"
@@ -102,16 +103,40 @@ struct ChainRecord {
   std::vector<std::byte> bytes;  // the whole record
   Record record;
 };
+// Bytes of the journal the chain passed over: where a record is not whole
+// (or not above the id before it) and yet a whole record with a higher id
+// follows. The writer appends each record only after the one before it
+// returned (docs/FORMAT.md, "Batch journal"), so no torn write leaves this:
+// it is damage.
+struct DamagedRecord {
+  uint64_t offset = 0;  // file offset of its first unit
+  uint64_t length = 0;  // bytes from there to the newer record
+  // The batch id its first unit names, when that unit starts with the
+  // magic (not checked: the record is damaged); nullopt otherwise.
+  std::optional<uint64_t> head_id;
+  uint64_t next_id = 0;  // the newer record's id
+};
 struct Chain {
   std::vector<ChainRecord> records;
   uint64_t end = 0;  // file offset right after the last record (the journal's start if none)
+  std::vector<DamagedRecord> damaged;
 };
 // Reads `length` bytes at a file offset (pread, or a copy out of the mapping).
 using ReadAt = std::function<Status(uint64_t offset, std::span<std::byte> out)>;
 // The chain of the journal of `info` at `journal_offset`: the records end to
 // end from its start while each is whole (DecodeRecord) and its id is above
-// the one before. The only I/O is through `read`.
-Result<Chain> ReadChain(const ReadAt& read, const StoreInfo& info, uint64_t journal_offset);
+// the one before. Where that stops, the rest of the journal is searched unit
+// by unit for a record's magic: a whole record there whose id is above the
+// chain's last, above the batch watermark's W (lower ids are durable in
+// their slots, and records of the journal's earlier rounds have them) and
+// above the id the bad record's head names, continues the chain, and the
+// bytes passed over are reported in Chain::damaged. Records of earlier rounds
+// and a torn last record are the chain's end, as before. A clean watermark
+// says no batch above W was issued: then nothing is searched. The only I/O
+// is through `read`: the chain, and the journal's bytes past it once, in
+// 256 KiB reads, unless the watermark is clean.
+Result<Chain> ReadChain(const ReadAt& read, const StoreInfo& info, uint64_t journal_offset,
+                        const batch::Watermark& watermark);
 
 // Whether a writer of this boot has opened the store (the sidecar identity
 // entry of `intent_area` names this boot), so that its open replayed the

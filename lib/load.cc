@@ -60,12 +60,13 @@ void Store::Rep::BuildJournalOverlay() {
   if (writable || !journal || !area) return;
   const std::span<const std::byte> intent_area(mapping->data() + *area, intent::kAreaSize);
   if (journal::ReplayedThisBoot(intent_area, io->BootId())) return;
-  const uint64_t watermark = batch::ReadWatermark(intent_area).w;
-  const auto chain = journal::ReadChain(region_check::MappingReader(*mapping), info, *journal);
+  const batch::Watermark watermark = batch::ReadWatermark(intent_area);
+  const auto chain =
+      journal::ReadChain(region_check::MappingReader(*mapping), info, *journal, watermark);
   if (!chain.ok()) return;  // the mapping reader cannot fail
   for (const journal::ChainRecord& entry : chain->records) {
     const journal::Record& record = entry.record;
-    if (record.id <= watermark) continue;
+    if (record.id <= watermark.w) continue;
     journal_overlay.resize(info.regions.size());
     journal_generations.resize(info.regions.size());
     for (size_t m = 0; m < record.members.size(); ++m) {

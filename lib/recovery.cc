@@ -203,7 +203,7 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& m
   // header is judged below.
   journal_offset = journal::Offset(info);
   if (journal_offset && !internal::Mutated(internal::Mutation::kJournalNotReplayed)) {
-    if (Status s = ReplayJournal(found.w, failed, must_mark); !s.ok()) return s;
+    if (Status s = ReplayJournal(found, failed, must_mark); !s.ok()) return s;
   }
   // A clean watermark: the last writer issued no batch above it, and every
   // batch up to it is durable. Otherwise every batch above it may have left
@@ -298,12 +298,14 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& m
   return Status::Ok();
 }
 
-Status Store::Rep::ReplayJournal(uint64_t watermark, std::optional<uint64_t> failed,
+Status Store::Rep::ReplayJournal(const batch::Watermark& found, std::optional<uint64_t> failed,
                                  bool& must_mark) {
+  const uint64_t watermark = found.w;
   const ReadFn read = region_check::PreadReader(*file, path);
   // A whole-file barrier sends the writer back to the journal's start, so the
-  // records past the chain's end are older ones, all redundant.
-  auto read_chain = journal::ReadChain(read, info, *journal_offset);
+  // records past the chain's end are older ones, all redundant; a newer one
+  // past a damaged record is the chain's still (ReadChain), and is applied.
+  auto read_chain = journal::ReadChain(read, info, *journal_offset, found);
   if (!read_chain.ok()) return read_chain.status().WithOperation("open: read the batch journal", path);
   journal_pos = read_chain->end - *journal_offset;
   std::vector<journal::ChainRecord> chain;

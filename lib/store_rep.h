@@ -271,7 +271,8 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // first unit zeroed: the batch is judged as protocol 1 judges one whose
   // barrier did not return (kept if whole, else withdrawn), so that what
   // readers were shown after the kill stays.
-  Status ReplayJournal(uint64_t watermark, std::optional<uint64_t> failed, bool& must_mark);
+  Status ReplayJournal(const batch::Watermark& found, std::optional<uint64_t> failed,
+                       bool& must_mark);
   // The highest batch id in the journal's chain, as ReplayJournal found it.
   uint64_t journal_max_id = 0;
   // Read-only handles of a store with a journal, opened when no writer of

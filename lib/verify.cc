@@ -46,19 +46,23 @@ struct JournalNewest {
 };
 
 Status ReadJournal(Io& os, const region_check::ReadFn& read, const StoreInfo& info,
-                   std::vector<std::optional<JournalNewest>>& newest) {
+                   std::vector<std::optional<JournalNewest>>& newest,
+                   std::vector<DamagedJournalRecord>& damaged) {
   const std::optional<uint64_t> journal = journal::Offset(info);
   const std::optional<uint64_t> area = intent::AreaOffset(info);
   if (!journal || !area) return Status::Ok();
   std::vector<std::byte> intent_area(intent::kAreaSize);
   if (Status s = read(*area, intent_area); !s.ok()) return s;
   if (journal::ReplayedThisBoot(intent_area, os.BootId())) return Status::Ok();
-  const uint64_t watermark = batch::ReadWatermark(intent_area).w;
-  auto chain = journal::ReadChain(read, info, *journal);
+  const batch::Watermark watermark = batch::ReadWatermark(intent_area);
+  auto chain = journal::ReadChain(read, info, *journal, watermark);
   if (!chain.ok()) return chain.status();
+  for (const journal::DamagedRecord& bad : chain->damaged) {
+    damaged.push_back({bad.offset, bad.length, bad.head_id.value_or(0), bad.next_id});
+  }
   for (const journal::ChainRecord& entry : chain->records) {
     const journal::Record& record = entry.record;
-    if (record.id <= watermark) continue;
+    if (record.id <= watermark.w) continue;
     newest.resize(info.regions.size());
     for (size_t m = 0; m < record.members.size(); ++m) {
       const journal::Member& member = record.members[m];
@@ -129,7 +133,10 @@ Result<VerifyReport> VerifyRegions(const std::string& path, const VerifyOptions&
   auto batch = region_check::ReadBatchContext(pread, info);
   if (!batch.ok()) return batch.status();
   std::vector<std::optional<JournalNewest>> journaled;
-  if (Status s = ReadJournal(os, pread, info, journaled); !s.ok()) return s;
+  if (Status s = ReadJournal(os, pread, info, journaled, verified.damaged_journal_records);
+      !s.ok()) {
+    return s;
+  }
   std::vector<uint64_t> journal_generations;
   for (const auto& newest : journaled) {
     journal_generations.push_back(newest ? newest->member.generation : 0);

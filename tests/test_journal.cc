@@ -6,6 +6,7 @@
 // tests/test_batch_power_loss.cc's protocol 2 case.
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "batch.h"
@@ -244,6 +246,220 @@ TEST_CASE("A writer's open replays journaled batches whose members never reached
   auto next = Batch(reopened, 3, 10, 3, Durability::kNone);
   REQUIRE(next.ok());
   CHECK((*next)[0] == 3);
+}
+
+// What a reboot leaves of the writer's own record: the sidecar goes with
+// the power, and the store's sidecar identity names another boot, so readers
+// and verify take the journal's commits until a writer opens the store.
+void SimulateReboot(const std::string& path) {
+  const StoreInfo info = *ReadStoreInfo(path);
+  std::filesystem::remove(path + ".shm");
+  const uint64_t at = *intent::AreaOffset(info) + intent::kSidecarEntry * intent::kEntrySize;
+  std::optional<intent::Entry> identity =
+      intent::DecodeEntry(PreadFile(path, at, intent::kEntrySize));
+  REQUIRE(identity.has_value());
+  identity->boot_id[0] ^= std::byte{0xff};
+  const intent::EntryBytes encoded = intent::EncodeEntry(*identity);
+  PwriteFile(path, at, std::vector<std::byte>(encoded.begin(), encoded.end()));
+}
+
+// A lost writeback: the header of `region`'s slot holding `generation` is
+// zero on disk.
+void LoseSlotHeader(const std::string& path, uint32_t region, uint64_t generation) {
+  const StoreInfo info = *ReadStoreInfo(path);
+  const RegionEntry& entry = info.regions[region];
+  int lost = 0;
+  for (uint32_t s = 0; s < entry.slot_count; ++s) {
+    const std::vector<std::byte> bytes = PreadFile(path, slot::HeaderFileOffset(entry, s), 64);
+    slot::HeaderBytes header;
+    std::copy(bytes.begin(), bytes.end(), header.begin());
+    const slot::DecodedHeader decoded =
+        slot::DecodeHeader(header, region, s, entry.capacity, /*batch_ids=*/true);
+    if (decoded.kind == slot::DecodedHeader::Kind::kValid &&
+        decoded.header.generation == generation) {
+      PwriteFile(path, slot::HeaderFileOffset(entry, s), std::vector<std::byte>(64));
+      ++lost;
+    }
+  }
+  REQUIRE(lost == 1);
+}
+
+// The journal's chain as it lies from its start (offset, id), read before
+// anything is damaged: whole records, each id above the one before.
+std::vector<std::pair<uint64_t, uint64_t>> JournalRecords(const std::string& path) {
+  const StoreInfo info = *ReadStoreInfo(path);
+  const uint64_t start = *journal::Offset(info);
+  std::vector<std::pair<uint64_t, uint64_t>> records;
+  for (uint64_t pos = 0; pos < info.journal_size;) {
+    const std::vector<std::byte> first = PreadFile(path, start + pos, journal::kUnit);
+    const auto length = journal::RecordLength(first, info.journal_size - pos);
+    if (!length) break;
+    const auto record = journal::DecodeRecord(PreadFile(path, start + pos, *length), info);
+    if (!record || (!records.empty() && record->id <= records.back().second)) break;
+    records.emplace_back(start + pos, record->id);
+    pos += *length;
+  }
+  return records;
+}
+
+void FlipByte(const std::string& path, uint64_t at, std::byte mask) {
+  std::vector<std::byte> byte = PreadFile(path, at, 1);
+  byte[0] ^= mask;
+  PwriteFile(path, at, byte);
+}
+
+TEST_CASE("A damaged older journal record is reported by verify and the newer batch still loads",
+          "[journal][protocol2]") {
+  // The byte flipped in the first, already applied record: in a payload; in
+  // its length, to another plausible length (0x3000 -> 0x2000), so that
+  // the newer record is found by its magic; in the magic itself.
+  struct Damage {
+    const char* what;
+    uint64_t at;
+    std::byte mask;
+  };
+  const Damage damages[] = {{"a payload byte", journal::kUnit + 10, std::byte{0x40}},
+                            {"the length", journal::head::kLength + 1, std::byte{0x10}},
+                            {"the magic", 0, std::byte{0x01}}};
+  for (const Damage& damage : damages) {
+    INFO("damaged: " << damage.what);
+    TempDir dir;
+    const std::string path = dir.File("j.rgn");
+    CreateJournalStore(path, 2, 4 * kKiB);
+    {
+      Store store = MustOpen(path, OpenMode::kReadWrite);
+      REQUIRE(Batch(store, 2, 4096, 1, Durability::kSync).ok());
+      REQUIRE(Batch(store, 2, 4096, 2, Durability::kSync).ok());
+    }
+    const auto records = JournalRecords(path);
+    REQUIRE(records.size() == 2);
+    // 4 KiB of head and two 4 KiB images each.
+    REQUIRE(records[1].first - records[0].first == 3 * journal::kUnit);
+    LoseSlotHeader(path, 1, 2);
+    FlipByte(path, records[0].first + damage.at, damage.mask);
+    SimulateReboot(path);
+
+    // The library: verify names the record, a reader after the reboot and
+    // the writer's replay give batch 2 in both regions.
+    auto verified = VerifyRegions(path);
+    REQUIRE(verified.ok());
+    REQUIRE(verified->damaged_journal_records.size() == 1);
+    const DamagedJournalRecord& bad = verified->damaged_journal_records[0];
+    CHECK(bad.file_offset == records[0].first);
+    CHECK(bad.length == 3 * journal::kUnit);
+    CHECK(bad.batch_id == (damage.at == 0 ? 0 : records[0].second));
+    CHECK(bad.next_batch_id == records[1].second);
+    {
+      TestIo rebooted;
+      rebooted.SetBootId(std::array<std::byte, 16>{std::byte{0x42}});
+      Store reader = MustOpen(path, OpenMode::kReadOnly, &rebooted);
+      CheckBatch(reader, 2, 4096, 2);
+    }
+#ifdef REGIONCTL_PATH
+    const ProcessResult result = Regionctl({"verify", path, "--json"});
+    INFO(result.stderr_bytes);
+    CHECK(result.exit_code == kExitInvalidStore);
+    RequireMatchesSchema("verify", result);
+    const nlohmann::json document = ParseJson(result);
+    CHECK(document["ok"] == false);
+    REQUIRE(document["damaged_journal_records"].size() == 1);
+    const nlohmann::json& reported = document["damaged_journal_records"][0];
+    CHECK(reported["file_offset"] == records[0].first);
+    CHECK(reported["next_batch_id"] == records[1].second);
+    if (damage.at == 0) {
+      CHECK(reported["batch_id"].is_null());
+    } else {
+      CHECK(reported["batch_id"] == records[0].second);
+    }
+    CHECK(result.stderr_bytes.find("batch journal's record at file offset " +
+                                   std::to_string(records[0].first)) != std::string::npos);
+    for (const nlohmann::json& region : document["regions"]) CHECK(region["generation"] == 2);
+    const ProcessResult human = Regionctl({"verify", path});
+    CHECK(human.exit_code == kExitInvalidStore);
+    CHECK(human.stdout_bytes.find("ok: every checksum verified") == std::string::npos);
+#endif
+    Store writer = MustOpen(path, OpenMode::kReadWrite);
+    CheckBatch(writer, 2, 4096, 2);
+  }
+}
+
+TEST_CASE("A torn last journal record is the chain's end, not damage", "[journal][protocol2]") {
+  TempDir dir;
+  const std::string path = dir.File("j.rgn");
+  CreateJournalStore(path, 2, 4 * kKiB);
+  {
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    REQUIRE(Batch(store, 2, 4096, 1, Durability::kSync).ok());
+    REQUIRE(Batch(store, 2, 4096, 2, Durability::kSync).ok());
+  }
+  const auto records = JournalRecords(path);
+  REQUIRE(records.size() == 2);
+  // Batch 2's write never returned: its record is torn (a payload unit and
+  // its head's length disagree with what is on disk), and no member reached
+  // its slot.
+  FlipByte(path, records[1].first + journal::kUnit + 100, std::byte{0x08});
+  LoseSlotHeader(path, 0, 2);
+  LoseSlotHeader(path, 1, 2);
+  SimulateReboot(path);
+  auto verified = VerifyRegions(path);
+  REQUIRE(verified.ok());
+  CHECK(verified->damaged_journal_records.empty());
+#ifdef REGIONCTL_PATH
+  const ProcessResult result = Regionctl({"verify", path, "--json"});
+  INFO(result.stderr_bytes);
+  CHECK(result.exit_code == kExitSuccess);
+  RequireMatchesSchema("verify", result);
+  CHECK(ParseJson(result)["damaged_journal_records"].empty());
+#endif
+  Store writer = MustOpen(path, OpenMode::kReadWrite);
+  CheckBatch(writer, 2, 4096, 1);
+}
+
+TEST_CASE("Records from before the journal started over are not damage, nor a torn record over them",
+          "[journal][protocol2]") {
+  // 4 + 2 x 4 KiB = 12 KiB a record: 21 fit in 256 KiB, so batch 22 starts
+  // the journal over and the records of batches 2 to 21 lie past the chain.
+  for (const uint64_t batches : {uint64_t{22}, uint64_t{25}}) {
+    for (const bool torn : {false, true}) {
+      INFO(batches << " batches, the last one's record " << (torn ? "torn" : "whole"));
+      TempDir dir;
+      const std::string path = dir.File("j.rgn");
+      CreateJournalStore(path, 2, 4 * kKiB, 256 * kKiB);
+      std::vector<std::pair<uint64_t, uint64_t>> round1;
+      {
+        Store store = MustOpen(path, OpenMode::kReadWrite);
+        for (uint64_t n = 1; n <= batches; ++n) {
+          if (n == 22) round1 = JournalRecords(path);
+          REQUIRE(Batch(store, 2, 4096, n, Durability::kSync).ok());
+        }
+        REQUIRE(store.Stats().journal_checkpoints == 1);
+      }
+      REQUIRE(round1.size() == 21);
+      const auto chain = JournalRecords(path);
+      REQUIRE(chain.size() == batches - 21);
+      uint64_t expected = batches;
+      if (torn) {
+        // Its head reached the disk, a payload unit did not.
+        FlipByte(path, chain.back().first + journal::kUnit + 7, std::byte{0x80});
+        LoseSlotHeader(path, 0, batches);
+        LoseSlotHeader(path, 1, batches);
+        expected = batches - 1;
+      }
+      SimulateReboot(path);
+      auto verified = VerifyRegions(path);
+      REQUIRE(verified.ok());
+      CHECK(verified->damaged_journal_records.empty());
+#ifdef REGIONCTL_PATH
+      const ProcessResult result = Regionctl({"verify", path, "--json"});
+      INFO(result.stderr_bytes);
+      CHECK(result.exit_code == kExitSuccess);
+      RequireMatchesSchema("verify", result);
+      CHECK(ParseJson(result)["damaged_journal_records"].empty());
+#endif
+      Store writer = MustOpen(path, OpenMode::kReadWrite);
+      CheckBatch(writer, 2, 4096, expected);
+    }
+  }
 }
 
 TEST_CASE("A journal record decodes whole, and any changed byte makes it nothing",

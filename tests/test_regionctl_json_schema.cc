@@ -7,8 +7,9 @@
 // null fields), commits, batches, a stray temp file, a torn commit, a bad
 // header beside a valid commit and a region with no valid header. The states
 // only a crash leaves are validated where their tests make them: a batch that
-// did not complete and its withdrawal (test_batch.cc), a journaled batch
-// (test_journal.cc) and a torn batch record (test_bad_input_verbs.cc).
+// did not complete and its withdrawal (test_batch.cc), a journaled batch and
+// a damaged journal record before a newer one (test_journal.cc) and a torn
+// batch record (test_bad_input_verbs.cc).
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>

@@ -188,11 +188,30 @@ struct VerifyOptions {
   std::function<void(size_t index, const RegionReport& report)> on_region;
 };
 
+// A record of protocol 2's batch journal that fails its checks while a
+// whole record with a higher batch id follows it. The writer appends a record
+// only after the one before it returned, so no crash leaves this: the record
+// was damaged after it was written. The newer record is read and applied as
+// if the damaged one were whole; the damaged record's own batch counts by
+// its slots alone.
+struct DamagedJournalRecord {
+  uint64_t file_offset = 0;  // of the damaged record's first 4096-byte unit
+  uint64_t length = 0;       // bytes from there to the newer record
+  // The batch id the damaged record's head names (unchecked); 0 when its
+  // first unit does not start with the record magic.
+  uint64_t batch_id = 0;
+  uint64_t next_batch_id = 0;  // the newer record's
+};
+
 // What VerifyRegions read: the validated superblock and region table (what
 // ReadStoreInfo returns), and one report per region, in table order.
 struct VerifyReport {
   StoreInfo info;
   std::vector<RegionReport> regions;
+  // Damaged records of the batch journal, in file order. Read only while
+  // the journal matters to readers: no writer of this boot has opened the
+  // store (after a reboot). Empty otherwise and in stores without one.
+  std::vector<DamagedJournalRecord> damaged_journal_records;
 };
 
 // Reads the store at `path` with pread only (no mapping, no lock): the

@@ -41,11 +41,15 @@ struct Verdict {
   // no kill leaves that, so it is damage or a power loss, and the batch no
   // longer loads.
   std::vector<uint64_t> torn_batch_records;
+  // Records of the batch journal that fail their checks while a newer whole
+  // record follows: no crash leaves that (each record is written after the
+  // one before returned), so it is damage (exit 3).
+  std::vector<DamagedJournalRecord> damaged_journal_records;
   std::vector<std::string> notes;
 
   bool ok() const {
     return damaged_regions.empty() && torn_regions.empty() && bad_header_regions.empty() &&
-           torn_batch_records.empty();
+           torn_batch_records.empty() && damaged_journal_records.empty();
   }
 };
 
@@ -101,9 +105,28 @@ std::string IncompleteNote(const RegionView& region, const SlotReport& slot) {
   return note;
 }
 
-Verdict Judge(const std::vector<RegionView>& regions) {
+// "the batch journal's record at file offset N (batch 7 by its head)".
+std::string JournalRecordName(const DamagedJournalRecord& record) {
+  std::string name = "the batch journal's record at file offset ";
+  name += std::to_string(record.file_offset);
+  name += record.batch_id != 0 ? " (batch " + std::to_string(record.batch_id) + " by its head)"
+                               : " (its head has no record magic)";
+  return name;
+}
+
+Verdict Judge(const StoreRegions& store) {
   Verdict verdict;
-  for (const RegionView& region : regions) {
+  for (const DamagedJournalRecord& record : store.damaged_journal_records) {
+    verdict.damaged_journal_records.push_back(record);
+    verdict.notes.push_back(
+        JournalRecordName(record) + " is damaged: it fails its checks, and a whole record of a " +
+        "newer batch (" + std::to_string(record.next_batch_id) + ") follows it " +
+        std::to_string(record.length) +
+        " bytes on, which no crash leaves (a record is written only after the one before it "
+        "returned); the newer batch is read and replayed as usual, and the damaged record's "
+        "batch counts by its slots alone");
+  }
+  for (const RegionView& region : store.regions) {
     if (region.report.damaged) verdict.damaged_regions.push_back(region.entry.name);
     if (region.report.torn) {
       verdict.torn_regions.push_back(&region.report);
@@ -161,6 +184,16 @@ void PrintJson(const std::string& path, const StoreRegions& store, const Verdict
                const StrayTempReport& stray) {
   nlohmann::ordered_json torn_regions = nlohmann::ordered_json::array();
   for (const RegionReport* report : verdict.torn_regions) torn_regions.push_back(report->name);
+  nlohmann::ordered_json journal_records = nlohmann::ordered_json::array();
+  for (const DamagedJournalRecord& record : verdict.damaged_journal_records) {
+    journal_records.push_back({
+        {"file_offset", record.file_offset},
+        {"length", record.length},
+        {"batch_id", record.batch_id != 0 ? nlohmann::ordered_json(record.batch_id)
+                                          : nlohmann::ordered_json(nullptr)},
+        {"next_batch_id", record.next_batch_id},
+    });
+  }
   const nlohmann::ordered_json document = {
       {"schema_version", kJsonSchemaVersion},
       {"path", path},
@@ -173,6 +206,7 @@ void PrintJson(const std::string& path, const StoreRegions& store, const Verdict
       {"torn_regions", std::move(torn_regions)},
       {"bad_header_regions", verdict.bad_header_regions},
       {"torn_batch_records", verdict.torn_batch_records},
+      {"damaged_journal_records", std::move(journal_records)},
       {"notes", verdict.notes},
       {"stray_temps", stray.json},
   };
@@ -194,6 +228,23 @@ Status VerdictStatus(const std::string& path, const Verdict& verdict) {
       message += ' ';
       message += QuoteName(name);
     }
+    return Status::Error(StatusCode::kCorruption, "verify", path, std::move(message));
+  }
+  // Also damage (exit 3), though nothing may be lost: the newer record is
+  // read past it, and its own batch counts by its slots.
+  if (!verdict.damaged_journal_records.empty()) {
+    std::string message;
+    for (size_t index = 0; index < verdict.damaged_journal_records.size(); ++index) {
+      const DamagedJournalRecord& record = verdict.damaged_journal_records[index];
+      message += index == 0 ? "" : "; ";
+      message += JournalRecordName(record);
+      message += " is damaged: a whole record of a newer batch (";
+      message += std::to_string(record.next_batch_id);
+      message += ") follows it, which no crash leaves";
+    }
+    message +=
+        " (the newer batch is still replayed; a damaged record's batch counts by its slots "
+        "alone)";
     return Status::Error(StatusCode::kCorruption, "verify", path, std::move(message));
   }
   if (verdict.torn_regions.empty() && verdict.bad_header_regions.empty()) {
@@ -254,7 +305,7 @@ Status RunVerify(const VerifyArgs& args) {
   };
   Result<StoreRegions> store = read_everything();
   if (!store.ok()) return store.status();
-  const Verdict verdict = Judge(store->regions);
+  const Verdict verdict = Judge(*store);
   // Not damage: a killed create's leftovers beside the store, said so.
   const StrayTempReport stray = ReportStrayTemps(args.path);
   // The report goes out even for a damaged store: it says which slots and why.
@@ -282,7 +333,9 @@ void SetupVerify(CLI::App& app, Status& outcome) {
       "interrupted that commit, or it was damaged after it returned), or a slot header\n"
       "fails its checks (no kill leaves one; it may have held a newer commit); the notes\n"
       "say what load returns instead. Exit 3 (it outranks 6) if the superblock or\n"
-      "region table is damaged, or a region's slots hold data but none is valid. The data\n"
+      "region table is damaged, a region's slots hold data but none is valid, or (after a\n"
+      "reboot, before a writer's open) a batch journal record is damaged: it fails its\n"
+      "checks while a newer record follows it, which no crash leaves. The data\n"
       "area has no checksums; it is read whole, so an unreadable block fails (exit 1);\n"
       "pages already in the page cache are not read from the disk again. A commit running\n"
       "meanwhile may show as incomplete. A progress bar goes to stderr when it is a\n"

@@ -35,6 +35,7 @@ Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptio
     regions.regions.push_back({verified->info.regions[index], std::move(verified->regions[index])});
   }
   regions.info = std::move(verified->info);
+  regions.damaged_journal_records = std::move(verified->damaged_journal_records);
   return regions;
 }
 

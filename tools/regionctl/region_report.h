@@ -30,6 +30,7 @@ struct RegionView {
 struct StoreRegions {
   StoreInfo info;
   std::vector<RegionView> regions;
+  std::vector<DamagedJournalRecord> damaged_journal_records;  // VerifyReport's
 };
 Result<StoreRegions> ReadStoreRegions(const std::string& path, const VerifyOptions& options);
 
