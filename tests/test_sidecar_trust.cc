@@ -87,48 +87,18 @@ pid_t StartAs(const User& user, const std::function<int()>& body) {
   return pid;
 }
 
-// A directory every user can pass through, for the cases' own
-// directories. The test's temp directory when the path to it lets others
-// through, else one in /var/tmp (a disk filesystem on Debian), removed at
-// the end.
-class SharedBase {
- public:
-  SharedBase() {
-    std::filesystem::path base = dir_.path();
-    for (std::filesystem::path up = base.parent_path(); !up.empty(); up = up.parent_path()) {
-      struct stat st {};
-      if (::stat(up.c_str(), &st) != 0 || (st.st_mode & S_IXOTH) == 0) {
-        std::string pattern = "/var/tmp/regionstore-trust-XXXXXX";
-        REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-        outside_ = pattern;
-        base = outside_;
-        break;
-      }
-      if (up == up.root_path()) break;
-    }
-    REQUIRE(::chmod(base.c_str(), 0755) == 0);
-    base_ = base.string();
-  }
-  ~SharedBase() {
-    std::error_code ignored;
-    if (!outside_.empty()) std::filesystem::remove_all(outside_, ignored);
-  }
-  SharedBase(const SharedBase&) = delete;
-  SharedBase& operator=(const SharedBase&) = delete;
-
-  // A directory `name` in it with `mode` (exactly), owned by `uid`:`gid`.
-  std::string Directory(const std::string& name, mode_t mode, uid_t uid, gid_t gid) const {
-    const std::string path = base_ + "/" + name;
-    REQUIRE(::mkdir(path.c_str(), 0700) == 0);
-    REQUIRE(::chown(path.c_str(), uid, gid) == 0);
-    REQUIRE(::chmod(path.c_str(), mode) == 0);
-    return path;
+// Where a case's store lives: `s.rs` and its sidecar in a directory with
+// `mode` (exactly), owned by `uid`:`gid`, under a PassableDir.
+struct StoreDir {
+  StoreDir(mode_t mode, uid_t uid, gid_t gid)
+      : dir((base.path() / "d").string()), path(dir + "/s.rs"), side(sidecar::PathFor(path)) {
+    REQUIRE(::mkdir(dir.c_str(), 0700) == 0);
+    REQUIRE(::chown(dir.c_str(), uid, gid) == 0);
+    REQUIRE(::chmod(dir.c_str(), mode) == 0);
   }
 
- private:
-  TempDir dir_;
-  std::string outside_;
-  std::string base_;
+  PassableDir base{0755};
+  const std::string dir, path, side;
 };
 
 bool RequireRootOrSkip() {
@@ -176,6 +146,7 @@ struct Shared {
   std::atomic<int> ready{0};
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> batches{0};
+  std::atomic<uint64_t> loads{0};  // the readers' finished LoadSets
 };
 
 bool AwaitReady(const Shared& shared, int count) {
@@ -187,8 +158,10 @@ bool AwaitReady(const Shared& shared, int count) {
   return true;
 }
 
-// A writer child: commits batch after batch (member b's payload seeded
-// from a's) until told to stop.
+// A writer child: commits batch after batch until told to stop, each once
+// a reader finished a load since the one before (so that the writer paces
+// itself by the readers, as a program with other work between its commits
+// would, and never keeps every snapshot from completing).
 int WriteBatchesUntilStopped(const std::string& path, Shared& shared,
                              const std::function<void()>& after_open = {}) {
   auto writer = Store::Open(path, OpenMode::kReadWrite);
@@ -197,8 +170,10 @@ int WriteBatchesUntilStopped(const std::string& path, Shared& shared,
   CommitPair(*writer, 1);
   shared.ready.fetch_add(1);
   for (uint64_t n = 2; !shared.stop.load(); ++n) {
+    const uint64_t loads = shared.loads.load();
     CommitPair(*writer, n);
     shared.batches.store(n);
+    while (shared.loads.load() == loads && !shared.stop.load()) std::this_thread::yield();
   }
   return 0;
 }
@@ -206,10 +181,8 @@ int WriteBatchesUntilStopped(const std::string& path, Shared& shared,
 TEST_CASE("A writer refuses a sidecar another user made in a shared directory, naming that user",
           "[sidecar][trust][multiprocess]") {
   if (!RequireRootOrSkip()) return;
-  SharedBase base;
-  const std::string dir = base.Directory("shared", 01777, 0, 0);
-  const std::string path = dir + "/s.rs";
-  const std::string side = sidecar::PathFor(path);
+  const StoreDir where(01777, 0, 0);
+  const std::string &path = where.path, &side = where.side;
   REQUIRE(RunAs(kA, [&]() -> std::string {
             CreateOptions options;
             options.checkpoints = {{"r", 4096}};
@@ -251,10 +224,8 @@ TEST_CASE("A writer refuses a sidecar another user made in a shared directory, n
 TEST_CASE("Readers do not trust a sidecar every user may write, and the next writer refuses it",
           "[sidecar][trust][loadset][multiprocess]") {
   if (!RequireRootOrSkip()) return;
-  SharedBase base;
-  const std::string dir = base.Directory("a", 0755, kUserA, kGroupA);
-  const std::string path = dir + "/s.rs";
-  const std::string side = sidecar::PathFor(path);
+  const StoreDir where(0755, kUserA, kGroupA);
+  const std::string &path = where.path, &side = where.side;
   CreatePairStoreAs(kA, path, 0644, kGroupA);
   SharedMemory<Shared> shared;
   // A's writer, whose sidecar A then opens to everyone (the old advice).
@@ -287,6 +258,7 @@ TEST_CASE("Readers do not trust a sidecar every user may write, and the next wri
   const uint64_t loads = ScaledCount(100'000);
   for (uint64_t i = 0; i < loads; ++i) {
     auto metas = reader.LoadSet(names, outs);
+    shared->loads.fetch_add(1);
     if (!metas.ok()) {
       REQUIRE(metas.status().code() == StatusCode::kBusy);
       if (untrusted.empty()) untrusted = metas.status().message();
@@ -320,10 +292,8 @@ TEST_CASE("A reader in the store's group gets consistent sets and wake-ups, and 
           "or truncate the sidecar",
           "[sidecar][trust][loadset][wait][multiprocess]") {
   if (!RequireRootOrSkip()) return;
-  SharedBase base;
-  const std::string dir = base.Directory("a", 0755, kUserA, kGroupA);
-  const std::string path = dir + "/s.rs";
-  const std::string side = sidecar::PathFor(path);
+  const StoreDir where(0755, kUserA, kGroupA);
+  const std::string &path = where.path, &side = where.side;
   CreatePairStoreAs(kA, path, 0640, kStoreGroup);
   SharedMemory<Shared> shared;
   ChildGuard writer(StartAs(kA, [&] { return WriteBatchesUntilStopped(path, *shared); }));
@@ -347,6 +317,7 @@ TEST_CASE("A reader in the store's group gets consistent sets and wake-ups, and 
           std::vector<std::vector<std::byte>> outs;
           for (uint64_t i = 0; i < loads; ++i) {
             auto metas = reader->LoadSet(names, outs);
+            shared->loads.fetch_add(1);
             if (!metas.ok()) return "load " + std::to_string(i) + ": " + metas.status().ToString();
             if (!OneBatch(*metas, outs)) {
               return "a mixed set at load " + std::to_string(i);
@@ -358,6 +329,7 @@ TEST_CASE("A reader in the store's group gets consistent sets and wake-ups, and 
           for (int i = 0; i < 5; ++i) {
             auto now = reader->Load("a", out);
             if (!now.ok()) return now.status().ToString();
+            shared->loads.fetch_add(1);  // lets the writer commit the next batch
             auto newer = reader->WaitForNewer("a", now->generation, kGiveUp, out,
                                               {.recheck = std::chrono::hours(1)});
             if (!newer.ok()) return "wait: " + newer.status().ToString();
@@ -376,10 +348,8 @@ TEST_CASE("A root writer hands the sidecar to the store's owner, and a root-owne
           "refused with its owner and the remedy named",
           "[sidecar][trust][multiprocess]") {
   if (!RequireRootOrSkip()) return;
-  SharedBase base;
-  const std::string dir = base.Directory("a", 0755, kUserA, kGroupA);
-  const std::string path = dir + "/s.rs";
-  const std::string side = sidecar::PathFor(path);
+  const StoreDir where(0755, kUserA, kGroupA);
+  const std::string &path = where.path, &side = where.side;
   CreatePairStoreAs(kA, path, 0600, kGroupA);
   {
     Store root_writer = MustOpen(path, OpenMode::kReadWrite);

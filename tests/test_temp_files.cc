@@ -295,34 +295,11 @@ TEST_CASE("An unprivileged process gets nameless temps too", "[temp_files][multi
     return;
   }
   constexpr uid_t kNobody = 65534;
-  TempDir dir;
-  // The child must pass through every directory above its work directory. A
-  // checkout under a 0700 directory (mktemp -d) blocks it: then work in
-  // /var/tmp (a disk filesystem on Debian), removed at the end.
-  std::filesystem::path base = dir.path();
-  std::string outside;
-  for (std::filesystem::path up = base.parent_path(); !up.empty(); up = up.parent_path()) {
-    struct stat st {};
-    if (::stat(up.c_str(), &st) != 0 || (st.st_mode & S_IXOTH) == 0) {
-      std::string pattern = "/var/tmp/regionstore-unprivileged-XXXXXX";
-      REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-      outside = pattern;
-      base = outside;
-      break;
-    }
-    if (up == up.root_path()) break;
-  }
-  struct RemoveOutside {
-    const std::string& path;
-    ~RemoveOutside() {
-      std::error_code ignored;
-      if (!path.empty()) std::filesystem::remove_all(path, ignored);
-    }
-  } remove_outside{outside};
+  // The test's directory is root's: let the child through it.
+  const PassableDir dir(0711);
+  const std::filesystem::path& base = dir.path();
   INFO("work directory under " << base.string());
   const std::string work = (base / "work").string();
-  // The test's directory is root's (0700): let the child through it.
-  REQUIRE(::chmod(base.c_str(), 0711) == 0);
   REQUIRE(::mkdir(work.c_str(), 0700) == 0);
   REQUIRE(::chown(work.c_str(), kNobody, kNobody) == 0);
   for (const bool fallback : {false, true}) {

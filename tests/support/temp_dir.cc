@@ -121,6 +121,26 @@ TempDir::TempDir() {
   path_ = pattern;
 }
 
+PassableDir::PassableDir(mode_t mode) : path_(dir_.path()) {
+  for (std::filesystem::path up = path_.parent_path(); !up.empty(); up = up.parent_path()) {
+    struct stat st {};
+    if (::stat(up.c_str(), &st) != 0 || (st.st_mode & S_IXOTH) == 0) {
+      std::string pattern = "/var/tmp/regionstore-passable-XXXXXX";
+      REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+      outside_ = pattern;
+      path_ = outside_;
+      break;
+    }
+    if (up == up.root_path()) break;
+  }
+  REQUIRE(::chmod(path_.c_str(), mode) == 0);
+}
+
+PassableDir::~PassableDir() {
+  std::error_code ignored;
+  if (!outside_.empty()) std::filesystem::remove_all(outside_, ignored);
+}
+
 TempDir::~TempDir() {
   std::error_code ignored;
   std::filesystem::permissions(path_, std::filesystem::perms::owner_all,

@@ -13,6 +13,8 @@
 #ifndef REGIONSTORE_TESTS_SUPPORT_TEMP_DIR_H_
 #define REGIONSTORE_TESTS_SUPPORT_TEMP_DIR_H_
 
+#include <sys/types.h>
+
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <filesystem>
@@ -45,6 +47,26 @@ class TempDir {
   std::vector<std::string> List() const;
 
  private:
+  std::filesystem::path path_;
+};
+
+// A scratch directory other users can reach, for cases whose children drop
+// to unprivileged users: a TempDir when every directory above it lets
+// others through, else one made in /var/tmp (a disk filesystem on Debian:
+// a checkout under a 0700 directory, as `mktemp -d` makes, blocks them),
+// removed at scope exit. Its own mode is `mode`.
+class PassableDir {
+ public:
+  explicit PassableDir(mode_t mode);
+  ~PassableDir();
+  PassableDir(const PassableDir&) = delete;
+  PassableDir& operator=(const PassableDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  TempDir dir_;
+  std::string outside_;  // the /var/tmp one, if made
   std::filesystem::path path_;
 };
 
