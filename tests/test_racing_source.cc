@@ -98,8 +98,8 @@ bool Loads(const Store& store, std::string_view region, uint64_t generation,
                 " returned, Load failed: " + meta.status().ToString());
   } else if (meta->generation != generation || meta->skipped_torn_generation != 0) {
     misses.Note(where + ": " + std::string(region) + " generation " + std::to_string(generation) +
-                " returned, Load gave " + std::to_string(meta->generation) +
-                " (skipped torn " + std::to_string(meta->skipped_torn_generation) + ")");
+                " returned, Load gave " + std::to_string(meta->generation) + " (skipped torn " +
+                std::to_string(meta->skipped_torn_generation) + ")");
   } else {
     return true;
   }
@@ -177,14 +177,12 @@ TEST_CASE("A commit racing a thread that rewrites its source returns a generatio
       for (uint64_t round = 0; round < Rounds(); ++round) {
         // Alternately one piece and two, so both payload shapes race.
         Result<uint64_t> generation =
-            round % 2 == 0
-                ? store.Commit("a", source.bytes(), mode)
-                : [&] {
-                    const std::array<std::span<const std::byte>, 2> pieces{
-                        source.first(kPayloadBytes / 3),
-                        source.subspan(kPayloadBytes / 3, kPayloadBytes - kPayloadBytes / 3)};
-                    return store.CommitPieces("a", pieces, mode);
-                  }();
+            round % 2 == 0 ? store.Commit("a", source.bytes(), mode) : [&] {
+              const std::array<std::span<const std::byte>, 2> pieces{
+                  source.first(kPayloadBytes / 3),
+                  source.subspan(kPayloadBytes / 3, kPayloadBytes - kPayloadBytes / 3)};
+              return store.CommitPieces("a", pieces, mode);
+            }();
         REQUIRE(generation.ok());
         EndRound(misses, {Loads(store, "a", *generation, out, misses, where)});
       }
