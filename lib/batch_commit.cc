@@ -313,7 +313,8 @@ Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchP
   // it. Read more than once, a buffer another thread changes meanwhile would
   // give a member checksum, a record checksum and slot bytes of different
   // contents: a returned batch that does not load.
-  const std::vector<std::span<const std::byte>> images = AssembleJournalRecord(plan, members, journal_record);
+  const std::vector<std::span<const std::byte>> images =
+      AssembleJournalRecord(plan, members, journal_record);
   std::vector<slot::HeaderBytes> headers;
   std::vector<std::array<std::span<const std::byte>, 1>> image_pieces(plan.size());
   std::vector<PayloadPieces> payloads;
