@@ -15,13 +15,6 @@
 
 namespace regionstore {
 
-namespace {
-// A journal record in more parts than this (the head, then each member's
-// pieces and padding) is copied into one buffer first: Linux takes at most
-// 1,024 iovecs a call.
-constexpr size_t kMaxJournalParts = 512;
-}  // namespace
-
 using intent::Kind;
 using internal::MarkCommitPhase;
 
@@ -99,8 +92,8 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
     plan[m].target = r.CommitTarget(plan[m].index);
     auto header = r.NextHeader(plan[m].index, plan[m].target, lengths[m], kOperation);
     if (!header.ok()) return header.status();
+    // The payload checksum comes later, from the bytes stored (WriteBatch).
     plan[m].header = *header;
-    plan[m].header.payload_checksum = PiecesChecksum(plan[m].pieces);
   }
   return r.WriteBatch(plan, *id, durability, /*payloads_in_place=*/false);
 }
@@ -152,6 +145,12 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
       if (Status s = WriteZeroUnitAndPieces(unit_of(member), member.pieces); !s.ok()) {
         return failed_write(s, "commit batch: pwritev (payload)");
       }
+    }
+    // The checksums of what the pwritev stored, read back through the
+    // mapping (as DurableCommit does), not of the caller's buffers.
+    for (BatchPlanMember& member : payloads_in_place ? std::span<BatchPlanMember>() : plan) {
+      member.header.payload_checksum =
+          StoredPayloadChecksum(member.index, member.target, member.header.length);
     }
     if (!record_late) {
       if (Status s = file->WriteAt(record_offset, record_bytes); !s.ok()) {
@@ -219,10 +218,11 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
       }
       // As in a single commit: no payload store before the cleared magics.
       std::atomic_thread_fence(std::memory_order_release);
-      for (const BatchPlanMember& member : plan) {
-        CopyPiecesToShared(
+      // Each checksum of the bytes the copy stored (as MappedCommit).
+      for (BatchPlanMember& member : plan) {
+        member.header.payload_checksum = CopyPiecesToSharedChecksummed(
             base + slot::PayloadFileOffset(info.regions[member.index], member.target),
-            member.pieces);
+            member.pieces, member.header.length);
       }
     }
     // By pwrite, not through the mapping (a store through the mapping
@@ -262,36 +262,71 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
   return RecordBatch(plan, durability);
 }
 
+namespace {
+
+// Batch `plan`'s journal record in `journal_record`, but for its head: the
+// head's bytes stay zero (EncodeHead needs the checksums of the images).
+// Each image is its member's pieces, copied once, then zeros to the next
+// unit, appended without a zero fill first. Returns each member's payload
+// within it.
+std::vector<std::span<const std::byte>> AssembleJournalRecord(
+    std::span<const BatchPlanMember> plan, std::span<const journal::Member> members,
+    std::vector<std::byte>& journal_record) {
+  journal_record.clear();
+  journal_record.reserve(journal::RecordBytes(members));
+  journal_record.resize(journal::HeadBytes(members.size()));
+  std::vector<uint64_t> starts;
+  for (size_t m = 0; m < plan.size(); ++m) {
+    starts.push_back(journal_record.size());
+    for (std::span<const std::byte> piece : plan[m].pieces) {
+      journal_record.insert(journal_record.end(), piece.begin(), piece.end());
+    }
+    journal_record.resize(starts.back() + journal::ImageBytes(members[m].length));
+  }
+  std::vector<std::span<const std::byte>> images;
+  for (size_t m = 0; m < plan.size(); ++m) {
+    images.emplace_back(journal_record.data() + starts[m], members[m].length);
+  }
+  return images;
+}
+
+}  // namespace
+
 Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchPlanMember>& plan,
                                                               uint64_t id,
                                                               Durability durability) {
   batch::Record record;
   record.id = id;
   std::vector<journal::Member> members;
-  std::vector<slot::HeaderBytes> headers;
-  std::vector<PayloadPieces> payloads;
   for (BatchPlanMember& member : plan) {
     member.header.batch_id = id;
     record.members.push_back({member.index, member.target, member.header.generation});
     members.push_back(
         {member.index, member.target, member.header.generation, member.header.length});
-    headers.push_back(slot::EncodeHeader(member.header));
-    payloads.push_back(member.pieces);
   }
   // Spent whatever happens now, as in WriteBatch.
   next_batch_id = id + 1;
   const batch::UnitBytes record_bytes = batch::EncodeRecord(record);
   const uint64_t record_offset = batch::UnitOffset(*batch_log_offset, id);
-  // Gathered from the caller's pieces; copied into one buffer only when
-  // there are too many pieces for one pwritev2.
-  static constexpr std::array<std::byte, journal::kUnit> kZeros{};
-  const std::vector<std::byte> head = journal::EncodeHead(id, members, headers, payloads);
-  std::vector<std::span<const std::byte>> parts =
-      journal::RecordParts(head, members, payloads, kZeros);
-  if (parts.size() > kMaxJournalParts) {
-    journal::EncodeRecord(id, members, headers, payloads, journal_record);
-    parts.assign(1, journal_record);
+  // The caller's payloads are read once, into the record assembled here;
+  // every checksum, the record's write and the slots' writes then come from
+  // it. Read more than once, a buffer another thread changes meanwhile would
+  // give a member checksum, a record checksum and slot bytes of different
+  // contents: a returned batch that does not load.
+  const std::vector<std::span<const std::byte>> images =
+      AssembleJournalRecord(plan, members, journal_record);
+  std::vector<slot::HeaderBytes> headers;
+  std::vector<std::array<std::span<const std::byte>, 1>> image_pieces(plan.size());
+  std::vector<PayloadPieces> payloads;
+  for (size_t m = 0; m < plan.size(); ++m) {
+    plan[m].header.payload_checksum = format::Checksum(images[m]);
+    headers.push_back(slot::EncodeHeader(plan[m].header));
+    image_pieces[m][0] = images[m];
+    payloads.push_back(image_pieces[m]);
   }
+  const std::vector<std::byte> head = journal::EncodeHead(id, members, headers, payloads);
+  std::memcpy(journal_record.data(), head.data(), head.size());
+  const std::array<std::span<const std::byte>, 1> parts{journal_record};
   const uint64_t record_size = journal::RecordBytes(members);
   const auto unit_of = [&](const BatchPlanMember& member) {
     return slot::HeaderFileOffset(info.regions[member.index], member.target);
@@ -364,8 +399,9 @@ Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchP
     MarkCommitPhase(internal::kIdle);
     return s;
   }
-  for (const BatchPlanMember& member : plan) {
-    if (Status s = WriteZeroUnitAndPieces(unit_of(member), member.pieces); !s.ok()) {
+  // From the record's images: the slots hold exactly what the record does.
+  for (size_t m = 0; m < plan.size(); ++m) {
+    if (Status s = WriteZeroUnitAndPieces(unit_of(plan[m]), payloads[m]); !s.ok()) {
       return failed_write(s, "commit batch: pwritev (payload)");
     }
   }

@@ -91,13 +91,6 @@ Result<slot::Header> Store::Rep::NextHeader(uint32_t index, uint32_t target, uin
   return header;
 }
 
-uint64_t PiecesChecksum(PayloadPieces pieces) {
-  if (pieces.size() == 1) return format::Checksum(pieces[0]);
-  format::ChecksumStream checksum;
-  for (std::span<const std::byte> piece : pieces) checksum.Update(piece);
-  return checksum.Digest();
-}
-
 void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces) {
   for (std::span<const std::byte> piece : pieces) {
     shared_copy::CopyToShared(shared, piece.data(), piece.size());
@@ -107,24 +100,25 @@ void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces) {
 
 uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces,
                                        uint64_t length) {
-  // A small payload stays in L1 between the two passes: the one-shot hash
-  // is faster than the streaming state's bookkeeping.
+  // The checksum is of the bytes in the mapping, read back after they were
+  // stored, never of the caller's: another thread may change those between
+  // any two reads of them, and a checksum of one read over a copy of another
+  // would make a commit that returned OK fail to load.
+  // A small payload is still in L1 after the copy: one copy, one hash.
   if (length <= kOnePassThreshold) {
-    const uint64_t checksum = PiecesChecksum(pieces);
     CopyPiecesToShared(shared, pieces);
-    return checksum;
+    return format::Checksum({shared, static_cast<size_t>(length)});
   }
-  // A large one would be read from memory twice (hash, then copy): hash a
-  // block, then copy the same block while it is still in L1 (the streaming
-  // XXH3 gives the one-shot digest).
+  // A large one would be read from memory twice (copy, then hash): copy a
+  // block, then hash the block just stored while it is still in L1 (the
+  // streaming XXH3 gives the one-shot digest).
   format::ChecksumStream checksum;
   for (std::span<const std::byte> piece : pieces) {
     for (size_t at = 0; at < piece.size(); at += kOnePassBlock) {
-      const std::span<const std::byte> block =
-          piece.subspan(at, std::min(kOnePassBlock, piece.size() - at));
-      checksum.Update(block);
-      shared_copy::CopyToShared(shared, block.data(), block.size());
-      shared += block.size();
+      const size_t block = std::min(kOnePassBlock, piece.size() - at);
+      shared_copy::CopyToShared(shared, piece.data() + at, block);
+      checksum.Update({shared, block});
+      shared += block;
     }
   }
   return checksum.Digest();
@@ -160,7 +154,7 @@ Status Store::Rep::MappedCommit(uint32_t index, uint32_t target, slot::Header& h
   // As a seqlock writer: no payload store may become visible before the
   // cleared magic (a reader must not see the old magic over new bytes).
   std::atomic_thread_fence(std::memory_order_release);
-  // The checksum is of the caller's bytes, taken in the same pass as the
+  // The checksum is of the bytes stored, taken in the same pass as the
   // copy; the header that carries it is stored after the copy.
   header.payload_checksum =
       CopyPiecesToSharedChecksummed(base + slot::PayloadFileOffset(region, target), pieces,
@@ -207,8 +201,19 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
     ForgetSlot(unit_offset, "commit: pwrite (publication word)");
     return FailedWrite(s, "commit: pwritev (payload)");
   }
-  header.payload_checksum = PiecesChecksum(pieces);
+  header.payload_checksum = StoredPayloadChecksum(index, target, header.length);
   return DurableHeaderAndBarrier(index, target, header, durability);
+}
+
+uint64_t Store::Rep::StoredPayloadChecksum(uint32_t index, uint32_t target,
+                                           uint64_t length) const {
+  // Read back through the mapping, which shares the page cache the pwritev
+  // wrote: the checksum is of what reached the file (the caller's buffer
+  // may have changed since), with no copy held. The pages are the ones just
+  // written, so the reads hit the page cache.
+  const std::byte* payload =
+      mapping->data() + slot::PayloadFileOffset(info.regions[index], target);
+  return format::Checksum({payload, static_cast<size_t>(length)});
 }
 
 void Store::Rep::ForgetSlot(uint64_t unit_offset, const char* operation) {

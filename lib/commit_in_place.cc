@@ -4,6 +4,7 @@
 // (through the mapping or by Append), and Finish writes the headers and the
 // barrier as Commit or CommitBatch would (their second halves).
 // docs/CHECKPOINTS.md, "Commits filled in place", has the argument.
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <utility>
@@ -21,6 +22,10 @@ namespace {
 constexpr const char* kBegin = "begin commit";
 constexpr const char* kBeginBatch = "begin batch";
 constexpr const char* kFill = "commit in place";
+// Append copies the caller's bytes this much at a time (one pwrite each):
+// enough to keep the pwrites large, small beside what a streaming caller
+// holds.
+constexpr size_t kAppendCopyBytes = 1024 * 1024;
 
 Status NotPending(const char* operation) {
   return Status::Error(StatusCode::kInvalidArgument, operation, "",
@@ -48,12 +53,20 @@ Status Store::Rep::AppendToFill(InPlaceMember& fill, std::span<const std::byte> 
                              std::to_string(fill.max_length) +
                              " bytes this commit was begun with; nothing written");
   }
-  if (bytes.empty()) return Status::Ok();
-  if (Status s = file->WriteAt(FillOffset(fill) + fill.appended, bytes); !s.ok()) {
-    return FailedWrite(s, "commit in place: pwrite (payload)");
+  // Through a private copy, a bounded chunk at a time: the checksum and
+  // the pwrite both read the copy, so they agree on the bytes even if
+  // another thread changes the caller's buffer meanwhile (hashed and
+  // written from the caller's buffer, a returned commit could fail to load).
+  while (!bytes.empty()) {
+    const size_t chunk = std::min(bytes.size(), kAppendCopyBytes);
+    append_copy.assign(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(chunk));
+    if (Status s = file->WriteAt(FillOffset(fill) + fill.appended, append_copy); !s.ok()) {
+      return FailedWrite(s, "commit in place: pwrite (payload)");
+    }
+    if (fill.only_appended) fill.checksum->Update(append_copy);
+    fill.appended += chunk;
+    bytes = bytes.subspan(chunk);
   }
-  if (fill.only_appended) fill.checksum->Update(bytes);
-  fill.appended += bytes.size();
   return Status::Ok();
 }
 

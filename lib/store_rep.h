@@ -56,19 +56,19 @@ struct RegionState {
 inline bool IsDurable(Durability durability) {
   return durability == Durability::kSync || durability == Durability::kPwriteFdatasync;
 }
-// The checksum of the concatenation of `pieces` (commit.cc).
-uint64_t PiecesChecksum(PayloadPieces pieces);
 // Copies the pieces one after another into the mapping at `shared`.
 void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces);
 // Write in kSync: below this size, one pwritev2(RWF_DSYNC); from it on,
 // memcpy into the mapping + msync(MS_SYNC) (the lab's arm, and whole folios
 // anyway). Store::Write says why.
 inline constexpr uint64_t kDsyncWriteBelow = 1024 * 1024;
-// Copies the pieces to `shared` and returns their checksum
-// (PiecesChecksum), reading each byte of a large payload from memory once.
-// `length` is the pieces' total, which the caller has summed already.
+// Copies the pieces to `shared` and returns the checksum of the `length`
+// bytes it stored there, read back from `shared` (never from the pieces,
+// which another thread may change meanwhile), each byte of a large payload
+// while it is still in L1. `length` is the pieces' total, which the caller
+// has summed already.
 uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces, uint64_t length);
-// Payloads up to this size are hashed whole, then copied; above it, block
+// Payloads up to this size are copied whole, then hashed; above it, block
 // by block in one pass (kOnePassBlock bytes fit in L1 beside the hash's
 // state). Measured in docs/BENCH-CHECKPOINTS.md, "Small durable writes,
 // the publication word and the fused copy".
@@ -164,7 +164,13 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // built in.
   std::optional<uint64_t> journal_offset;
   uint64_t journal_pos = 0;
-  std::vector<std::byte> journal_record;  // when a record has too many parts to gather
+  // A durable batch's journal record, assembled here once from the
+  // caller's payloads; the record write, the slots and every checksum are
+  // taken from it (WriteJournaledBatch).
+  std::vector<std::byte> journal_record;
+  // Append's private copy of the caller's bytes, at most 1 MiB:
+  // hashed and written from here (AppendToFill).
+  std::vector<std::byte> append_copy;
   // The commit or batch being filled in place (Store::BeginCommit,
   // Store::BeginBatch), if any (commit_in_place.cc). Set by assignment:
   // clang decides whether std::optional of a nested class is
@@ -414,6 +420,10 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
                                   const char* operation) const;
   // pwritev of a zero header unit and the pieces, from `unit_offset`.
   Status WriteZeroUnitAndPieces(uint64_t unit_offset, PayloadPieces pieces);
+  // The checksum of the first `length` payload bytes of slot `target` of
+  // region `index` as they are in the file now, read through the mapping:
+  // what a pwrite stored, whatever the caller's buffer holds since.
+  uint64_t StoredPayloadChecksum(uint32_t index, uint32_t target, uint64_t length) const;
   // The writes of a commit of `header` (its payload checksum filled in
   // here) into slot `target` of region `index`, and its barrier:
   // kNone/kAsync through the mapping, kSync/kPwriteFdatasync by pwrite.

@@ -23,6 +23,13 @@
 //  kSync             pwritev of a zero header unit and the payload, pwrite of
 //                    the header unit, msync(MS_SYNC) of that range only
 //  kPwriteFdatasync  the same writes, then fdatasync
+// In every mode the payload checksum is of the bytes the slot received
+// (kNone/kAsync: hashed from the mapping just after the copy; kSync,
+// kPwriteFdatasync: read back through the mapping after the pwritev), never
+// of the caller's buffer read a second time: a buffer another thread changes
+// during the call gives a commit of mixed bytes that loads as returned. A
+// commit filled in place through PendingCommit::payload() is the store's own
+// bytes, checksummed where they are at Finish.
 #ifndef REGIONSTORE_CHECKPOINT_H_
 #define REGIONSTORE_CHECKPOINT_H_
 

@@ -430,7 +430,8 @@ class REGIONSTORE_EXPORT Store {
   Result<std::span<const std::byte>> View(uint64_t offset, uint64_t length) const;
 
   // A writable view of [offset, offset + length) of the data area, for
-  // working on the data where it lives: stores through it are raw writes in
+  // working on the data where it lives (the store's own bytes: whatever a
+  // store through it leaves there is what Flush and readers see): stores through it are raw writes in
   // kNone (they reach the page cache the file shares at once, survive a
   // kill, and reach the disk when the kernel writes them back), and
   // Flush(offset, length, mode) makes them durable with one barrier in kSync
@@ -456,6 +457,10 @@ class REGIONSTORE_EXPORT Store {
   // kPwriteFdatasync: fdatasync of the file). The first commit into a
   // region through this handle first reads its headers and newest payload
   // (pread), and zeroes and syncs headers that hold no commit it trusts.
+  // `payload` is read once: the payload checksum is of the bytes the slot
+  // received (read back from the mapping), so if another thread changes
+  // `payload` during the call (a mistake), the commit holds some mix of old
+  // and new bytes and still loads as the generation returned.
   // Returns the commit's generation: above every generation of the region's
   // headers that pass their checks (payload valid or not) and every one this
   // handle issued; generations of commits lost whole in a power loss may come
@@ -473,7 +478,8 @@ class REGIONSTORE_EXPORT Store {
   // concatenation, written with one gather write (kSync, kPwriteFdatasync)
   // or copied piece after piece (kNone, kAsync), so callers need not join
   // their state first. At most kMaxPayloadPieces pieces (kInvalidArgument);
-  // empty pieces are skipped. Otherwise exactly as Commit.
+  // empty pieces are skipped. Otherwise exactly as Commit, the pieces read
+  // once too.
   Result<uint64_t> CommitPieces(std::string_view name, PayloadPieces pieces, Durability durability);
 
   // Commits `members` (distinct regions, 1 to kMaxBatchMembers of them) as
@@ -491,7 +497,10 @@ class REGIONSTORE_EXPORT Store {
   // too many pieces, a read-only store), kNotFound (no such region). Other
   // errors as Commit: a failed write or barrier poisons the handle, and
   // after reopening every member holds the batch or every one the commit
-  // before, byte-exact.
+  // before, byte-exact. Each payload is read once, as in Commit: a durable
+  // batch through the journal copies them into its record first, and its
+  // checksums, the record's write and the slots' writes all come from that
+  // copy.
   Result<std::vector<uint64_t>> CommitBatch(std::span<const BatchMember> members,
                                             Durability durability);
 
@@ -646,11 +655,18 @@ class REGIONSTORE_EXPORT PendingCommit {
   // The target slot's payload area in the store's mapping, max_length
   // bytes; empty once finished or aborted. Stores through it go straight
   // into the page cache (and count in the process's resident memory, page
-  // by page). Whatever it holds when Finish runs is the payload.
+  // by page). These are the store's bytes, not a copy: whatever they hold
+  // when Finish runs is the payload, and Finish checksums them there: a
+  // store that lands before then changes what is committed, one that lands
+  // while Finish hashes or after it leaves a torn commit (G1 still holds:
+  // Load never returns it as valid).
   std::span<std::byte> payload();
   // Writes `bytes` by pwrite at appended() into the payload area and
   // advances appended(): for payloads larger than the memory the caller
-  // wants to hold (regionctl commit and import stream this way). Errors:
+  // wants to hold (regionctl commit and import stream this way). `bytes` is
+  // read once, through a private copy of at most 1 MiB at a time that is
+  // both hashed and written, so a buffer changed meanwhile by another
+  // thread cannot make the commit fail to load. Errors:
   // kInvalidArgument (past max_length: nothing written; not pending), a
   // failed pwrite (kIOError, the handle poisoned).
   Status Append(std::span<const std::byte> bytes);
