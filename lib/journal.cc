@@ -173,30 +173,35 @@ namespace {
 
 // The first whole record at or after `from` (a unit boundary inside the
 // journal) with an id above `bound`, found by its magic; nullopt if none.
-// A unit with the magic and a lower id is skipped without reading more:
-// a record of an earlier round, or the inside of a payload.
+// A whole record with a lower id (an earlier round's) is passed over whole:
+// its payload units hold a caller's bytes, which may hold anything, a
+// record's image included, and must never be taken for a record.
 Result<std::optional<uint64_t>> FindNewerRecord(const ReadAt& read, const StoreInfo& info,
                                                 uint64_t journal_offset, uint64_t from,
                                                 uint64_t bound) {
   constexpr uint64_t kChunkUnits = 64;
   std::vector<std::byte> chunk(kChunkUnits * kUnit);
   std::vector<std::byte> bytes;
+  uint64_t skip_until = from;
   for (uint64_t at = from; info.journal_size - at >= kUnit;) {
     const uint64_t units = std::min(kChunkUnits, (info.journal_size - at) / kUnit);
     const std::span<std::byte> window = std::span(chunk).first(units * kUnit);
     if (Status s = read(journal_offset + at, window); !s.ok()) return s;
     for (uint64_t u = 0; u < units; ++u) {
+      const uint64_t pos = at + u * kUnit;
+      if (pos < skip_until) continue;
       const std::span<const std::byte> unit = window.subspan(u * kUnit, kUnit);
       if (std::memcmp(unit.data() + head::kMagic, kMagic, sizeof kMagic) != 0) continue;
       const uint64_t id = Load64(unit, head::kBatchId);
-      if (id <= bound || id > batch::kMaxBatchId) continue;
-      const uint64_t pos = at + u * kUnit;
+      if (id == 0 || id > batch::kMaxBatchId) continue;
       const std::optional<uint64_t> length = RecordLength(unit, info.journal_size - pos);
       if (!length) continue;
       bytes.resize(*length);
       if (Status s = read(journal_offset + pos, bytes); !s.ok()) return s;
       const std::optional<Record> record = DecodeRecord(bytes, info);
-      if (record && record->id > bound) return std::optional<uint64_t>(pos);
+      if (!record) continue;
+      if (record->id > bound) return std::optional<uint64_t>(pos);
+      skip_until = pos + *length;
     }
     at += units * kUnit;
   }
@@ -248,7 +253,10 @@ Result<Chain> ReadChain(const ReadAt& read, const StoreInfo& info, uint64_t jour
         bound = std::max(bound, head_id);
       }
     }
-    auto newer = FindNewerRecord(read, info, journal_offset, pos + kUnit, bound);
+    // A whole record of an earlier round is passed over whole (see
+    // FindNewerRecord); anything else from its next unit on.
+    const uint64_t search_from = record ? pos + *length : pos + kUnit;
+    auto newer = FindNewerRecord(read, info, journal_offset, search_from, bound);
     if (!newer.ok()) return newer.status();
     if (!*newer) break;
     damaged.length = **newer - pos;

@@ -504,6 +504,77 @@ TEST_CASE("A journal record decodes whole, and any changed byte makes it nothing
   CHECK_FALSE(journal::RecordLength(record, record.size() - 4096).has_value());
 }
 
+// Batch `id`'s record over payloads `a` (region 0, slot 1) and `b` (region
+// 1, slot 2), generation `id` of both.
+std::vector<std::byte> RecordOf(uint64_t id, const std::vector<std::byte>& a,
+                                const std::vector<std::byte>& b) {
+  const std::vector<journal::Member> members = {{0, 1, id, a.size()}, {1, 2, id, b.size()}};
+  std::vector<slot::HeaderBytes> headers;
+  for (const journal::Member& m : members) {
+    slot::Header header;
+    header.region = m.region;
+    header.slot = m.slot;
+    header.generation = m.generation;
+    header.length = m.length;
+    header.payload_checksum = format::Checksum(m.region == 0 ? a : b);
+    header.batch_id = id;
+    headers.push_back(slot::EncodeHeader(header));
+  }
+  const std::span<const std::byte> pa(a), pb(b);
+  const std::vector<PayloadPieces> payloads = {PayloadPieces(&pa, 1), PayloadPieces(&pb, 1)};
+  std::vector<std::byte> record;
+  journal::EncodeRecord(id, members, headers, payloads, record);
+  return record;
+}
+
+TEST_CASE("A record's image inside an earlier round's payload is never taken for a record",
+          "[journal][protocol2]") {
+  TempDir dir;
+  const std::string path = dir.File("j.rgn");
+  CreateJournalStore(path, 2, 16 * kKiB, 256 * kKiB);
+  const StoreInfo info = *ReadStoreInfo(path);
+  // A caller's payload that holds, at a unit boundary of the record it is
+  // journaled in, the image of a whole record of a batch far ahead (50).
+  const std::vector<std::byte> forged = RecordOf(50, Payload(1, 50, 0), Payload(1, 50, 1));
+  REQUIRE(forged.size() == 3 * journal::kUnit);
+  std::vector<std::byte> carrier = Payload(16 * kKiB, 3, 0);
+  std::copy(forged.begin(), forged.end(), carrier.begin());
+  // The journal after a crash: batch 10's record at its start (the chain),
+  // then batch 3's from the round before, which carries the image.
+  std::vector<std::byte> journal_bytes(info.journal_size);
+  const std::vector<std::byte> newest = RecordOf(10, Payload(100, 10, 0), Payload(100, 10, 1));
+  const std::vector<std::byte> earlier = RecordOf(3, carrier, Payload(100, 3, 1));
+  std::copy(newest.begin(), newest.end(), journal_bytes.begin());
+  std::copy(earlier.begin(), earlier.end(), journal_bytes.begin() + newest.size());
+  const journal::ReadAt read = [&](uint64_t offset, std::span<std::byte> out) {
+    std::copy_n(journal_bytes.begin() + static_cast<std::ptrdiff_t>(offset), out.size(),
+                out.begin());
+    return Status::Ok();
+  };
+  const batch::Watermark unclean{.w = 2, .sequence = 1, .clean = false};
+  auto chain = journal::ReadChain(read, info, 0, unclean);
+  REQUIRE(chain.ok());
+  REQUIRE(chain->records.size() == 1);
+  CHECK(chain->records[0].record.id == 10);
+  CHECK(chain->damaged.empty());
+  // Control, and the case docs/FORMAT.md leaves open: right behind damage
+  // (batch 10's head unit lost) the search reads every unit, so the same
+  // image there is taken for the newer record it looks like.
+  std::vector<std::byte> damaged_head = journal_bytes;
+  std::fill_n(damaged_head.begin(), journal::kUnit, std::byte{0});
+  std::copy(forged.begin(), forged.end(), damaged_head.begin() + journal::kUnit);
+  const journal::ReadAt read_damaged = [&](uint64_t offset, std::span<std::byte> out) {
+    std::copy_n(damaged_head.begin() + static_cast<std::ptrdiff_t>(offset), out.size(),
+                out.begin());
+    return Status::Ok();
+  };
+  auto found = journal::ReadChain(read_damaged, info, 0, unclean);
+  REQUIRE(found.ok());
+  REQUIRE(found->records.size() == 1);
+  CHECK(found->records[0].record.id == 50);
+  CHECK(found->damaged.size() == 1);
+}
+
 TEST_CASE("Create refuses a journal outside protocol 2 or of a size that cannot be",
           "[journal][protocol2]") {
   TempDir dir;
