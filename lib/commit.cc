@@ -109,18 +109,25 @@ uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces,
     CopyPiecesToShared(shared, pieces);
     return format::Checksum({shared, static_cast<size_t>(length)});
   }
-  // A large one would be read from memory twice (copy, then hash): copy a
-  // block, then hash the block just stored while it is still in L1 (the
-  // streaming XXH3 gives the one-shot digest).
+  // A large one would be read from memory twice (copy, then hash): copy
+  // block by block, and hash each stored block one block later, while it is
+  // still in L1 but its stores have drained (the hash's wide loads would
+  // wait on the copy's narrower stores still in flight). The streaming XXH3
+  // gives the one-shot digest.
   format::ChecksumStream checksum;
+  const std::byte* hashed = shared;
   for (std::span<const std::byte> piece : pieces) {
     for (size_t at = 0; at < piece.size(); at += kOnePassBlock) {
       const size_t block = std::min(kOnePassBlock, piece.size() - at);
       shared_copy::CopyToShared(shared, piece.data() + at, block);
-      checksum.Update({shared, block});
       shared += block;
+      while (static_cast<size_t>(shared - hashed) >= 2 * kOnePassBlock) {
+        checksum.Update({hashed, kOnePassBlock});
+        hashed += kOnePassBlock;
+      }
     }
   }
+  checksum.Update({hashed, static_cast<size_t>(shared - hashed)});
   return checksum.Digest();
 }
 
