@@ -511,6 +511,7 @@ TEST_CASE("regionctl copy: a report, its JSON, and clear refusals", "[copy][regi
   CHECK(report["destination"] == destination);
   CHECK(report["protocol"] == 2);
   CHECK(report["regions"] == 4);
+  CHECK(report["destination_regions"] == 4);
   CHECK(report["regions_committed"] == 3);
   CHECK(report["data_bytes"] == 1 * kMiB);
   CHECK(InspectJson(destination)["protocol"] == 2);

@@ -655,8 +655,8 @@ TEST_CASE("regionctl copy --json and its sentence count DST's regions, those --c
   RequireSuccess(result);
   RequireMatchesSchema("copy", result);
   const nlohmann::json report = ParseJson(result);
-  CHECK(report["regions"] == 4);
-  CHECK(report["source_regions"] == 2);
+  CHECK(report["destination_regions"] == 4);
+  CHECK(report["regions"] == 2);
   CHECK(report["regions_committed"] == 1);
   CHECK(InspectJson(dir.File("grown.rs"))["regions"].size() == 4);
   const ProcessResult text =
@@ -666,7 +666,7 @@ TEST_CASE("regionctl copy --json and its sentence count DST's regions, those --c
   // A plain copy: the same count both ways.
   const nlohmann::json plain = JsonOf({"copy", source, dir.File("plain.rs"), "--json"});
   CHECK(plain["regions"] == 2);
-  CHECK(plain["source_regions"] == 2);
+  CHECK(plain["destination_regions"] == 2);
 }
 
 }  // namespace
