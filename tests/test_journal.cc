@@ -317,6 +317,20 @@ std::vector<std::pair<uint64_t, uint64_t>> JournalRecords(const std::string& pat
   return records;
 }
 
+// A store at `path` with two regions of 4 KiB and two durable batches of
+// both, each one journal record; the records' offsets and lengths.
+std::vector<std::pair<uint64_t, uint64_t>> TwoJournaledBatches(const std::string& path) {
+  CreateJournalStore(path, 2, 4 * kKiB);
+  {
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    REQUIRE(Batch(store, 2, 4096, 1, Durability::kSync).ok());
+    REQUIRE(Batch(store, 2, 4096, 2, Durability::kSync).ok());
+  }
+  auto records = JournalRecords(path);
+  REQUIRE(records.size() == 2);
+  return records;
+}
+
 void FlipByte(const std::string& path, uint64_t at, std::byte mask) {
   std::vector<std::byte> byte = PreadFile(path, at, 1);
   byte[0] ^= mask;
@@ -340,14 +354,7 @@ TEST_CASE("A damaged older journal record is reported by verify and the newer ba
     INFO("damaged: " << damage.what);
     TempDir dir;
     const std::string path = dir.File("j.rgn");
-    CreateJournalStore(path, 2, 4 * kKiB);
-    {
-      Store store = MustOpen(path, OpenMode::kReadWrite);
-      REQUIRE(Batch(store, 2, 4096, 1, Durability::kSync).ok());
-      REQUIRE(Batch(store, 2, 4096, 2, Durability::kSync).ok());
-    }
-    const auto records = JournalRecords(path);
-    REQUIRE(records.size() == 2);
+    const auto records = TwoJournaledBatches(path);
     // 4 KiB of head and two 4 KiB images each.
     REQUIRE(records[1].first - records[0].first == 3 * journal::kUnit);
     LoseSlotHeader(path, 1, 2);
@@ -401,14 +408,7 @@ TEST_CASE("A damaged older journal record is reported by verify and the newer ba
 TEST_CASE("A torn last journal record is the chain's end, not damage", "[journal][protocol2]") {
   TempDir dir;
   const std::string path = dir.File("j.rgn");
-  CreateJournalStore(path, 2, 4 * kKiB);
-  {
-    Store store = MustOpen(path, OpenMode::kReadWrite);
-    REQUIRE(Batch(store, 2, 4096, 1, Durability::kSync).ok());
-    REQUIRE(Batch(store, 2, 4096, 2, Durability::kSync).ok());
-  }
-  const auto records = JournalRecords(path);
-  REQUIRE(records.size() == 2);
+  const auto records = TwoJournaledBatches(path);
   // Batch 2's write never returned: its record is torn (a payload unit and
   // its head's length disagree with what is on disk), and no member reached
   // its slot.
