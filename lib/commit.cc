@@ -195,6 +195,10 @@ Status Store::Rep::PublishMappedHeader(uint32_t index, uint32_t target, const sl
                   .length = slot::kHeaderUnitSize + header.length});
 }
 
+namespace {
+constexpr uint64_t kStartWritebackFrom = 64 * 1024;
+}  // namespace
+
 Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& header,
                                  PayloadPieces pieces, Durability durability) {
   const uint64_t unit_offset = slot::HeaderFileOffset(info.regions[index], target);
@@ -207,6 +211,16 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
   if (Status s = WriteZeroUnitAndPieces(unit_offset, pieces); !s.ok()) {
     ForgetSlot(unit_offset, "commit: pwrite (publication word)");
     return FailedWrite(s, "commit: pwritev (payload)");
+  }
+  // From 64 KiB on, the payload's writeback is started first, so that the
+  // hash below (which reads what was written, not the caller's buffer)
+  // overlaps the device's write instead of delaying it: without it 1 MiB
+  // commits cost 4-6% more than when the caller's buffer was hashed before
+  // the write, with it 4-9% less (docs/BENCH-CHECKPOINTS.md, "Hashing what
+  // was stored"). Not the header unit's: the header's pwrite would wait on
+  // a page under writeback.
+  if (header.length >= kStartWritebackFrom) {
+    file->StartWriteback(unit_offset + slot::kHeaderUnitSize, header.length);
   }
   header.payload_checksum = StoredPayloadChecksum(index, target, header.length);
   return DurableHeaderAndBarrier(index, target, header, durability);
