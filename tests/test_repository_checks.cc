@@ -1,6 +1,7 @@
 // The repository's own checks, run by the suite: every relative link of the
-// documentation resolves (scripts/check-links.py), and the CMake files draw
-// dependencies as they are (scripts/check-cmake.py). Each is run on the
+// documentation resolves (scripts/check-links.py), the CMake files draw
+// dependencies as they are (scripts/check-cmake.py), and docs/DESIGN.md's map
+// names every file of lib/ (scripts/check-design-map.py). Each is run on the
 // tree, which must pass, and on a scratch tree with one offence of each
 // kind, which must fail naming it.
 #include <catch2/catch.hpp>
@@ -107,6 +108,39 @@ TEST_CASE("No target outside tests/ includes from tests/, and no tool adds a par
   // The top level adding bench/ itself, and tests/ including its own: fine.
   CHECK(broken.stdout_bytes.find("CMakeLists.txt:1:") == std::string::npos);
   CHECK(broken.stdout_bytes.find("tests/CMakeLists.txt") == std::string::npos);
+}
+
+TEST_CASE("docs/DESIGN.md's map names every file of lib/ and every public header",
+          "[repository]") {
+  const ProcessResult tree = RunScript("check-design-map.py", kSource);
+  INFO(tree.stdout_bytes << tree.stderr_bytes);
+  CHECK(tree.exit_code == 0);
+  CHECK(tree.stdout_bytes.find("check-design-map: ok") != std::string::npos);
+
+  TempDir dir;
+  const std::string root = dir.path();
+  WriteScratchText(root + "/docs/DESIGN.md",
+                   "# Map\n\n### lib/ files\n\n| file | what |\n|---|---|\n"
+                   "| `store.cc` | the store [`store.h`] |\n| `journal.{h,cc}` | records |\n"
+                   "| `gone.cc` | removed long ago |\n\n## Next\n");
+  for (const char* file : {"lib/store.cc", "lib/journal.h", "lib/journal.cc", "lib/new.cc",
+                           "lib/io/posix_io.cc", "lib/CMakeLists.txt",
+                           "include/regionstore/store.h", "include/regionstore/c.h"}) {
+    WriteScratchText(root + "/" + file, "\n");
+  }
+  const ProcessResult broken = RunScript("check-design-map.py", root);
+  INFO(broken.stdout_bytes << broken.stderr_bytes);
+  CHECK(broken.exit_code == 1);
+  CHECK(broken.stdout_bytes.find("lib/new.cc: not in docs/DESIGN.md's \"lib/ files\" table") !=
+        std::string::npos);
+  CHECK(broken.stdout_bytes.find("lib/io/posix_io.cc: not in") != std::string::npos);
+  CHECK(broken.stdout_bytes.find("names lib/gone.cc, which does not exist") != std::string::npos);
+  CHECK(broken.stdout_bytes.find("include/regionstore/c.h: not named") != std::string::npos);
+  // Listed ones, the brace form's both files and build plumbing: not named.
+  CHECK(broken.stdout_bytes.find("lib/store.cc") == std::string::npos);
+  CHECK(broken.stdout_bytes.find("lib/journal.") == std::string::npos);
+  CHECK(broken.stdout_bytes.find("CMakeLists.txt") == std::string::npos);
+  CHECK(broken.stdout_bytes.find("regionstore/store.h") == std::string::npos);
 }
 
 }  // namespace
