@@ -18,14 +18,41 @@
 #  - fuzz:       the libFuzzer targets (clang-14, ASan+UBSan) from the
 #                checked-in seed corpus: the store's for FUZZ_SECONDS (default
 #                60), the other two for half of it each, in turn.
+# Before the passes, scripts/check-format.sh: every C and C++ file formatted
+# by clang-format-14 as .clang-format says.
 # Exits non-zero if any pass fails; every pass always runs.
+#
+# --quick: the loop to run before a commit (docs/TESTING.md, "The quick
+# loop"): the format check, then in the Release build the regionstore_tests
+# cases labelled "quick" (every library and regionctl case but the kill
+# loops, power-loss simulators, big stores and benchmark smokes: ctest -L
+# quick), with no filesystem matrix, sanitizer, Python or crash-VM pass.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+jobs=$(nproc)
+
+if [[ ${1:-} == --quick ]]; then
+  scripts/deps.sh
+  start=${SECONDS}
+  scripts/check-format.sh
+  cmake --preset release >/dev/null
+  cmake --build --preset release -j "${jobs}" --target regionstore_tests
+  ctest --preset release -j "${jobs}" -L quick
+  echo "=== quick: passed in $((SECONDS - start)) s (the full run is scripts/test.sh)"
+  exit 0
+elif (($#)); then
+  echo "usage: scripts/test.sh [--quick]" >&2
+  exit 2
+fi
+
 scripts/deps.sh --fuzz --crash-vm --python
 
-jobs=$(nproc)
 fuzz_seconds=${FUZZ_SECONDS:-60}
 failed=()
+echo "=== format: scripts/check-format.sh"
+if ! scripts/check-format.sh; then
+  failed+=(format)
+fi
 for preset in release asan-ubsan tsan fuzz; do
   echo "=== ${preset}: configure, build, test"
   configure=(cmake --preset "${preset}")
@@ -50,7 +77,7 @@ for preset in release asan-ubsan tsan fuzz; do
   fi
 done
 if ((${#failed[@]})); then
-  echo "test passes that failed: ${failed[*]}"
+  echo "test steps that failed: ${failed[*]}"
   exit 1
 fi
-echo "all four test passes (release, asan-ubsan, tsan, fuzz) passed"
+echo "the format check and all four test passes (release, asan-ubsan, tsan, fuzz) passed"

@@ -187,7 +187,7 @@ ExportCounts RunExportKills(uint64_t kills, uint64_t seed) {
 }
 
 TEST_CASE("An export killed at random moments leaves the old file or the new, byte-exact",
-          "[crash][export][fs-matrix]") {
+          "[crash][export][fs-matrix][long]") {
   const uint64_t seed = SeedOr(0x6578706f7274);
   const uint64_t kills = ScaledCount(200);
   const ExportCounts counts = RunExportKills(kills, seed);

@@ -464,7 +464,7 @@ void RunSimulation(uint32_t protocol, const char* what) {
 }
 
 TEST_CASE("Power loss among batches and single commits keeps every batch whole",
-          "[batch][powerloss]") {
+          "[batch][powerloss][long]") {
   RunSimulation(1, "batch power-loss simulator");
 }
 
@@ -473,7 +473,7 @@ TEST_CASE("Power loss among batches and single commits keeps every batch whole",
 // the page cache and replayed by the open after the power loss; larger ones
 // take protocol 1's path.
 TEST_CASE("Power loss among journaled batches (protocol 2) keeps every batch whole",
-          "[batch][powerloss][protocol2]") {
+          "[batch][powerloss][protocol2][long]") {
   RunSimulation(2, "journaled batch power-loss simulator");
 }
 

@@ -492,7 +492,7 @@ void CreateFlipStore(const std::string& path, std::vector<CheckpointSpec> specs)
 }
 
 TEST_CASE("Every single-byte flip of a small store's metadata is read, opened or refused",
-          "[checkpoint][damage]") {
+          "[checkpoint][damage][long]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   // One region of each slot layout: "a" compact (kAuto), "b" 64 KiB-aligned.
@@ -586,7 +586,7 @@ namespace {
 // What `regionctl inspect` reads: superblock, region table and slot headers,
 // counted through the io seam, on a 2 GiB store.
 TEST_CASE("Reading only the slot headers of a 2 GiB store reads under 1 MiB",
-          "[checkpoint][verify]") {
+          "[checkpoint][verify][long]") {
   TempDir dir;
   const std::string path = dir.File("big.rgn");
   CreateOptions create;
@@ -670,7 +670,7 @@ namespace {
 // and resealed (checksums made right, so the field checks behind them
 // decide). A loaded payload is always one that was committed to that region.
 TEST_CASE("Every byte flip of a compact store's 0.5 fields is read, opened or refused",
-          "[checkpoint][damage]") {
+          "[checkpoint][damage][long]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   CreateFlipStore(path, {{"a", 100, SlotLayout::kCompact},

@@ -476,7 +476,7 @@ void ReportCrashCounts(const CrashCounts& c, uint64_t seed) {
 TEST_CASE(
     "After kill -9 at any moment, a region holds the last returned commit or the one in "
     "flight, byte-exact",
-    "[checkpoint][crash][multiprocess][fs-matrix]") {
+    "[checkpoint][crash][multiprocess][fs-matrix][long]") {
   const uint64_t seed = SeedOr(20240611);
   const CrashCounts counts = RunCrashLoop(300, seed);
   ReportCrashCounts(counts, seed);
@@ -493,7 +493,7 @@ TEST_CASE(
 // under TSan), a fifth of the main loop's. Tiny payloads leave almost no
 // copy window, so only the total is asked to land inside copies and flushes.
 TEST_CASE("After kill -9 mid-commit, compact and aligned regions of 1 B to 64 KiB pass G2",
-          "[checkpoint][crash][multiprocess][fs-matrix]") {
+          "[checkpoint][crash][multiprocess][fs-matrix][long]") {
   struct Case {
     CrashRegion region;
     SlotLayout expected;
@@ -786,7 +786,7 @@ BatchCrashCounts RunBatchCrashLoop(uint64_t kills, uint64_t seed) {
 }
 
 TEST_CASE("After kill -9 during batches, every region holds the same batch, byte-exact",
-          "[batch][crash][multiprocess]") {
+          "[batch][crash][multiprocess][long]") {
   const uint64_t seed = SeedOr(20261203);
   const uint64_t kills = ScaledCount(300);
   const BatchCrashCounts counts = RunBatchCrashLoop(kills, seed);

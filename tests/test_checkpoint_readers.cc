@@ -190,7 +190,7 @@ T ParseReport(const std::vector<char>& bytes, const char* who) {
 TEST_CASE(
     "Readers in other processes Load only whole commits while a writer commits, "
     "without a lock",
-    "[checkpoint][multiprocess][readers][fs-matrix]") {
+    "[checkpoint][multiprocess][readers][fs-matrix][long]") {
   TempDir dir;
   const std::string path = dir.File("readers.rgn");
   MustCreateWithRegions(path, 64 * kKiB, {{kReadRegion, kReadCapacity}});

@@ -45,7 +45,7 @@ nlohmann::json RunSection(const TempDir& dir, const std::string& only,
 }
 
 TEST_CASE("the commit benchmark's batch section writes every arm and the documented JSON keys",
-          "[bench]") {
+          "[bench][long]") {
   TempDir dir;
   const nlohmann::json document = RunSection(dir, "batches", "## 6. Batches");
   const nlohmann::json& shapes = document["batches"];
@@ -141,7 +141,7 @@ TEST_CASE("the commit benchmark's batch section writes every arm and the documen
 }
 
 TEST_CASE("the commit benchmark's wait section measures every reader and writes its JSON keys",
-          "[bench][wait]") {
+          "[bench][wait][long]") {
   TempDir dir;
   const nlohmann::json document = RunSection(dir, "wait", "## 8. Readers that wait");
   const nlohmann::json& wait = document["wait"];

@@ -385,7 +385,7 @@ TEST_CASE("A copy taken while another process commits batches holds one batch wh
 }
 
 TEST_CASE("A copy killed at any step leaves the destination absent or as it was, and no temp",
-          "[copy][multiprocess]") {
+          "[copy][multiprocess][long]") {
   TempDir dir;
   const std::string source = dir.File("src.rgn");
   const std::string destination = dir.File("dst.rgn");

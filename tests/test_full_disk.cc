@@ -337,7 +337,7 @@ void CheckFitsNeverFaults(FsKind fs) {
 TEST_CASE(
     "A store that fits is fully reserved and written, so filling the filesystem afterwards "
     "never makes a mapped write fault",
-    "[fulldisk]") {
+    "[fulldisk][long]") {
   CheckFitsNeverFaults(GENERATE(FsKind::kExt4, FsKind::kXfs, FsKind::kBtrfs));
 }
 

@@ -422,7 +422,7 @@ TEST_CASE("A torn last journal record is the chain's end, not damage", "[journal
 }
 
 TEST_CASE("Records from before the journal started over are not damage, nor a torn record over them",
-          "[journal][protocol2]") {
+          "[journal][protocol2][long]") {
   // 4 + 2 x 4 KiB = 12 KiB a record: 21 fit in 256 KiB, so batch 22 starts
   // the journal over and the records of batches 2 to 21 lie past the chain.
   for (const uint64_t batches : {uint64_t{22}, uint64_t{25}}) {

@@ -223,7 +223,7 @@ struct SetShared {
 };
 
 TEST_CASE("Reader processes loading sets beside a batch loop never get a mixed set",
-          "[loadset][batch][multiprocess]") {
+          "[loadset][batch][multiprocess][long]") {
   const uint32_t protocol = GENERATE(1u, 2u);
   INFO("protocol " << protocol);
   TempDir dir;
@@ -318,7 +318,7 @@ std::vector<std::array<uint64_t, 3>> RaceThreads(uint64_t loads) {
 }
 
 TEST_CASE("Reader threads on the writer's own mapping load consistent sets without a data race",
-          "[loadset][batch][threads][tsan]") {
+          "[loadset][batch][threads][tsan][long]") {
   const uint64_t loads = ScaledCount(10000);
   for (const auto& [ok, busy, mixed] : RaceThreads(loads)) {
     CHECK(mixed == 0);

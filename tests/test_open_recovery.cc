@@ -54,7 +54,7 @@ intent::BootId MustBootId() {
 }
 
 TEST_CASE("A writer's open reads no payload and writes no slot after a clean close",
-          "[checkpoint][open][fs-matrix]") {
+          "[checkpoint][open][fs-matrix][long]") {
   const uint32_t protocol = GENERATE(1u, 2u);
   INFO("protocol " << protocol);
   TempDir dir;
@@ -115,7 +115,7 @@ void PlantCommitMark(const std::string& path, const std::string& region,
 TEST_CASE(
     "A current-boot commit mark keeps a whole commit and writes it once more, undoes a torn one, "
     "and another boot's costs nothing",
-    "[checkpoint][open][fs-matrix]") {
+    "[checkpoint][open][fs-matrix][long]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   // Protocol 1's marks live in the store's intent area (test_sidecar.cc has

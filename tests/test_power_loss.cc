@@ -425,14 +425,14 @@ void RunSimulation(const std::vector<CheckpointSpec>& regions, uint64_t trials, 
 }
 
 TEST_CASE("Power loss at random points: every recovered region obeys G1 and G3",
-          "[checkpoint][powerloss]") {
+          "[checkpoint][powerloss][long]") {
   // 300 trials x 3 epochs x 12 images = 10,800 images (a quarter under
   // ASan: ScaledCount).
   RunSimulation(kRegions, testing::ScaledCount(300), "100 B, 13,001 B, 64 KiB");
 }
 
 TEST_CASE("Power loss in protocol 2 stores: every recovered region obeys G1, G2 and G3",
-          "[checkpoint][powerloss][sidecar]") {
+          "[checkpoint][powerloss][sidecar][long]") {
   // The marks and P live in the sidecar, which survives the kills and is
   // lost at each power loss (and at one kill-reopen in four). 300 trials x
   // 3 epochs x 12 images = 10,800 images (a quarter under ASan).
@@ -440,7 +440,7 @@ TEST_CASE("Power loss in protocol 2 stores: every recovered region obeys G1, G2 
 }
 
 TEST_CASE("Power loss in compact slots of 1 B to 64 KiB keeps G1 and G3",
-          "[checkpoint][powerloss]") {
+          "[checkpoint][powerloss][long]") {
   // 30 trials x 3 epochs x 12 images = 1,080 images (a quarter under ASan):
   // the same code paths as the main case, other slot offsets and lengths.
   {
@@ -459,7 +459,7 @@ TEST_CASE("Power loss in compact slots of 1 B to 64 KiB keeps G1 and G3",
   RunSimulation(kEdgeRegions, testing::ScaledCount(30), "compact edges");
 }
 
-TEST_CASE("The simulator catches each deliberately broken protocol", "[checkpoint][powerloss]") {
+TEST_CASE("The simulator catches each deliberately broken protocol", "[checkpoint][powerloss][long]") {
   const uint64_t base = BaseSeed();
   INFO("base seed " << base);
   struct Broken {

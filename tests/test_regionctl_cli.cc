@@ -187,7 +187,7 @@ TEST_CASE("regionctl refuses garbage bytes, an empty file and a short file with 
 }
 
 TEST_CASE("regionctl refuses a store with a damaged superblock or the wrong size with exit 3",
-          "[regionctl]") {
+          "[regionctl][long]") {
   TempDir dir;
   const std::string path = CreateStore(dir, "store.rs");
   std::vector<std::byte> bytes = ReadWholeFile(path);

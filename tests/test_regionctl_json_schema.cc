@@ -113,7 +113,7 @@ TEST_CASE("regionctl: every command with --json has a published schema, and ever
 TEST_CASE(
     "regionctl: every --json document validates against its schema, in every store state "
     "that changes its shape",
-    "[regionctl][json]") {
+    "[regionctl][json][long]") {
   TempDir dir;
   Documents documents(dir);
   const std::string store = dir.File("s.rs");
@@ -203,7 +203,7 @@ TEST_CASE(
 TEST_CASE(
     "check-json-schema refuses an undocumented key, a missing key, a wrong type and a late "
     "schema_version, and without --strict accepts a key it does not know",
-    "[regionctl][json]") {
+    "[regionctl][json][long]") {
   TempDir dir;
   const ProcessResult created =
       Regionctl({"create", dir.File("s.rs"), "--size", "0", "--checkpoint", "a:1KiB", "--json"});

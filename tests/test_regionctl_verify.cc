@@ -449,7 +449,7 @@ TEST_CASE(
 TEST_CASE(
     "regionctl after a SIGKILL during a region's first commit, verify exits 0 with no commit "
     "yet and load exits 1, never 3 or 6",
-    "[regionctl][crash][multiprocess]") {
+    "[regionctl][crash][multiprocess][long]") {
   const Durability durability = GENERATE(Durability::kSync, Durability::kPwriteFdatasync);
   INFO("durability " << DurabilityName(durability));
   const std::vector<std::byte> payload = PatternBytes(32 * kMiB, 70);

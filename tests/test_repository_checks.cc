@@ -1,7 +1,8 @@
 // The repository's own checks, run by the suite: every relative link of the
 // documentation resolves (scripts/check-links.py), the CMake files draw
 // dependencies as they are (scripts/check-cmake.py), and docs/DESIGN.md's map
-// names every file of lib/ (scripts/check-design-map.py). Each is run on the
+// names every file of lib/ (scripts/check-design-map.py), and every C and
+// C++ file is formatted by the pinned clang-format (scripts/check-format.sh). Each is run on the
 // tree, which must pass, and on a scratch tree with one offence of each
 // kind, which must fail naming it.
 #include <catch2/catch.hpp>
@@ -141,6 +142,31 @@ TEST_CASE("docs/DESIGN.md's map names every file of lib/ and every public header
   CHECK(broken.stdout_bytes.find("lib/journal.") == std::string::npos);
   CHECK(broken.stdout_bytes.find("CMakeLists.txt") == std::string::npos);
   CHECK(broken.stdout_bytes.find("regionstore/store.h") == std::string::npos);
+}
+
+TEST_CASE("The format check passes the tree and names a file clang-format-14 would change",
+          "[repository]") {
+  const ProcessResult tree =
+      RunProcess("/bin/bash", {kSource + "/scripts/check-format.sh", kSource});
+  INFO(tree.stdout_bytes << tree.stderr_bytes);
+  CHECK(tree.exit_code == 0);
+  CHECK(tree.stdout_bytes.find("check-format: ok") != std::string::npos);
+
+  TempDir dir;
+  const std::string root = dir.path();
+  WriteScratchText(root + "/.clang-format", ReadText(kSource + "/.clang-format"));
+  WriteScratchText(root + "/lib/good.cc", "int Answer() { return 42; }\n");
+  WriteScratchText(root + "/lib/bad.cc", "int  Answer( ) {return 42;}\n");
+  WriteScratchText(root + "/build/release/generated.cc", "int  Ignored( ) {return 1;}\n");
+  const ProcessResult broken =
+      RunProcess("/bin/bash", {kSource + "/scripts/check-format.sh", root});
+  INFO(broken.stdout_bytes << broken.stderr_bytes);
+  CHECK(broken.exit_code == 1);
+  CHECK(broken.stdout_bytes.find("lib/bad.cc: not formatted as .clang-format says") !=
+        std::string::npos);
+  CHECK(broken.stdout_bytes.find("check-format: 1 of 2 files differ") != std::string::npos);
+  CHECK(broken.stdout_bytes.find("good.cc") == std::string::npos);
+  CHECK(broken.stdout_bytes.find("generated.cc") == std::string::npos);
 }
 
 }  // namespace

@@ -603,7 +603,7 @@ LoopCounts KillLoop(const std::string& path, int rounds, uint64_t seed) {
 TEST_CASE(
     "Kill loop: what readers were shown after a kill survives every recovery, in every mode, for "
     "single commits and batches",
-    "[seen][crash][batch][fs-matrix]") {
+    "[seen][crash][batch][fs-matrix][long]") {
   TempDir dir;
   const int rounds = static_cast<int>(ScaledCount(300));
   const LoopCounts counts = KillLoop(dir.File("loop.rgn"), rounds, 0x5ee4);
@@ -622,7 +622,7 @@ TEST_CASE(
 TEST_CASE(
     "Kill loop over a protocol 2 store: what readers were shown survives every recovery, with "
     "the marks and the publication word in the sidecar",
-    "[seen][crash][batch][sidecar]") {
+    "[seen][crash][batch][sidecar][long]") {
   TempDir dir;
   SeenProtocolScope scope(2);
   const int rounds = static_cast<int>(ScaledCount(300));
@@ -640,7 +640,7 @@ TEST_CASE(
 }
 
 TEST_CASE("Negative control: the kill loop catches recovery that undoes an unfinished barrier",
-          "[seen][crash][batch]") {
+          "[seen][crash][batch][long]") {
   TempDir dir;
   MutationScope broken(internal::Mutation::kRecoveryUndoesUnfinishedBarrier);
   // In protocol 2 too: the marks it acts on are the sidecar's.

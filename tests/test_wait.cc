@@ -72,7 +72,7 @@ void CommitNumber(Store& store, uint64_t n) {
 }
 
 TEST_CASE("Waiters in several processes each wake with every commit, none lost",
-          "[wait][multiprocess]") {
+          "[wait][multiprocess][long]") {
   const uint32_t protocol = GENERATE(1u, 2u);
   INFO("protocol " << protocol);
   TempDir dir;
@@ -419,7 +419,7 @@ class StatCountingIo final : public ForwardingIo {
 };
 
 TEST_CASE("A waiter makes no repeated system calls while it sleeps",
-          "[wait][multiprocess][threads]") {
+          "[wait][multiprocess][threads][long]") {
   const uint32_t protocol = GENERATE(1u, 2u);
   INFO("protocol " << protocol);
   TempDir dir;
