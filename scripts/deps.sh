@@ -12,6 +12,7 @@ packages=(
   g++ cmake make pkg-config
   python3               # scripts/check-links.py and check-cmake.py (run by the tests)
   python3-jsonschema    #   and check-json-schema.py: --json documents against docs/schemas
+  clang-format-14       # scripts/check-format.sh: the pinned formatter (test.sh runs it)
   libboost-dev          # Boost.Interprocess (header-only): the mapping
   libxxhash-dev         # XXH3 checksums
   libcli11-dev          # regionctl's command line
