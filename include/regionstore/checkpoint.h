@@ -13,16 +13,25 @@
 //      returned in a durable mode (kSync, kPwriteFdatasync), or a newer
 //      complete commit, whatever mix of modes came before and after it.
 //
-// What each mode does on Commit (one barrier per durable commit; the header
-// always reaches the page cache after the whole payload, so a kill leaves
-// the target slot empty or unfinished, never a valid header over a partial
-// payload):
+// What each mode does on Commit in a protocol 2 store, the default (one
+// barrier per durable commit; the header always reaches the page cache after
+// the whole payload, so a kill leaves the target slot empty or unfinished,
+// never a valid header over a partial payload). The intent marks, the
+// publication word and the wake word are stores into the sidecar, PATH.shm:
 //  kNone             through the mapping: clear the target's magic, copy the
-//                    payload, store the header (its magic last)
+//                    payload, store the header (its magic last). No system
+//                    call, but a futex wake when a reader waits on the store
 //  kAsync            as kNone, then msync(MS_ASYNC) of the slot's pages
-//  kSync             pwritev of a zero header unit and the payload, pwrite of
-//                    the header unit, msync(MS_SYNC) of that range only
+//  kSync             pwritev of a zero header unit and the payload (from
+//                    64 KiB, sync_file_range to start its writeback), pwrite
+//                    of the header unit, msync(MS_SYNC) of that range only:
+//                    3 system calls (4 from 64 KiB)
 //  kPwriteFdatasync  the same writes, then fdatasync
+// Protocol 1 (CreateOptions::protocol = 1) writes its marks and the
+// publication word into the store by pwrite (durable commits: three more
+// calls, and one more device request per fdatasync), and wakes with a futex
+// call after every commit whether or not a reader waits. docs/CHECKPOINTS.md,
+// "Commit" and "Protocol 1: how it differs".
 // In every mode the payload checksum is of the bytes the slot received
 // (kNone/kAsync: hashed from the mapping just after the copy; kSync,
 // kPwriteFdatasync: read back through the mapping after the pwritev), never

@@ -190,8 +190,9 @@ class REGIONSTORE_EXPORT File {
   // now (sync_file_range(SYNC_FILE_RANGE_WRITE)), so the device can work
   // while the caller computes something. Not a barrier: it flushes no device
   // cache and writes no metadata. Failures are ignored (the barrier that
-  // follows reports any I/O error). The default does nothing. Commits do not
-  // call it (docs/CHECKPOINTS.md, "Commit", says why).
+  // follows reports any I/O error). The default does nothing. Durable commits
+  // of 64 KiB or more call it for their payload before hashing it, so the
+  // hash overlaps the write (docs/BENCH-CHECKPOINTS.md has the figures).
   virtual void StartWriteback(uint64_t offset, uint64_t length) {
     static_cast<void>(offset);
     static_cast<void>(length);

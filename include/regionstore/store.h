@@ -126,11 +126,12 @@ struct CreateOptions {
   // Past 8,128 regions the data area starts at the next 1 MiB boundary after
   // the table instead of at 1 MiB.
   std::vector<CheckpointSpec> checkpoints;
-  // Reserve a batch log (128 KiB before the data area) so that the store
-  // takes batch commits (Store::CommitBatch). Such a store sets an
-  // incompatible-feature flag: releases before 0.8 refuse it. Without it the
-  // store is laid out exactly as before, and CommitBatch is refused. With
-  // it, at most 7,104 regions keep the data area at 1 MiB.
+  // Protocol 1 only (a protocol 2 store always has a batch log): reserve a
+  // batch log (128 KiB before the intent area) so that the store takes batch
+  // commits (Store::CommitBatch). Such a store sets an incompatible-feature
+  // flag: releases before 0.8 refuse it. Without it the store is laid out
+  // exactly as before, and CommitBatch is refused. With it, at most 7,104
+  // regions keep the data area at 1 MiB.
   bool batch_log = false;
   // The commit protocol (docs/CHECKPOINTS.md). 1: every release since 0.1
   // reads the store. 2, the default since 0.13: the state a writer shares
@@ -159,8 +160,8 @@ struct CreateOptions {
   // Protocol 2: the batch journal's size in bytes (0: 4 MiB), a multiple of
   // 64 KiB from 256 KiB to 1 GiB. A durable batch whose record (a head of
   // 4 KiB per 46 members, then each payload rounded up to 4 KiB) fits in
-  // half of it is committed by one write of that record and one
-  // flush; a larger one by the protocol 1 path. The journal starts over at
+  // half of it is committed by one pwritev2(RWF_DSYNC) of that record, with
+  // no fdatasync; a larger one by the batch log's path (one fdatasync). The journal starts over at
   // each whole-file barrier, and costs one when full. Such a store sets
   // incompat bit 4: releases before 0.13 refuse it. Non-zero with protocol 1
   // is kInvalidArgument.
@@ -193,7 +194,9 @@ struct OpenOptions {
   // it anyway, with a warning. Read-only opens never check.
   bool allow_shared_extents = false;
   // A writer wakes the readers waiting for a commit (Store::WaitForNewer)
-  // after every commit and batch: one futex(FUTEX_WAKE) call, about half a
+  // after every commit and batch. Protocol 2: one futex(FUTEX_WAKE) call
+  // only when a waiter has registered in the sidecar, none otherwise.
+  // Protocol 1: one futex(FUTEX_WAKE) call every time, about half a
   // microsecond here (docs/CHECKPOINTS.md, "Readers that wait"). false
   // saves it where nobody waits; a waiter then sees new commits only at
   // each WaitOptions::recheck.
@@ -352,19 +355,23 @@ class REGIONSTORE_EXPORT Store {
   // takes the single-writer lock for kReadWrite (and checks that the locked
   // inode is still the one at `path`, so a concurrent replace is not missed),
   // then maps the whole file MAP_SHARED from that same locked descriptor.
-  // A writer then reads the intent area (4 KiB, pread): if an earlier
-  // writer in this boot died while a barrier of its was running, or saw it
-  // fail, the commit (or batch) it was making is kept if it is whole, since
-  // readers may have been given it, and written again so that the open's
-  // barrier covers it (its payload once), or zeroed if it is not; it then calls
-  // fdatasync once, which makes whatever earlier handles left in the page
-  // cache durable. That is all: after a clean close or a kill between
-  // commits the open reads the superblock, the region table (128 bytes a
-  // region) and the intent area, and writes nothing, however much the
-  // regions hold. (After a kill or failure inside a barrier that ran while
-  // commits without a barrier were pending, or in a store too old to have an
-  // intent area, it writes every region's header units and newest commit
-  // again before the fdatasync.) A region's
+  // A writer then reads the intent area (4 KiB, pread) and, in a protocol 2
+  // store, opens or creates the sidecar PATH.shm, where the intent marks
+  // are, and writes the sidecar's identity entry (64 bytes, pwrite) into the
+  // intent area. If an earlier writer in this boot died while a barrier of
+  // its was running, or saw it fail, the commit (or batch) it was making is
+  // kept if it is whole, since readers may have been given it, and written
+  // again so that the open's barrier covers it (its payload once), or zeroed
+  // if it is not; journaled batches whose members are not in their slots
+  // are written there. It then calls fdatasync once, which makes whatever
+  // earlier handles left in the page cache durable. That is all: after a
+  // clean close or a kill between commits the open reads the superblock, the
+  // region table (128 bytes a region) and the intent area, and writes no
+  // slot, however much the regions hold. (After a kill or failure inside a
+  // barrier that ran while commits without a barrier were pending, after
+  // this boot's sidecar was removed or replaced, or in a store too old to
+  // have an intent area, it writes every region's header units and newest
+  // commit again before the fdatasync.) A region's
   // slots are read at its first Commit through the handle (its headers and
   // newest payload, with pread); regions nobody commits to cost nothing.
   // Damaged slots are never returned. docs/CHECKPOINTS.md, "Recovery".
@@ -454,7 +461,8 @@ class REGIONSTORE_EXPORT Store {
   // (kNone/kAsync: through the mapping; kSync/kPwriteFdatasync: pwritev of a
   // zero header unit and the payload, pwrite of the header unit), then the
   // barrier of `durability` (kSync: msync of that slot's range;
-  // kPwriteFdatasync: fdatasync of the file). The first commit into a
+  // kPwriteFdatasync: fdatasync of the file). checkpoint.h lists each
+  // mode's system calls per protocol. The first commit into a
   // region through this handle first reads its headers and newest payload
   // (pread), and zeroes and syncs headers that hold no commit it trusts.
   // `payload` is read once: the payload checksum is of the bytes the slot
@@ -488,11 +496,18 @@ class REGIONSTORE_EXPORT Store {
   // its batch payload or every one holds what it held before (a commit made
   // to one of them after the batch aside); after a power loss the same, and
   // a batch whose durable call returned is there, as G3 says for commits.
-  // kSync and kPwriteFdatasync make one barrier for the whole batch, an
-  // fdatasync in both (it also writes back other dirty pages of the file,
-  // raw writes included). docs/CHECKPOINTS.md ("Batches") has the protocol.
-  // Needs a store created with CreateOptions::batch_log. Every check is made
-  // before anything is written: kInvalidArgument (no batch log, no member,
+  // kSync and kPwriteFdatasync make one barrier for the whole batch. In a
+  // protocol 2 store with a journal (every one made since 0.13), a batch
+  // whose record fits in half the journal (CreateOptions::journal_size) is
+  // one pwritev2(RWF_DSYNC) of that record, with no fdatasync; its members
+  // reach their slots through the page cache and are made durable there by
+  // the next whole-file barrier or, after a crash, by the next writer's open.
+  // Any other durable batch (larger, in protocol 1, or in a 0.12 protocol 2
+  // store) makes one fdatasync, which also writes back other dirty pages of
+  // the file, raw writes included. docs/CHECKPOINTS.md ("Batches") has the
+  // protocol. Needs a batch log: every protocol 2 store has one, a protocol
+  // 1 store only if created with CreateOptions::batch_log. Every check is
+  // made before anything is written: kInvalidArgument (no batch log, no member,
   // too many, a region named twice, a payload over its region's capacity,
   // too many pieces, a read-only store), kNotFound (no such region). Other
   // errors as Commit: a failed write or barrier poisons the handle, and
@@ -546,10 +561,14 @@ class REGIONSTORE_EXPORT Store {
   // Waits until region `name` holds a commit with a generation above
   // `generation` (0: any commit), then copies it into `out` as Load does and
   // returns its CheckpointMeta; returns at once if there is one already.
-  // Sleeps on a futex word in the store's mapping that the writer changes
-  // and wakes after every commit and batch, from a read-only handle in any
-  // process (or this one): no polling, no lock, nothing written, and no
-  // wake-up lost to a commit that lands just before the sleep. Spurious
+  // Sleeps on a futex word that the writer changes after every commit and
+  // batch, from a read-only handle in any process (or this one): no lock,
+  // and no wake-up lost to a commit that lands just before the sleep.
+  // Protocol 2: the sidecar's wake word; the waiter sets its waiter bit
+  // there (so the writer wakes it) and writes nothing else; a handle that
+  // cannot open the writer's sidecar for writing polls every 10 ms instead.
+  // Protocol 1: a word in the store's mapping, woken after every commit,
+  // nothing written. Spurious
   // wake-ups and signals are absorbed. On the writer's own handle nothing
   // else may commit meanwhile (the threading rules below), so it returns a
   // newer commit already there or waits out its timeout. Errors: as Load

@@ -74,7 +74,8 @@ struct StoreInfo {
   std::vector<RegionEntry> regions;
 
   // The commit protocol the store uses (docs/CHECKPOINTS.md): 2 when the
-  // store has a sidecar for waiters (incompat bit 3), 1 otherwise.
+  // store keeps its boot-scoped state (intent marks, publication and wake
+  // words) in a sidecar (incompat bit 3), 1 otherwise.
   uint32_t protocol() const { return (incompat_flags & (1u << 3)) != 0 ? 2 : 1; }
 };
 
@@ -94,7 +95,7 @@ REGIONSTORE_EXPORT Result<StoreInfo> ReadStoreInfo(const std::string& path, Io* 
                                                    SymlinkPolicy symlinks = SymlinkPolicy::kRefuse);
 
 // Where the writer of a protocol 2 store at `store_path` keeps its sidecar:
-// `store_path` + ".shm" (docs/CHECKPOINTS.md, "Protocol 2"). The first
+// `store_path` + ".shm" (docs/CHECKPOINTS.md, "The sidecar"). The first
 // writer's open creates it and no one removes it: it holds nothing a store
 // needs after a reboot. Whoever removes a store removes this file too, once
 // no process has the store open.
