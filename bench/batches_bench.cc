@@ -59,16 +59,17 @@ enum BatchArmId : size_t {
   kBatchPwriteP2,
   kBatchArmIds
 };
-constexpr std::array<const char*, kBatchArmIds> kArmKeys = {"commit_batch_sync",
-                                                            "commit_batch_pwrite_fdatasync",
-                                                            "floor",
-                                                            "floor_our_extents",
-                                                            "lmdb",
-                                                            "sqlite",
-                                                            "singles_sync",
-                                                            "singles_pwrite_fdatasync",
-                                                            "commit_batch_sync_protocol2",
-                                                            "commit_batch_pwrite_fdatasync_protocol2"};
+constexpr std::array<const char*, kBatchArmIds> kArmKeys = {
+    "commit_batch_sync",
+    "commit_batch_pwrite_fdatasync",
+    "floor",
+    "floor_our_extents",
+    "lmdb",
+    "sqlite",
+    "singles_sync",
+    "singles_pwrite_fdatasync",
+    "commit_batch_sync_protocol2",
+    "commit_batch_pwrite_fdatasync_protocol2"};
 
 // What the io seam saw of one arm, over all its batches (calibration and
 // warm-up included: per batch, they are the same).

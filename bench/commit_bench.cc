@@ -115,8 +115,7 @@ Options ParseOptions(int argc, char** argv) {
       while (true) {
         const size_t comma = list.find(',');
         const std::string_view section = list.substr(0, comma);
-        if (std::find(std::begin(kSections), std::end(kSections), section) ==
-            std::end(kSections)) {
+        if (std::find(std::begin(kSections), std::end(kSections), section) == std::end(kSections)) {
           Die("--only takes a comma-separated list of ratio, peers, folios, open, compact, many "
               "(section 5b alone), batches, inplace and wait");
         }
@@ -253,8 +252,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "section 2: peers\n");
     doc["peers"] = RunPeersSection(options);
 #else
-    std::printf("## 2. Peers\n\nNot built: LMDB and SQLite development files were not found "
-                "when this was configured (Debian: liblmdb-dev, libsqlite3-dev).\n\n");
+    std::printf(
+        "## 2. Peers\n\nNot built: LMDB and SQLite development files were not found "
+        "when this was configured (Debian: liblmdb-dev, libsqlite3-dev).\n\n");
 #endif
     std::fflush(stdout);
   }

@@ -126,8 +126,8 @@ FolioResult RunFolios(const Options& options) {
   RefillThroughMapping(store_huge, region.slots_offset, slots_length, /*huge=*/true);
 
   FolioResult result{};
-  const std::array<std::string, kFolioArms> paths{plain_large, plain_small, store_fresh,
-                                                  store_cold, store_huge};
+  const std::array<std::string, kFolioArms> paths{plain_large, plain_small, store_fresh, store_cold,
+                                                  store_huge};
   const auto census = [&](size_t arm) {
     return arm < kStoreFresh ? CensusText(paths[arm], 0, size)
                              : CensusText(paths[arm], region.slots_offset, slots_length);
@@ -140,25 +140,23 @@ FolioResult RunFolios(const Options& options) {
   const int large_raw = large_fd.get();
   const int small_raw = small_fd.get();
   std::vector<Arm> arms(kFolioArms);
-  arms[kPlainLarge] = LoopArm("plain file, large folios: pwrite + fdatasync", size,
-                              [large_raw](std::span<const std::byte> v) {
-                                return PwriteFdatasync(large_raw, v, 0);
-                              });
-  arms[kPlainSmall] = LoopArm("plain file, 4 KiB folios: pwrite + fdatasync", size,
-                              [small_raw](std::span<const std::byte> v) {
-                                return PwriteFdatasync(small_raw, v, 0);
-                              });
+  arms[kPlainLarge] = LoopArm(
+      "plain file, large folios: pwrite + fdatasync", size,
+      [large_raw](std::span<const std::byte> v) { return PwriteFdatasync(large_raw, v, 0); });
+  arms[kPlainSmall] = LoopArm(
+      "plain file, 4 KiB folios: pwrite + fdatasync", size,
+      [small_raw](std::span<const std::byte> v) { return PwriteFdatasync(small_raw, v, 0); });
   arms[kStoreFresh] = CommitArm("fresh store: Commit kPwriteFdatasync", fresh, "blob", size,
                                 Durability::kPwriteFdatasync);
   arms[kStoreCold] = CommitArm("store reopened cold (Open + Load): Commit", cold, "blob", size,
                                Durability::kPwriteFdatasync);
-  arms[kStoreHuge] = CommitArm("store, slots read through a MADV_HUGEPAGE mapping: Commit",
-                               huge, "blob", size, Durability::kPwriteFdatasync);
+  arms[kStoreHuge] = CommitArm("store, slots read through a MADV_HUGEPAGE mapping: Commit", huge,
+                               "blob", size, Durability::kPwriteFdatasync);
   std::fprintf(stderr, "  folios\n");
   {
     const RealtimeScope realtime(options.realtime, "regionstore_commit_bench");
-    const Rounds rounds = RunInterleaved(arms, options.rounds, options.peer_batch_ms,
-                                         options.device_stat);
+    const Rounds rounds =
+        RunInterleaved(arms, options.rounds, options.peer_batch_ms, options.device_stat);
     const RoundTimes& times = rounds.ns;
     for (size_t a = 0; a < kFolioArms; ++a) {
       result.names[a] = arms[a].name;
@@ -185,9 +183,10 @@ void PrintFolios(const FolioResult& r, const Options& options) {
       "three slots). time ratio = this arm's time / the large-folio arm's (plain file, or "
       "fresh store) in the same round; fast/slow as in section 2.\n\n",
       options.rounds, options.peer_batch_ms);
-  std::printf("| arm | ops/s | us/op | time ratio (range) | in fast / slow rounds (rounds) | "
-              "device per op: flushes / write requests / KiB written | page cache before | "
-              "after |\n");
+  std::printf(
+      "| arm | ops/s | us/op | time ratio (range) | in fast / slow rounds (rounds) | "
+      "device per op: flushes / write requests / KiB written | page cache before | "
+      "after |\n");
   std::printf("| --- | ---: | ---: | --- | --- | --- | --- | --- |\n");
   for (size_t a = 0; a < kFolioArms; ++a) {
     const bool baseline = a == kPlainLarge || a == kStoreFresh;
@@ -197,9 +196,10 @@ void PrintFolios(const FolioResult& r, const Options& options) {
                 baseline ? "" : FormatByState(r.vs_large[a]).c_str(),
                 FormatDevice(r.device[a]).c_str(), r.before[a].c_str(), r.after[a].c_str());
   }
-  std::printf("\nKiB the device wrote for one 4 KiB memcpy through a mapping + fdatasync: "
-              "%s with a plain mapping, %s with a MADV_HUGEPAGE mapping (median of 9).\n\n",
-              Fixed(r.mapped_write_kib, 0).c_str(), Fixed(r.huge_mapped_write_kib, 0).c_str());
+  std::printf(
+      "\nKiB the device wrote for one 4 KiB memcpy through a mapping + fdatasync: "
+      "%s with a plain mapping, %s with a MADV_HUGEPAGE mapping (median of 9).\n\n",
+      Fixed(r.mapped_write_kib, 0).c_str(), Fixed(r.huge_mapped_write_kib, 0).c_str());
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ struct InPlaceResult {
   std::array<double, kInPlaceArms> write_kib;
   std::array<double, kInPlaceArms> write_requests;
   std::array<double, kInPlaceArms> system_ns;  // the thread's system time per operation
-  PairedRatio in_place_over_copy;  // time ratios: below 1, in place is faster
+  PairedRatio in_place_over_copy;              // time ratios: below 1, in place is faster
   PairedRatio view_over_write;
 };
 

@@ -161,8 +161,8 @@ std::string PrepareRegime(Regime regime) { return PrepareRegimeAt(TheLab().Path(
 // What a kept mapping does about the write faults its next copy takes after
 // an msync(MS_SYNC) left the pages write-protected (docs/BENCH-LAB.md).
 enum class KeptFix {
-  kNothing,   // the lab's plain syscalls
-  kPopulate,  // MADV_POPULATE_WRITE on the range before the copy (Linux 5.14+)
+  kNothing,           // the lab's plain syscalls
+  kPopulate,          // MADV_POPULATE_WRITE on the range before the copy (Linux 5.14+)
   kPopulateAndReset,  // and MADV_DONTNEED after the msync: what the library does
 };
 
@@ -183,8 +183,7 @@ std::string RawUpdate(Arm arm, int fd, std::byte* map, std::span<const std::byte
   static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t start = offset / page * page;
   const uint64_t end = (offset + data.size() + page - 1) / page * page;
-  if (fix != KeptFix::kNothing &&
-      ::madvise(map + start, end - start, MADV_POPULATE_WRITE) != 0) {
+  if (fix != KeptFix::kNothing && ::madvise(map + start, end - start, MADV_POPULATE_WRITE) != 0) {
     return Errno("madvise(MADV_POPULATE_WRITE)");
   }
   std::memcpy(map + offset, data.data(), data.size());
@@ -239,8 +238,8 @@ struct Kept {
 };
 
 void Finish(benchmark::State& state, int updates_per_iteration, uint64_t size = kSliceSize) {
-  const auto bytes = static_cast<int64_t>(state.iterations()) * updates_per_iteration *
-                     static_cast<int64_t>(size);
+  const auto bytes =
+      static_cast<int64_t>(state.iterations()) * updates_per_iteration * static_cast<int64_t>(size);
   state.SetBytesProcessed(bytes);
   state.counters["updates_per_iter"] = updates_per_iteration;
 }
@@ -463,8 +462,7 @@ void RegisterKeptPair(const std::string& prefix, Arm arm, const Kept& kept) {
                                kept)
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark((prefix + "raw").c_str(), RawLongLived, arm, kept,
-                               KeptFix::kNothing)
+  benchmark::RegisterBenchmark((prefix + "raw").c_str(), RawLongLived, arm, kept, KeptFix::kNothing)
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
 }
@@ -502,8 +500,8 @@ void RegisterLab() {
                                      slice, KeptFix::kPopulate)
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
-        benchmark::RegisterBenchmark(name("longlived", "raw_populate_reset").c_str(),
-                                     RawLongLived, arm, slice, KeptFix::kPopulateAndReset)
+        benchmark::RegisterBenchmark(name("longlived", "raw_populate_reset").c_str(), RawLongLived,
+                                     arm, slice, KeptFix::kPopulateAndReset)
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
       }
@@ -517,9 +515,9 @@ void RegisterLab() {
           const std::string prefix = "sweep/" + std::string(ArmName(arm)) + "/" +
                                      std::to_string(size) + "/" +
                                      (unaligned ? "unaligned" : "aligned") + "/";
-          RegisterKeptPair(prefix, arm,
-                           {large, Regime::kLargeFolios, size,
-                            kSliceOffset + (unaligned ? kUnalignedBy : 0)});
+          RegisterKeptPair(
+              prefix, arm,
+              {large, Regime::kLargeFolios, size, kSliceOffset + (unaligned ? kUnalignedBy : 0)});
         }
       }
     }

@@ -31,10 +31,10 @@ struct PeerResult {
   std::array<double, kPeerArms> median_ns;
   std::array<std::string, kPeerArms> page_cache;
   std::array<DevicePerOp, kPeerArms> device;
-  size_t ours;              // kOursSync or kOursPwrite: the faster by median
-  PairedRatio vs_sqlite;    // SQLite time / ours
-  PairedRatio vs_lmdb;      // LMDB time / ours
-  PairedRatio vs_floor;     // floor time / ours
+  size_t ours;            // kOursSync or kOursPwrite: the faster by median
+  PairedRatio vs_sqlite;  // SQLite time / ours
+  PairedRatio vs_lmdb;    // LMDB time / ours
+  PairedRatio vs_floor;   // floor time / ours
 };
 
 std::vector<PeerResult> RunPeers(const Options& options) {
@@ -63,14 +63,13 @@ std::vector<PeerResult> RunPeers(const Options& options) {
     arms[kOursSync] = CommitArm("ours: Commit kSync", store, "blob", size, Durability::kSync);
     arms[kOursPwrite] = CommitArm("ours: Commit kPwriteFdatasync", store, "blob", size,
                                   Durability::kPwriteFdatasync);
-    arms[kFloor] = LoopArm("floor: pwrite + fdatasync, plain file", size,
-                           [floor_fd](std::span<const std::byte> v) {
-                             return PwriteFdatasync(floor_fd, v, 0);
-                           });
+    arms[kFloor] = LoopArm(
+        "floor: pwrite + fdatasync, plain file", size,
+        [floor_fd](std::span<const std::byte> v) { return PwriteFdatasync(floor_fd, v, 0); });
     std::fprintf(stderr, "  peers %s\n", SizeName(size).c_str());
     const RealtimeScope realtime(options.realtime, "regionstore_commit_bench");
-    const Rounds rounds = RunInterleaved(arms, options.rounds, options.peer_batch_ms,
-                                         options.device_stat);
+    const Rounds rounds =
+        RunInterleaved(arms, options.rounds, options.peer_batch_ms, options.device_stat);
     const RoundTimes& times = rounds.ns;
 
     PeerResult result{};
@@ -80,16 +79,17 @@ std::vector<PeerResult> RunPeers(const Options& options) {
       result.median_ns[a] = Median(times[a]);
       result.device[a] = MedianDevice(rounds.device[a]);
     }
-    result.ours = result.median_ns[kOursSync] <= result.median_ns[kOursPwrite] ? kOursSync
-                                                                                : kOursPwrite;
+    result.ours =
+        result.median_ns[kOursSync] <= result.median_ns[kOursPwrite] ? kOursSync : kOursPwrite;
     result.vs_sqlite = Paired(times[kSqlite], times[result.ours], &times[kFloor]);
     result.vs_lmdb = Paired(times[kLmdb], times[result.ours], &times[kFloor]);
     result.vs_floor = Paired(times[kFloor], times[result.ours], &times[kFloor]);
     // Where each arm's bytes sit in the page cache after the rounds.
     result.page_cache[kLmdb] =
-        "data.mdb: " + CensusText(lmdb.data_path(), 0, std::filesystem::file_size(lmdb.data_path()));
-    result.page_cache[kSqlite] = "-wal: " + CensusText(sqlite.wal_path(), 0,
-                                                       std::filesystem::file_size(sqlite.wal_path()));
+        "data.mdb: " +
+        CensusText(lmdb.data_path(), 0, std::filesystem::file_size(lmdb.data_path()));
+    result.page_cache[kSqlite] =
+        "-wal: " + CensusText(sqlite.wal_path(), 0, std::filesystem::file_size(sqlite.wal_path()));
     const RegionEntry& region = RegionOf(store.info(), "blob");
     std::string slots;
     for (uint32_t slot = 0; slot < kSlotsPerRegion; ++slot) {
@@ -113,8 +113,9 @@ void PrintPeers(const std::vector<PeerResult>& results, const Options& options) 
       "(peer time / our time) per round, median and range; \"ours\" is the faster durable "
       "mode by median.\n\n",
       options.rounds, options.peer_batch_ms);
-  std::printf("| size | arm | ops/s | us/op | device per op: flushes / write requests / "
-              "KiB written |\n| --- | --- | ---: | ---: | --- |\n");
+  std::printf(
+      "| size | arm | ops/s | us/op | device per op: flushes / write requests / "
+      "KiB written |\n| --- | --- | ---: | ---: | --- |\n");
   for (const PeerResult& r : results) {
     for (size_t a = 0; a < kPeerArms; ++a) {
       std::printf("| %s | %s | %s | %s | %s |\n", SizeName(r.size).c_str(), r.names[a].c_str(),
@@ -132,10 +133,12 @@ void PrintPeers(const std::vector<PeerResult>& results, const Options& options) 
     PrintRatioRow("ours (" + ours + ") / LMDB, " + size, r.vs_lmdb, small ? 0 : 1.2);
     PrintRatioRow("ours (" + ours + ") / floor, " + size, r.vs_floor, 0);
   }
-  std::printf("\nFast/slow: rounds where the floor arm took under/over 2 ms per op (with the "
-              "CPUs busy, every wait for I/O can cost a scheduler tick: see --realtime).\n\n");
-  std::printf("Where each arm's pages sit in the page cache after the rounds "
-              "(/proc/kpageflags):\n\n| size | arm | page cache |\n| --- | --- | --- |\n");
+  std::printf(
+      "\nFast/slow: rounds where the floor arm took under/over 2 ms per op (with the "
+      "CPUs busy, every wait for I/O can cost a scheduler tick: see --realtime).\n\n");
+  std::printf(
+      "Where each arm's pages sit in the page cache after the rounds "
+      "(/proc/kpageflags):\n\n| size | arm | page cache |\n| --- | --- | --- |\n");
   for (const PeerResult& r : results) {
     for (size_t a = 0; a < kPeerArms; ++a) {
       std::printf("| %s | %s | %s |\n", SizeName(r.size).c_str(), r.names[a].c_str(),

@@ -33,9 +33,7 @@ const nlohmann::json* BatchShape(const nlohmann::json& doc, uint64_t regions) {
   return nullptr;
 }
 
-double Number(const nlohmann::json& value) {
-  return value.is_number() ? value.get<double>() : NAN;
-}
+double Number(const nlohmann::json& value) { return value.is_number() ? value.get<double>() : NAN; }
 
 // The median of a RatioJson object (null when the ratio had no rounds).
 double MedianOf(const nlohmann::json& ratio) {
@@ -54,8 +52,8 @@ std::string Ratio(double value) { return std::isnan(value) ? "-" : Fixed(value, 
 
 void Row(const std::string& what, const std::string& p1, const std::string& p2,
          const std::string& target, bool met) {
-  std::printf("| %s | %s | %s | %s | %s |\n", what.c_str(), p1.c_str(), p2.c_str(),
-              target.c_str(), met ? "yes" : "**no**");
+  std::printf("| %s | %s | %s | %s | %s |\n", what.c_str(), p1.c_str(), p2.c_str(), target.c_str(),
+              met ? "yes" : "**no**");
 }
 
 }  // namespace
@@ -69,9 +67,11 @@ void PrintProtocolSummary(const nlohmann::json& doc) {
       "From the sections above, same run. Ratios are medians of per-round ratios (commit / "
       "raw syscalls of its mode; for batches the floor / ours, higher is better). \"met\" "
       "is for protocol 2.\n\n");
-  std::printf("| figure | protocol 1 | protocol 2 | target | met |\n| --- | --- | --- | --- | --- |\n");
+  std::printf(
+      "| figure | protocol 1 | protocol 2 | target | met |\n| --- | --- | --- | --- | --- |\n");
   if (const nlohmann::json* row = RatioRow(doc, "kNone", kSizes4K)) {
-    const double p1 = Number((*row)["commit_ns"]) / 1e3, p2 = Number((*row)["commit_protocol2_ns"]) / 1e3;
+    const double p1 = Number((*row)["commit_ns"]) / 1e3,
+                 p2 = Number((*row)["commit_protocol2_ns"]) / 1e3;
     Row("kNone commit, 4 KiB", Fixed(p1, 2) + " µs", Fixed(p2, 2) + " µs", "≈ 0.3 µs", p2 <= 0.35);
   }
   for (const uint64_t size : {64 * kKiB, kMiB}) {
@@ -102,7 +102,8 @@ void PrintProtocolSummary(const nlohmann::json& doc) {
   for (const uint64_t regions : {uint64_t{16}, uint64_t{4}}) {
     const nlohmann::json* shape = BatchShape(doc, regions);
     if (shape == nullptr) continue;
-    const std::string name = std::to_string(regions) + " x " + SizeName((*shape)["size"].get<uint64_t>());
+    const std::string name =
+        std::to_string(regions) + " x " + SizeName((*shape)["size"].get<uint64_t>());
     const double p1 = MedianOf((*shape)["floor_over_ours"]);
     const double p2 = MedianOf((*shape)["floor_over_protocol2"]);
     Row("durable batch " + name + ": floor / ours", Ratio(p1), Ratio(p2), "≥ 0.85x", p2 >= 0.85);

@@ -21,11 +21,10 @@
 // table beside the labs' Python and PHP figures (other machines).
 #include "publish_bench.h"
 
+#include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <benchmark/benchmark.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -54,14 +53,22 @@ enum class PublishArm {
 
 const char* ArmName(PublishArm arm) {
   switch (arm) {
-    case PublishArm::kOverwrite: return "overwrite";
-    case PublishArm::kOverwriteFsync: return "overwrite_fsync";
-    case PublishArm::kReplace: return "replace";
-    case PublishArm::kReplaceFsync: return "replace_fsync";
-    case PublishArm::kReplaceFsyncDirFsync: return "replace_fsync_dirfsync";
-    case PublishArm::kLibraryNoFsync: return "library_nofsync";
-    case PublishArm::kLibrary: return "library";
-    case PublishArm::kExport: return "export";
+    case PublishArm::kOverwrite:
+      return "overwrite";
+    case PublishArm::kOverwriteFsync:
+      return "overwrite_fsync";
+    case PublishArm::kReplace:
+      return "replace";
+    case PublishArm::kReplaceFsync:
+      return "replace_fsync";
+    case PublishArm::kReplaceFsyncDirFsync:
+      return "replace_fsync_dirfsync";
+    case PublishArm::kLibraryNoFsync:
+      return "library_nofsync";
+    case PublishArm::kLibrary:
+      return "library";
+    case PublishArm::kExport:
+      return "export";
   }
   return "?";
 }
@@ -79,8 +86,8 @@ std::string RawPublish(PublishArm arm, const std::string& path, const std::strin
   const bool overwrite = arm == PublishArm::kOverwrite || arm == PublishArm::kOverwriteFsync;
   const bool fsync = arm != PublishArm::kOverwrite && arm != PublishArm::kReplace;
   const std::string target = overwrite ? path : path + ".tmp-" + std::to_string(serial);
-  const int fd = ::open(target.c_str(),
-                        O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL), 0600);
+  const int fd =
+      ::open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL), 0600);
   if (fd < 0) return Errno("open " + target);
   std::string error;
   if (!WriteAll(fd, data.data(), data.size())) error = Errno("write");
@@ -161,10 +168,9 @@ std::string RegisterPublish(const std::string& dir) {
   if (::mkdir(PublishDir().c_str(), 0700) != 0 && errno != EEXIST) {
     return Errno("mkdir " + PublishDir());
   }
-  for (PublishArm arm :
-       {PublishArm::kOverwrite, PublishArm::kOverwriteFsync, PublishArm::kReplace,
-        PublishArm::kReplaceFsync, PublishArm::kReplaceFsyncDirFsync, PublishArm::kLibraryNoFsync,
-        PublishArm::kLibrary, PublishArm::kExport}) {
+  for (PublishArm arm : {PublishArm::kOverwrite, PublishArm::kOverwriteFsync, PublishArm::kReplace,
+                         PublishArm::kReplaceFsync, PublishArm::kReplaceFsyncDirFsync,
+                         PublishArm::kLibraryNoFsync, PublishArm::kLibrary, PublishArm::kExport}) {
     for (uint64_t size : {uint64_t{64}, uint64_t{4096}, uint64_t{65536}}) {
       const std::string name = std::string("publish/") + ArmName(arm) + "/" + std::to_string(size);
       benchmark::RegisterBenchmark(name.c_str(), Publish, arm, size)

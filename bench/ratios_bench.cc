@@ -84,41 +84,41 @@ Arm SameIoArm(const RawTarget& target, uint64_t size) {
   auto payloads = std::make_shared<Payloads>(size);
   auto unit = std::make_shared<std::array<std::byte, kHeaderUnitSize>>();
   auto next_slot = std::make_shared<uint32_t>(0);
-  return {"same I/O", [=](uint64_t ops) {
-            for (uint64_t i = 0; i < ops; ++i) {
-              const std::span<const std::byte> payload = payloads->Next();
-              *next_slot = (*next_slot + 1) % kSlotsPerRegion;
-              const uint64_t unit_at = SlotHeaderUnitOffset(target.region, *next_slot);
-              const uint64_t payload_at = SlotPayloadOffset(target.region, *next_slot);
-              if (!IsDurable(target.mode)) {
-                std::memcpy(target.map + payload_at, payload.data(), payload.size());
-                std::array<uint64_t, 8> header{};
-                header[0] = XXH3_64bits_dispatch(payload.data(), payload.size());
-                header[1] = i;
-                header[7] = XXH3_64bits_dispatch(header.data(), 56);
-                std::memcpy(target.map + unit_at, header.data(), sizeof header);
-                if (target.mode == Durability::kAsync &&
-                    ::msync(target.map + unit_at, kHeaderUnitSize + payload.size(), MS_ASYNC) !=
-                        0) {
-                  return std::string("msync: ") + std::strerror(errno);
-                }
-                continue;
-              }
-              std::memcpy(unit->data(), &i, sizeof i);
-              const std::array<iovec, 2> parts{
-                  iovec{unit->data(), unit->size()},
-                  iovec{const_cast<std::byte*>(payload.data()), payload.size()}};
-              const bool dsync = target.mode == Durability::kSync;
-              if (std::string e = WriteParts(target.fd, parts, unit_at, dsync ? RWF_DSYNC : 0);
-                  !e.empty()) {
-                return e;
-              }
-              if (!dsync) {
-                if (std::string e = DataSync(target.fd); !e.empty()) return e;
-              }
+  return {
+      "same I/O", [=](uint64_t ops) {
+        for (uint64_t i = 0; i < ops; ++i) {
+          const std::span<const std::byte> payload = payloads->Next();
+          *next_slot = (*next_slot + 1) % kSlotsPerRegion;
+          const uint64_t unit_at = SlotHeaderUnitOffset(target.region, *next_slot);
+          const uint64_t payload_at = SlotPayloadOffset(target.region, *next_slot);
+          if (!IsDurable(target.mode)) {
+            std::memcpy(target.map + payload_at, payload.data(), payload.size());
+            std::array<uint64_t, 8> header{};
+            header[0] = XXH3_64bits_dispatch(payload.data(), payload.size());
+            header[1] = i;
+            header[7] = XXH3_64bits_dispatch(header.data(), 56);
+            std::memcpy(target.map + unit_at, header.data(), sizeof header);
+            if (target.mode == Durability::kAsync &&
+                ::msync(target.map + unit_at, kHeaderUnitSize + payload.size(), MS_ASYNC) != 0) {
+              return std::string("msync: ") + std::strerror(errno);
             }
-            return std::string();
-          }};
+            continue;
+          }
+          std::memcpy(unit->data(), &i, sizeof i);
+          const std::array<iovec, 2> parts{
+              iovec{unit->data(), unit->size()},
+              iovec{const_cast<std::byte*>(payload.data()), payload.size()}};
+          const bool dsync = target.mode == Durability::kSync;
+          if (std::string e = WriteParts(target.fd, parts, unit_at, dsync ? RWF_DSYNC : 0);
+              !e.empty()) {
+            return e;
+          }
+          if (!dsync) {
+            if (std::string e = DataSync(target.fd); !e.empty()) return e;
+          }
+        }
+        return std::string();
+      }};
 }
 
 // XXH3 of the payload alone: the price of G1 (a torn payload is never
@@ -139,15 +139,7 @@ Arm ChecksumArm(uint64_t size) {
 
 // kCommitP2: the same commit on a protocol 2 store (marks and the
 // publication word in the sidecar: nothing but the slot is written).
-enum RatioArm : size_t {
-  kCommit,
-  kRaw,
-  kRawThreeSlots,
-  kSameIo,
-  kChecksum,
-  kCommitP2,
-  kRatioArms
-};
+enum RatioArm : size_t { kCommit, kRaw, kRawThreeSlots, kSameIo, kChecksum, kCommitP2, kRatioArms };
 
 struct RatioRow {
   const ModeInfo* mode;
@@ -216,8 +208,8 @@ std::vector<RatioRow> RunRatios(const Options& options) {
         for (const char* kind : {"commit-", "raw-"}) {
           const RegionEntry& region = RegionOf(store.info(), kind + SizeName(size));
           row.page_cache += row.page_cache.empty() ? "commit: " : "; raw: ";
-          row.page_cache += CensusText(path, region.slots_offset,
-                                       kSlotsPerRegion * region.slot_stride);
+          row.page_cache +=
+              CensusText(path, region.slots_offset, kSlotsPerRegion * region.slot_stride);
         }
       }
       rows.push_back(row);
@@ -249,9 +241,7 @@ void PrintRatios(const std::vector<RatioRow>& rows, const Options& options) {
     // Targets exist at 4 KiB and 1 MiB only (docs/BENCH-CHECKPOINTS.md).
     const double target = row.size == 4 * kKiB ? 1.10 : row.size == kMiB ? 1.15 : NAN;
     const char* met = std::isnan(target) ? "" : row.cost.median <= target ? "yes" : "**no**";
-    const char* met_p2 = std::isnan(target)                 ? ""
-                         : row.cost_p2.median <= target ? "yes"
-                                                        : "**no**";
+    const char* met_p2 = std::isnan(target) ? "" : row.cost_p2.median <= target ? "yes" : "**no**";
     std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.mode->name,
                 SizeName(row.size).c_str(), FormatOps(row.median_ns[kCommit]).c_str(),
                 FormatOps(row.median_ns[kRaw]).c_str(), FormatRatio(row.cost).c_str(),
@@ -261,8 +251,9 @@ void PrintRatios(const std::vector<RatioRow>& rows, const Options& options) {
   }
   std::printf("\nraw:");
   for (const ModeInfo& mode : kModes) std::printf(" %s = %s;", mode.name, mode.raw);
-  std::printf(" at slot 0's payload offset of a second region of the same size in the same "
-              "store file.\n\n");
+  std::printf(
+      " at slot 0's payload offset of a second region of the same size in the same "
+      "store file.\n\n");
   std::printf(
       "Where a commit's time goes, in microseconds per operation (medians, same rounds): "
       "raw; raw rotating over 3 slots as commits do; XXH3 of the payload alone; same I/O = "
@@ -273,22 +264,21 @@ void PrintRatios(const std::vector<RatioRow>& rows, const Options& options) {
       "operation, user + system (getrusage: sampled at the scheduler tick, so rough). "
       "Protocol 2: the same commit on a protocol 2 store, whose marks and publication word "
       "live in the sidecar.\n\n");
-  std::printf("| mode | size | raw | raw, 3 slots | XXH3 only | same I/O | commit | commit, "
-              "protocol 2 | device: raw | device: commit | device: protocol 2 | CPU user + sys "
-              "us: raw / same I/O / commit |\n");
   std::printf(
-      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n");
+      "| mode | size | raw | raw, 3 slots | XXH3 only | same I/O | commit | commit, "
+      "protocol 2 | device: raw | device: commit | device: protocol 2 | CPU user + sys "
+      "us: raw / same I/O / commit |\n");
+  std::printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n");
   for (const RatioRow& row : rows) {
     const bool durable = IsDurable(row.mode->mode);
     std::string cpu;
     for (size_t arm : {kRaw, kSameIo, kCommit}) {
       if (!cpu.empty()) cpu += " / ";
-      cpu += FormatMicros(row.device[arm].user_ns) + " + " +
-             FormatMicros(row.device[arm].system_ns);
+      cpu +=
+          FormatMicros(row.device[arm].user_ns) + " + " + FormatMicros(row.device[arm].system_ns);
     }
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                row.mode->name, SizeName(row.size).c_str(),
-                FormatMicros(row.median_ns[kRaw]).c_str(),
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.mode->name,
+                SizeName(row.size).c_str(), FormatMicros(row.median_ns[kRaw]).c_str(),
                 FormatMicros(row.median_ns[kRawThreeSlots]).c_str(),
                 FormatMicros(row.median_ns[kChecksum]).c_str(),
                 FormatMicros(row.median_ns[kSameIo]).c_str(),
@@ -298,8 +288,9 @@ void PrintRatios(const std::vector<RatioRow>& rows, const Options& options) {
                 durable ? FormatDevice(row.device[kCommit]).c_str() : "",
                 durable ? FormatDevice(row.device[kCommitP2]).c_str() : "", cpu.c_str());
   }
-  std::printf("\nPage cache of the durable stores' 1 MiB regions after the rounds (the commit "
-              "region's three slots; the raw region's three slots, slot 0 being raw's):\n\n");
+  std::printf(
+      "\nPage cache of the durable stores' 1 MiB regions after the rounds (the commit "
+      "region's three slots; the raw region's three slots, slot 0 being raw's):\n\n");
   for (const RatioRow& row : rows) {
     if (!row.page_cache.empty()) {
       std::printf("- %s: %s\n", row.mode->name, row.page_cache.c_str());

@@ -243,7 +243,7 @@ std::array<LatencyResult, kReaders.size()> RunLatency(const Options& options) {
 
 struct WakeCost {
   double wake_ns = NAN, no_wake_ns = NAN, protocol2_ns = NAN;
-  PairedRatio ratio;           // wake / no wake
+  PairedRatio ratio;            // wake / no wake
   PairedRatio protocol2_ratio;  // protocol 2 / no wake
 };
 

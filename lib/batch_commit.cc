@@ -19,7 +19,7 @@ using intent::Kind;
 using internal::MarkCommitPhase;
 
 Result<std::vector<uint32_t>> Store::Rep::CheckMembers(std::span<const std::string_view> names,
-                                                        bool batch, const char* operation) const {
+                                                       bool batch, const char* operation) const {
   const auto invalid = [&](std::string message) {
     return Status::Error(StatusCode::kInvalidArgument, operation, path, std::move(message));
   };
@@ -160,8 +160,7 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
     // Recorded before any header reaches the page cache: if the barrier
     // fails and the process dies before the headers are zeroed again, the
     // next open in this boot withdraws them.
-    if (Status s =
-            SetMark(intent::kBatchBarrierEntry, {Kind::kBatchBarrier, 0, 0, id, boot_id});
+    if (Status s = SetMark(intent::kBatchBarrierEntry, {Kind::kBatchBarrier, 0, 0, id, boot_id});
         !s.ok()) {
       return failed_write(s, "commit batch: pwrite (intent mark)");
     }
@@ -191,8 +190,8 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
     // both modes (the members and the log are far apart in the file, and a
     // ranged msync from one to the other would cover everything between).
     if (Status s = Barrier({.kind = BarrierKind::kFdatasync,
-                              .counted_as = durability,
-                              .operation = "commit batch: fdatasync"});
+                            .counted_as = durability,
+                            .operation = "commit batch: fdatasync"});
         !s.ok()) {
       forget_members();
       MarkCommitPhase(internal::kIdle);
@@ -247,10 +246,10 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
       MarkCommitPhase(internal::kFlush);
       for (const BatchPlanMember& member : plan) {
         if (Status s = Barrier({.kind = BarrierKind::kMsyncAsync,
-                                  .counted_as = durability,
-                                  .operation = "commit batch: msync(MS_ASYNC)",
-                                  .file_offset = unit_of(member),
-                                  .length = slot::kHeaderUnitSize + member.header.length});
+                                .counted_as = durability,
+                                .operation = "commit batch: msync(MS_ASYNC)",
+                                .file_offset = unit_of(member),
+                                .length = slot::kHeaderUnitSize + member.header.length});
             !s.ok()) {
           MarkCommitPhase(internal::kIdle);
           return s;
@@ -293,8 +292,7 @@ std::vector<std::span<const std::byte>> AssembleJournalRecord(
 }  // namespace
 
 Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchPlanMember>& plan,
-                                                              uint64_t id,
-                                                              Durability durability) {
+                                                              uint64_t id, Durability durability) {
   batch::Record record;
   record.id = id;
   std::vector<journal::Member> members;

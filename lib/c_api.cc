@@ -2,8 +2,6 @@
 // arguments into the C++ types, calls Store, and turns the Status into an
 // rs_code and the calling thread's last error message. Nothing thrown gets
 // past a call: std::bad_alloc and anything else become RS_INTERNAL.
-#include "regionstore/c.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -17,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "regionstore/c.h"
 #include "regionstore/regionstore.h"
 
 static_assert(RS_VERSION_MAJOR == REGIONSTORE_VERSION_MAJOR &&
@@ -81,11 +80,16 @@ int64_t ValueOf(const Enum& value) {
 
 std::optional<Durability> DurabilityOf(const rs_durability& durability) {
   switch (ValueOf(durability)) {
-    case RS_NONE: return Durability::kNone;
-    case RS_ASYNC: return Durability::kAsync;
-    case RS_SYNC: return Durability::kSync;
-    case RS_PWRITE_FDATASYNC: return Durability::kPwriteFdatasync;
-    default: return std::nullopt;
+    case RS_NONE:
+      return Durability::kNone;
+    case RS_ASYNC:
+      return Durability::kAsync;
+    case RS_SYNC:
+      return Durability::kSync;
+    case RS_PWRITE_FDATASYNC:
+      return Durability::kPwriteFdatasync;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -177,13 +181,18 @@ rs_code rs_create(const char* path, uint64_t data_size, const rs_create_options*
         if (spec.name == nullptr) return Null("a checkpoint's name");
         regionstore::SlotLayout layout = regionstore::SlotLayout::kAuto;
         switch (ValueOf(spec.layout)) {
-          case RS_LAYOUT_AUTO: break;
-          case RS_LAYOUT_COMPACT: layout = regionstore::SlotLayout::kCompact; break;
-          case RS_LAYOUT_ALIGNED: layout = regionstore::SlotLayout::kAligned; break;
+          case RS_LAYOUT_AUTO:
+            break;
+          case RS_LAYOUT_COMPACT:
+            layout = regionstore::SlotLayout::kCompact;
+            break;
+          case RS_LAYOUT_ALIGNED:
+            layout = regionstore::SlotLayout::kAligned;
+            break;
           default:
             return Fail(RS_INVALID_ARGUMENT,
-                        "invalid argument: checkpoint '" + std::string(spec.name) + "' has layout " +
-                            std::to_string(ValueOf(spec.layout)) +
+                        "invalid argument: checkpoint '" + std::string(spec.name) +
+                            "' has layout " + std::to_string(ValueOf(spec.layout)) +
                             ", none of RS_LAYOUT_AUTO, RS_LAYOUT_COMPACT and RS_LAYOUT_ALIGNED");
         }
         create.checkpoints.push_back({spec.name, spec.capacity, layout});
@@ -358,8 +367,7 @@ rs_code rs_load_set(const rs_store* store, const char* const* names, size_t coun
       if (copies[i].size() > capacities[i]) {
         return Fail(RS_BUFFER_TOO_SMALL, "buffer too small: '" + std::string(names[i]) +
                                              "' holds " + std::to_string(copies[i].size()) +
-                                             " bytes, its buffer " +
-                                             std::to_string(capacities[i]));
+                                             " bytes, its buffer " + std::to_string(capacities[i]));
       }
     }
     for (size_t i = 0; i < count; ++i) {

@@ -98,8 +98,7 @@ void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces) {
   }
 }
 
-uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces,
-                                       uint64_t length) {
+uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces, uint64_t length) {
   // The checksum is of the bytes in the mapping, read back after they were
   // stored, never of the caller's: another thread may change those between
   // any two reads of them, and a checksum of one read over a copy of another
@@ -163,9 +162,8 @@ Status Store::Rep::MappedCommit(uint32_t index, uint32_t target, slot::Header& h
   std::atomic_thread_fence(std::memory_order_release);
   // The checksum is of the bytes stored, taken in the same pass as the
   // copy; the header that carries it is stored after the copy.
-  header.payload_checksum =
-      CopyPiecesToSharedChecksummed(base + slot::PayloadFileOffset(region, target), pieces,
-                                    header.length);
+  header.payload_checksum = CopyPiecesToSharedChecksummed(
+      base + slot::PayloadFileOffset(region, target), pieces, header.length);
   return PublishMappedHeader(index, target, header, durability);
 }
 
@@ -226,14 +224,12 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
   return DurableHeaderAndBarrier(index, target, header, durability);
 }
 
-uint64_t Store::Rep::StoredPayloadChecksum(uint32_t index, uint32_t target,
-                                           uint64_t length) const {
+uint64_t Store::Rep::StoredPayloadChecksum(uint32_t index, uint32_t target, uint64_t length) const {
   // Read back through the mapping, which shares the page cache the pwritev
   // wrote: the checksum is of what reached the file (the caller's buffer
   // may have changed since), with no copy held. The pages are the ones just
   // written, so the reads hit the page cache.
-  const std::byte* payload =
-      mapping->data() + slot::PayloadFileOffset(info.regions[index], target);
+  const std::byte* payload = mapping->data() + slot::PayloadFileOffset(info.regions[index], target);
   return format::Checksum({payload, static_cast<size_t>(length)});
 }
 

@@ -331,10 +331,10 @@ Result<std::vector<uint64_t>> PendingBatch::Finish(std::span<const uint64_t> len
   // After Finish, successful or not, the batch is no longer pending: a
   // refused Finish abandons it too (store.h), as Abort would.
   if (lengths.size() != members.size()) {
-    const Status refused = Status::Error(StatusCode::kInvalidArgument, "commit batch", r.path,
-                                         std::to_string(lengths.size()) +
-                                             " lengths for a batch of " +
-                                             std::to_string(members.size()) + " regions");
+    const Status refused =
+        Status::Error(StatusCode::kInvalidArgument, "commit batch", r.path,
+                      std::to_string(lengths.size()) + " lengths for a batch of " +
+                          std::to_string(members.size()) + " regions");
     Abort();
     return refused;
   }

@@ -21,13 +21,11 @@ constexpr uint64_t kDataChunk = 8 * format::kMiB;
 
 }  // namespace
 
-Result<CopyReport> Store::CopyTo(const std::string& destination,
-                                 const CopyOptions& options) const {
+Result<CopyReport> Store::CopyTo(const std::string& destination, const CopyOptions& options) const {
   const Rep& r = *rep_;
   static constexpr const char* kOperation = "copy";
   const auto invalid = [&](std::string message) {
-    return Status::Error(StatusCode::kInvalidArgument, kOperation, destination,
-                         std::move(message));
+    return Status::Error(StatusCode::kInvalidArgument, kOperation, destination, std::move(message));
   };
   const uint32_t protocol = options.protocol == 0 ? r.info.protocol() : options.protocol;
   if (protocol != 1 && protocol != 2) {
@@ -159,9 +157,9 @@ Result<CopyReport> Store::CopyTo(const std::string& destination,
     return Status::Ok();
   };
   if (Status s = internal::CreateStore(destination, data_size, create, populate); !s.ok()) {
-    return s.WithOperation(s.operation().starts_with("create") ? "copy: " + s.operation()
-                                                                : s.operation(),
-                           destination);
+    return s.WithOperation(
+        s.operation().starts_with("create") ? "copy: " + s.operation() : s.operation(),
+        destination);
   }
   report.file_size = file_size;
   return report;

@@ -43,7 +43,8 @@ std::string SharedSummary(const std::vector<FileRange>& ranges) {
 bool CanDisableCopyOnWrite(const FsInfo& fs) { return fs.type_magic == BTRFS_SUPER_MAGIC; }
 
 std::string DisableCopyOnWrite(File& file, const FsInfo& fs, const std::string& directory) {
-  const std::string where = "'" + directory + "' is on " + fs.type_name + ", a copy-on-write filesystem: ";
+  const std::string where =
+      "'" + directory + "' is on " + fs.type_name + ", a copy-on-write filesystem: ";
   std::string failure;
   if (auto flags = file.InodeFlags(); !flags.ok()) {
     failure = flags.status().ToString();
@@ -102,8 +103,8 @@ Status CheckSharedExtents(Io& io, File& file, const std::string& path, uint64_t 
   return Status::Error(StatusCode::kSharedExtents, "open", path,
                        "shares " + SharedSummary(*shared) +
                            " of its blocks with another file (a reflink copy: cp --reflink, or "
-                           "cp from coreutils 9+): " + kSharedRisk +
-                           "; run 'regionctl unshare " + path +
+                           "cp from coreutils 9+): " +
+                           kSharedRisk + "; run 'regionctl unshare " + path +
                            "' (UnshareStore) first, or open with allow_shared_extents");
 }
 

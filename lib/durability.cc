@@ -17,8 +17,8 @@ std::string_view DurabilityName(Durability durability) {
 }
 
 std::optional<Durability> ParseDurability(std::string_view name) {
-  for (Durability durability : {Durability::kNone, Durability::kAsync, Durability::kSync,
-                                Durability::kPwriteFdatasync}) {
+  for (Durability durability :
+       {Durability::kNone, Durability::kAsync, Durability::kSync, Durability::kPwriteFdatasync}) {
     if (name == DurabilityName(durability)) return durability;
   }
   return std::nullopt;

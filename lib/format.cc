@@ -42,8 +42,8 @@ ChecksumStream::ChecksumStream() : state_(XXH3_createState()) {
 }
 ChecksumStream::~ChecksumStream() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
 void ChecksumStream::Update(std::span<const std::byte> bytes) {
-  REGIONSTORE_XXH3(XXH3_64bits_update)(static_cast<XXH3_state_t*>(state_), bytes.data(),
-                                       bytes.size());
+  REGIONSTORE_XXH3(XXH3_64bits_update)
+  (static_cast<XXH3_state_t*>(state_), bytes.data(), bytes.size());
 }
 uint64_t ChecksumStream::Digest() const {
   return XXH3_64bits_digest(static_cast<const XXH3_state_t*>(state_));
@@ -57,8 +57,7 @@ Result<Layout> LayoutFor(uint64_t data_size, uint64_t region_count, bool batch_l
                              std::to_string(kMaxDataSize) + " bytes");
   }
   Layout layout;
-  layout.data_offset =
-      DataOffsetFor(std::min(region_count, kMaxRegions), batch_log, journal_size);
+  layout.data_offset = DataOffsetFor(std::min(region_count, kMaxRegions), batch_log, journal_size);
   layout.data_size = data_size;
   layout.file_size = layout.data_offset + AlignUp(data_size, kAreaAlignment);
   return layout;
@@ -98,8 +97,8 @@ std::vector<std::byte> EncodeHeader(const StoreInfo& info) {
     Store64(bytes, sb::kJournalSize, info.journal_size);
   }
 
-  std::span<std::byte> table = bytes.subspan(info.region_table_offset,
-                                             RegionTableBytes(region_count));
+  std::span<std::byte> table =
+      bytes.subspan(info.region_table_offset, RegionTableBytes(region_count));
   for (size_t i = 0; i < info.regions.size(); ++i) {
     const RegionEntry& region = info.regions[i];
     std::span<std::byte> entry = table.subspan(i * kRegionEntrySize, kRegionEntrySize);
@@ -150,9 +149,9 @@ Result<Superblock> DecodeSuperblock(std::span<const std::byte> superblock,
   }
   const uint32_t incompat = Load32(superblock, sb::kIncompatFlags);
   if ((incompat & ~kKnownIncompatFlags) != 0) {
-    return Status::Error(StatusCode::kUnsupportedVersion, "open: validate superblock", path,
-                         "unknown incompatible feature flags " +
-                             Hex(incompat & ~kKnownIncompatFlags));
+    return Status::Error(
+        StatusCode::kUnsupportedVersion, "open: validate superblock", path,
+        "unknown incompatible feature flags " + Hex(incompat & ~kKnownIncompatFlags));
   }
 
   Superblock decoded;
@@ -279,8 +278,8 @@ Status DecodeRegionTable(std::span<const std::byte> table, Superblock& superbloc
     // file, on their alignment; the arithmetic is bounded by file_size, so it
     // cannot overflow once each factor is checked against it.
     if (region.slot_count < slot::kSlotsPerRegion || region.slot_count > slot::kMaxSlotsPerRegion) {
-      return Corrupt(path, where + " ('" + region.name + "'): " +
-                               std::to_string(region.slot_count) + " slots; between " +
+      return Corrupt(path, where + " ('" + region.name +
+                               "'): " + std::to_string(region.slot_count) + " slots; between " +
                                std::to_string(slot::kSlotsPerRegion) + " and " +
                                std::to_string(slot::kMaxSlotsPerRegion) + " expected");
     }

@@ -107,8 +107,7 @@ std::optional<uint64_t> RecordLength(std::span<const std::byte> first_unit, uint
   const uint32_t count = Load32(first_unit, head::kMemberCount);
   const uint64_t length = Load64(first_unit, head::kLength);
   if (count == 0 || count > kMaxBatchMembers) return std::nullopt;
-  if (length < HeadBytes(count) + count * ImageBytes(0) || length > limit ||
-      length % kUnit != 0) {
+  if (length < HeadBytes(count) + count * ImageBytes(0) || length > limit || length % kUnit != 0) {
     return std::nullopt;
   }
   return length;
@@ -147,8 +146,8 @@ std::optional<Record> DecodeRecord(std::span<const std::byte> record, const Stor
     }
     slot::HeaderBytes header_bytes;
     std::memcpy(header_bytes.data(), record.data() + at + 24, header_bytes.size());
-    const slot::DecodedHeader header = slot::DecodeHeader(
-        header_bytes, member.region, member.slot, region.capacity, /*batch_ids=*/true);
+    const slot::DecodedHeader header = slot::DecodeHeader(header_bytes, member.region, member.slot,
+                                                          region.capacity, /*batch_ids=*/true);
     if (header.kind != slot::DecodedHeader::Kind::kValid ||
         header.header.generation != member.generation || header.header.length != member.length ||
         header.header.batch_id != decoded.id) {

@@ -169,9 +169,10 @@ Result<CheckpointMeta> Store::LoadFromSlots(std::string_view name,
     if (candidates.empty()) {
       if (incomplete_batch != 0 && all.front().header.batch_id == incomplete_batch) {
         return Status::Error(StatusCode::kNotFound, "load", r.path,
-                             "region '" + region.name + "': no complete commit: its only one (generation " +
-                                 std::to_string(incomplete_generation) + ") is a member of an interrupted batch: " +
-                                 incomplete_reason);
+                             "region '" + region.name +
+                                 "': no complete commit: its only one (generation " +
+                                 std::to_string(incomplete_generation) +
+                                 ") is a member of an interrupted batch: " + incomplete_reason);
       }
       if (!all.empty()) return TornOnly(r.path, region.name, all.front().header.generation);
       if (NoCommitHeader(headers)) return NoCommitYet(r.path, region.name);
@@ -236,13 +237,13 @@ Result<CheckpointMeta> Store::LoadFromSlots(std::string_view name,
       CheckpointMeta meta{newest.header.generation, newest.header.length,
                           newest.header.commit_unix_ns, newest.slot};
       // Passed over a newer header whose payload does not match: say so.
-      if (all.front().slot != newest.slot && (incomplete_batch == 0 || all.front().header.batch_id != incomplete_batch)) {
+      if (all.front().slot != newest.slot &&
+          (incomplete_batch == 0 || all.front().header.batch_id != incomplete_batch)) {
         meta.skipped_torn_generation = all.front().header.generation;
       }
       meta.skipped_incomplete_batch = incomplete_batch;
       for (uint32_t i = 0; i < region.slot_count; ++i) {
-        const auto kind =
-            slot::DecodeHeader(headers[i], index, i, region.capacity, batch_ids).kind;
+        const auto kind = slot::DecodeHeader(headers[i], index, i, region.capacity, batch_ids).kind;
         meta.invalid_header_slots += kind == slot::DecodedHeader::Kind::kInvalid ? 1 : 0;
       }
       return meta;

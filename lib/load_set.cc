@@ -121,8 +121,7 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
   // before it changes anything visible, so the same entry and no writer on
   // both sides of the snapshot mean nothing changed.
   const bool protocol_2 = r.info.protocol() == 2;
-  const std::byte* identity =
-      base + *area + uint64_t{intent::kSidecarEntry} * intent::kEntrySize;
+  const std::byte* identity = base + *area + uint64_t{intent::kSidecarEntry} * intent::kEntrySize;
   const auto read_identity = [&] {
     return shared_copy::LoadSharedWords<intent::kEntrySize>(identity);
   };
@@ -182,14 +181,14 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
           continue;
         }
         if (!alive.ok() || *alive) {
-          const std::string why =
-              side != nullptr ? std::string("it is not the one the writer uses")
-                              : no_sidecar.ToString();
+          const std::string why = side != nullptr ? std::string("it is not the one the writer uses")
+                                                  : no_sidecar.ToString();
           return Status::Error(
               StatusCode::kBusy, "load set", r.path,
               "a writer " + std::string(alive.ok() ? "holds" : "may hold") +
                   " this protocol 2 store, and this handle cannot read its publication word in "
-                  "the sidecar '" + sidecar::PathFor(r.path) + "' (" + why +
+                  "the sidecar '" +
+                  sidecar::PathFor(r.path) + "' (" + why +
                   "); Load each region alone, or give this process read access to the sidecar");
         }
       }
@@ -297,11 +296,10 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
     for (size_t i = 0; i < choices.size(); ++i) {
       const Choice& choice = choices[i];
       if (choice.slot || missing(choice.failure)) continue;
-      const bool journal_may_cover =
-          !r.journal_overlay.empty() && r.journal_overlay[indices[i]] &&
-          (choice.failure.code() == StatusCode::kNotFound ||
-           choice.failure.code() == StatusCode::kTornCommit ||
-           choice.failure.code() == StatusCode::kCorruption);
+      const bool journal_may_cover = !r.journal_overlay.empty() && r.journal_overlay[indices[i]] &&
+                                     (choice.failure.code() == StatusCode::kNotFound ||
+                                      choice.failure.code() == StatusCode::kTornCommit ||
+                                      choice.failure.code() == StatusCode::kCorruption);
       if (!journal_may_cover) return choice.failure;
     }
     // Copy, then check each copy: its checksum, and its header unchanged.

@@ -213,7 +213,7 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& m
     const ReadFn read = region_check::PreadReader(*file, path);
     const region_check::BatchContext context{&info, batch_log_offset, found.w};
     std::vector<std::pair<uint64_t, slot::Header>> traces;  // header unit, header
-    std::vector<std::pair<uint64_t, uint64_t>> kept;          // [header unit, payload end)
+    std::vector<std::pair<uint64_t, uint64_t>> kept;        // [header unit, payload end)
     for (uint32_t r = 0; r < info.regions.size(); ++r) {
       const RegionEntry& region = info.regions[r];
       for (uint32_t i = 0; i < region.slot_count; ++i) {
@@ -306,7 +306,8 @@ Status Store::Rep::ReplayJournal(const batch::Watermark& found, std::optional<ui
   // records past the chain's end are older ones, all redundant; a newer one
   // past a damaged record is the chain's still (ReadChain), and is applied.
   auto read_chain = journal::ReadChain(read, info, *journal_offset, found);
-  if (!read_chain.ok()) return read_chain.status().WithOperation("open: read the batch journal", path);
+  if (!read_chain.ok())
+    return read_chain.status().WithOperation("open: read the batch journal", path);
   journal_pos = read_chain->end - *journal_offset;
   std::vector<journal::ChainRecord> chain;
   for (journal::ChainRecord& entry : read_chain->records) {
@@ -349,15 +350,15 @@ Status Store::Rep::ReplayJournal(const batch::Watermark& found, std::optional<ui
       for (uint32_t i = 0; i < region.slot_count && !newer; ++i) {
         slot::HeaderBytes header_bytes;
         if (Status s = read(slot::HeaderFileOffset(region, i), header_bytes); !s.ok()) return s;
-        const slot::DecodedHeader decoded = slot::DecodeHeader(
-            header_bytes, member.region, i, region.capacity, /*batch_ids=*/true);
+        const slot::DecodedHeader decoded =
+            slot::DecodeHeader(header_bytes, member.region, i, region.capacity, /*batch_ids=*/true);
         if (decoded.kind != slot::DecodedHeader::Kind::kValid ||
             decoded.header.batch_id == batch::kWithdrawnId ||
             decoded.header.generation < member.generation) {
           continue;
         }
-        auto matches = region_check::PayloadMatches(read, slot::PayloadFileOffset(region, i),
-                                                    decoded.header);
+        auto matches =
+            region_check::PayloadMatches(read, slot::PayloadFileOffset(region, i), decoded.header);
         if (!matches.ok()) return matches.status();
         if (!*matches) continue;
         if (decoded.header.generation == member.generation) {
@@ -383,8 +384,8 @@ Status Store::Rep::ReplayJournal(const batch::Watermark& found, std::optional<ui
         const std::span<const std::byte> payload(chain[c].bytes.data() + record.image_offsets[m],
                                                  member.length);
         static constexpr std::array<std::byte, slot::kHeaderUnitSize> kZeroUnit{};
-        const std::array<std::span<const std::byte>, 2> parts{
-            std::span<const std::byte>(kZeroUnit), payload};
+        const std::array<std::span<const std::byte>, 2> parts{std::span<const std::byte>(kZeroUnit),
+                                                              payload};
         if (Status s = file->WriteGatherAt(unit, parts, /*data_sync=*/false); !s.ok()) {
           return s.WithOperation("open: replay a journaled batch member", path);
         }
@@ -456,12 +457,11 @@ Status Store::Rep::RecoverEveryRegion() {
 }
 
 Status Store::Rep::AdoptSidecar(std::vector<std::byte>& area, bool boot_known, bool& marks_lost) {
-  const std::span<std::byte> entry_bytes =
-      std::span(area).subspan(uint64_t{intent::kSidecarEntry} * intent::kEntrySize,
-                              intent::kEntrySize);
+  const std::span<std::byte> entry_bytes = std::span(area).subspan(
+      uint64_t{intent::kSidecarEntry} * intent::kEntrySize, intent::kEntrySize);
   const std::optional<intent::Entry> recorded = intent::DecodeEntry(entry_bytes);
-  const bool recorded_here = recorded && recorded->kind == Kind::kSidecar && boot_known &&
-                             recorded->boot_id == boot_id;
+  const bool recorded_here =
+      recorded && recorded->kind == Kind::kSidecar && boot_known && recorded->boot_id == boot_id;
   const uint64_t id = sidecar->id();
   // Whether the store names this very file (its id and its inode: a copy of
   // an old sidecar has the id but not the inode).
@@ -470,8 +470,8 @@ Status Store::Rep::AdoptSidecar(std::vector<std::byte>& area, bool boot_known, b
   // This boot's writer named another sidecar: the file was removed (or
   // replaced) since, and with it the marks of a barrier that may have
   // failed. Nothing tells which regions they named.
-  marks_lost = recorded_here && !named &&
-               !internal::Mutated(internal::Mutation::kIgnoreLostSidecar);
+  marks_lost =
+      recorded_here && !named && !internal::Mutated(internal::Mutation::kIgnoreLostSidecar);
   // The boot-scoped entries as the sidecar holds them (P included: it is
   // the word readers of this sidecar compare), except marks that are not
   // this store's.
@@ -498,9 +498,8 @@ Status Store::Rep::AdoptSidecar(std::vector<std::byte>& area, bool boot_known, b
         shared_copy::StoreSharedWords(at, kFree);
       }
     }
-    shared_copy::StoreSharedWords(
-        SidecarEntry(intent::kFileBarrierEntry),
-        intent::EncodeEntry({Kind::kFileBarrier, 0, 0, 0, boot_id}));
+    shared_copy::StoreSharedWords(SidecarEntry(intent::kFileBarrierEntry),
+                                  intent::EncodeEntry({Kind::kFileBarrier, 0, 0, 0, boot_id}));
   }
   // A sidecar the store names keeps its id (across a reboot too: its marks
   // are another boot's then, and ignored), so that readers holding it never
@@ -519,8 +518,8 @@ Status Store::Rep::AdoptSidecar(std::vector<std::byte>& area, bool boot_known, b
   const uint32_t opens = recorded && recorded->kind == Kind::kSidecar ? recorded->region + 1 : 1;
   const intent::EntryBytes identity =
       intent::EncodeEntry({Kind::kSidecar, opens, sidecar->inode_tag, next_id, boot_id});
-  if (Status s = file->WriteAt(*intent_offset + uint64_t{intent::kSidecarEntry} * intent::kEntrySize,
-                               identity);
+  if (Status s = file->WriteAt(
+          *intent_offset + uint64_t{intent::kSidecarEntry} * intent::kEntrySize, identity);
       !s.ok()) {
     return s.WithOperation("open: pwrite (the sidecar's identity)", path);
   }

@@ -57,8 +57,8 @@ Status CheckRegionName(std::string_view name, const char* operation) {
   for (size_t i = 0; i < name.size();) {
     const auto c = static_cast<unsigned char>(name[i]);
     if (c < 0x20 || c == 0x7f) {
-      return bad("region name has a control character (byte " + std::to_string(c) +
-                 ") at offset " + std::to_string(i));
+      return bad("region name has a control character (byte " + std::to_string(c) + ") at offset " +
+                 std::to_string(i));
     }
     const size_t length = Utf8SequenceLength(name, i);
     if (length == 0) return bad("region name is not valid UTF-8 at offset " + std::to_string(i));

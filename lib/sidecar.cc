@@ -32,7 +32,8 @@ uint32_t InodeTag(uint64_t device, uint64_t inode) {
 
 std::string Octal(uint32_t mode) {
   std::string text;
-  for (int shift = 9; shift >= 0; shift -= 3) text += static_cast<char>('0' + ((mode >> shift) & 7));
+  for (int shift = 9; shift >= 0; shift -= 3)
+    text += static_cast<char>('0' + ((mode >> shift) & 7));
   return text;
 }
 
@@ -73,7 +74,8 @@ std::string PathFor(const std::string& store_path) { return store_path + ".shm";
 
 std::optional<std::string> TrustProblem(const FileStat& side, const FileStat& store,
                                         uint32_t euid) {
-  const std::string mode = " (mode " + Octal(side.mode) + ", the store's " + Octal(store.mode) + ")";
+  const std::string mode =
+      " (mode " + Octal(side.mode) + ", the store's " + Octal(store.mode) + ")";
   if (side.uid != store.uid && side.uid != 0 && side.uid != euid) {
     return "it belongs to " + UserText(side.uid) + ", not to the store's owner (" +
            UserText(store.uid) + ") nor to this process's user" + mode;
@@ -140,7 +142,8 @@ Result<Sidecar> Open(Io& io, const std::string& store_path, const FileStat& stor
     // Made here, or left empty by a writer that failed before filling it:
     // owner, group and mode first, while nothing is in it.
     if (created || stat->uid == euid) {
-      if (Status s = Conform(io, **file, *stat, store); !s.ok()) return s.WithOperation(kOpen, path);
+      if (Status s = Conform(io, **file, *stat, store); !s.ok())
+        return s.WithOperation(kOpen, path);
       stat = (*file)->Stat();
       if (!stat.ok()) return stat.status().WithOperation(kOpen, path);
       if (auto problem = TrustProblem(*stat, store, euid)) return refuse(*problem);

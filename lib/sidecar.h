@@ -92,8 +92,7 @@ struct Sidecar {
 // What breaks the trust rule (above) in a sidecar whose fstat is `side`,
 // beside a store whose fstat is `store`, for a process of user `euid`; or
 // nothing. The text names the file's owner and mode.
-std::optional<std::string> TrustProblem(const FileStat& side, const FileStat& store,
-                                        uint32_t euid);
+std::optional<std::string> TrustProblem(const FileStat& side, const FileStat& store, uint32_t euid);
 
 // Opens the sidecar of the store at `store_path`, whose fstat is `store`.
 // With `create` (the writer's open only: a file a reader made would belong

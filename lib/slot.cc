@@ -1,30 +1,37 @@
 #include "slot.h"
 
-#include "bytes.h"
-
 #include <algorithm>
 #include <cstring>
 #include <string_view>
+
+#include "bytes.h"
 
 namespace regionstore {
 
 std::string_view SlotLayoutName(SlotLayout layout) {
   switch (layout) {
-    case SlotLayout::kAuto: return "auto";
-    case SlotLayout::kAligned: return "aligned";
-    case SlotLayout::kCompact: return "compact";
+    case SlotLayout::kAuto:
+      return "auto";
+    case SlotLayout::kAligned:
+      return "aligned";
+    case SlotLayout::kCompact:
+      return "compact";
   }
   return "unknown";
 }
 
 std::string_view SlotStateName(SlotState state) {
   switch (state) {
-    case SlotState::kEmpty: return "empty";
-    case SlotState::kValid: return "valid";
+    case SlotState::kEmpty:
+      return "empty";
+    case SlotState::kValid:
+      return "valid";
     case SlotState::kTorn:
       return "torn";
-    case SlotState::kIncomplete: return "incomplete";
-    case SlotState::kDamaged: return "damaged";
+    case SlotState::kIncomplete:
+      return "incomplete";
+    case SlotState::kDamaged:
+      return "damaged";
   }
   return "unknown";
 }

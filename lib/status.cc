@@ -66,8 +66,8 @@ std::string_view StatusCodeName(StatusCode code) {
   return "unknown";
 }
 
-Status Status::Error(StatusCode code, std::string operation, std::string path,
-                     std::string message, int sys_errno) {
+Status Status::Error(StatusCode code, std::string operation, std::string path, std::string message,
+                     int sys_errno) {
   assert(code != StatusCode::kOk);
   Status status;
   status.code_ = code;
@@ -80,8 +80,8 @@ Status Status::Error(StatusCode code, std::string operation, std::string path,
 
 Status Status::FromErrno(int sys_errno, std::string operation, std::string path,
                          std::string message) {
-  return Error(CodeForErrno(sys_errno), std::move(operation), std::move(path),
-               std::move(message), sys_errno);
+  return Error(CodeForErrno(sys_errno), std::move(operation), std::move(path), std::move(message),
+               sys_errno);
 }
 
 Status Status::WithOperation(std::string operation, std::string path) const {

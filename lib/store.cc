@@ -48,10 +48,9 @@ Status internal::CreateStore(const std::string& path, uint64_t data_size,
   }
   // Every protocol 2 store takes batches, and has a journal for them.
   const bool batch_log = options.batch_log || options.protocol == 2;
-  const uint64_t journal_size =
-      options.protocol != 2          ? 0
-      : options.journal_size == 0    ? format::kDefaultJournalSize
-                                     : options.journal_size;
+  const uint64_t journal_size = options.protocol != 2       ? 0
+                                : options.journal_size == 0 ? format::kDefaultJournalSize
+                                                            : options.journal_size;
   if (options.protocol != 2 && options.journal_size != 0) {
     return Status::Error(StatusCode::kInvalidArgument, "create", path,
                          "a batch journal needs protocol 2");
@@ -63,8 +62,7 @@ Status internal::CreateStore(const std::string& path, uint64_t data_size,
                          "journal size " + std::to_string(journal_size) +
                              " is not a multiple of 64 KiB from 256 KiB to 1 GiB");
   }
-  auto layout =
-      format::LayoutFor(data_size, options.checkpoints.size(), batch_log, journal_size);
+  auto layout = format::LayoutFor(data_size, options.checkpoints.size(), batch_log, journal_size);
   if (!layout.ok()) return layout.status().WithOperation("create", path);
   auto regions = slot::LayoutRegions(options.checkpoints, layout->file_size, io.PageSize());
   if (!regions.ok()) return regions.status().WithOperation("create", path);
@@ -289,8 +287,7 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
     if (!sidecar.ok()) {
       const Status& failed = sidecar.status();
       return Status::Error(failed.code(), "open: sidecar", failed.path(),
-                           failed.message() +
-                               (failed.message().empty() ? "" : "; ") +
+                           failed.message() + (failed.message().empty() ? "" : "; ") +
                                "the writer of a protocol 2 store needs its sidecar PATH.shm, "
                                "where readers that wait register",
                            failed.sys_errno());

@@ -207,7 +207,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // sidecar (its marks were lost: every region must be recovered). Then
   // gives the sidecar a new id where needed and writes the identity entry
   // with the next open count (pwrite), before anything else changes.
-  Status AdoptSidecar(std::vector<std::byte>& area, bool boot_known, bool& marks_lost);
+  Status AdoptSidecar(std::vector<std::byte> & area, bool boot_known, bool& marks_lost);
   // Reads [begin, end) with pread and writes it back unchanged, so that the
   // next fdatasync writes it even where a failed barrier left its pages
   // clean in the cache but missing on disk. Errors name `operation`.
@@ -248,7 +248,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // in place, header magic cleared first): record, headers, one barrier,
   // as docs/CHECKPOINTS.md ("Batches") orders them; then what the handle
   // learns. Returns each member's generation.
-  Result<std::vector<uint64_t>> WriteBatch(std::vector<BatchPlanMember>& plan, uint64_t id,
+  Result<std::vector<uint64_t>> WriteBatch(std::vector<BatchPlanMember> & plan, uint64_t id,
                                            Durability durability, bool payloads_in_place);
   // WriteBatch for a durable batch in a store with a journal, when its
   // record fits in half the journal: the record by one pwritev2(RWF_DSYNC),
@@ -256,7 +256,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // record and the headers through the page cache, durable at the next
   // whole-file barrier (docs/CHECKPOINTS.md, "Batches: a journal in every
   // store"). Returns each member's generation.
-  Result<std::vector<uint64_t>> WriteJournaledBatch(std::vector<BatchPlanMember>& plan,
+  Result<std::vector<uint64_t>> WriteJournaledBatch(std::vector<BatchPlanMember> & plan,
                                                     uint64_t id, Durability durability);
   // What the handle learns from a batch that returned: each member's commit
   // (RecordCommit) and the mode's count. Returns each member's generation.
@@ -302,7 +302,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // header (a mismatch means a writer has replayed the journal since and
   // moved on: nullopt, the slots hold it).
   std::optional<CheckpointMeta> JournalNewer(uint32_t index, uint64_t generation,
-                                             std::vector<std::byte>& out) const;
+                                             std::vector<std::byte> & out) const;
 
   // The intent area's entry `entry`, by pwrite (no-ops without an intent
   // area). A torn entry fails its checksum and records nothing.
@@ -339,7 +339,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // Every open judges the file by the trust rule (sidecar::TrustProblem)
   // against the store's owner and mode as fstat gives them now.
   // Under sidecar_mutex.
-  Status RefreshSidecar(std::shared_ptr<sidecar::Sidecar>& slot, OpenMode mode) const;
+  Status RefreshSidecar(std::shared_ptr<sidecar::Sidecar> & slot, OpenMode mode) const;
   // Protocol 2: whether `side` is the sidecar the store's identity entry
   // names (the one its last writer opened: same id, same inode), read
   // through the mapping.
@@ -462,16 +462,16 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // payload checksum; after a durable finish, its page-table entries
   // dropped.
   uint64_t FillOffset(const InPlaceMember& fill) const;
-  std::span<std::byte> MappedFill(InPlaceMember& fill);
-  Status AppendToFill(InPlaceMember& fill, std::span<const std::byte> bytes);
+  std::span<std::byte> MappedFill(InPlaceMember & fill);
+  Status AppendToFill(InPlaceMember & fill, std::span<const std::byte> bytes);
   Status CheckFillFinish(const InPlaceMember& fill, uint64_t length, Durability durability) const;
   Result<slot::Header> FilledHeader(const InPlaceMember& fill, uint64_t length) const;
   void ResetFilledPages(const InPlaceMember& fill, uint64_t length);
   // PendingCommit's and PendingBatch's moves and aborts, on their `rep_`:
   // TakeFill moves a pending fill's ownership from `from` to `to` (the fill
   // then clears `to` if the store closes first); DropFill abandons it.
-  static void TakeFill(Rep*& to, Rep*& from);
-  static void DropFill(Rep*& rep);
+  static void TakeFill(Rep * &to, Rep * &from);
+  static void DropFill(Rep * &rep);
   // kBusy if region `index` has a commit filled in place pending.
   Status CheckNotFilling(uint32_t index, const char* operation) const;
   // After a commit returned: what the region state and the counters learn.
@@ -484,7 +484,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // handle opened (`opened`, fstat of it, taken at the first call).
   // Errors: kStoreReplaced, and those of the stat calls.
   uint64_t NewestHeaderGeneration(uint32_t index) const;
-  Status CheckStillNamed(FileStat& opened, bool& known) const;
+  Status CheckStillNamed(FileStat & opened, bool& known) const;
 
   // The index of region `name`. Errors: kNotFound.
   Result<uint32_t> FindRegion(std::string_view name, const char* operation) const;

@@ -44,8 +44,13 @@ namespace {
 // must be exactly one export, the last one reported or the one after it:
 // never a mix, never short, never empty.
 
-enum ExportPhase : uint32_t { kExportIdle, kExportWriting, kExportSyncing, kExportRenaming,
-                              kExportOther };
+enum ExportPhase : uint32_t {
+  kExportIdle,
+  kExportWriting,
+  kExportSyncing,
+  kExportRenaming,
+  kExportOther
+};
 
 // Export `index`: its size and every byte follow from the index, which also
 // opens the file, so any content can be checked without history.
@@ -70,15 +75,14 @@ struct ExportShared {
   std::atomic<uint64_t> done;  // the last export the child saw return OK
 };
 
-[[noreturn]] void ExportUntilKilled(const std::string& path, ExportShared* shared,
-                                    uint64_t first) {
+[[noreturn]] void ExportUntilKilled(const std::string& path, ExportShared* shared, uint64_t first) {
   ::alarm(60);  // a child the parent fails to kill must not outlive the run
   TestIo io;
   io.OnEnter([shared](Op op) {
     const ExportPhase phase = op == Op::kWriteAt  ? kExportWriting
                               : op == Op::kSync   ? kExportSyncing
                               : op == Op::kRename ? kExportRenaming
-                                                           : kExportOther;
+                                                  : kExportOther;
     shared->phase.store(phase, std::memory_order_release);
   });
   for (uint64_t index = first;; ++index) {
@@ -92,10 +96,10 @@ struct ExportShared {
 
 struct ExportCounts {
   uint64_t kills = 0;
-  uint64_t in_write = 0;     // died while writing the temp file
-  uint64_t in_sync = 0;      // while fsyncing it
+  uint64_t in_write = 0;            // died while writing the temp file
+  uint64_t in_sync = 0;             // while fsyncing it
   uint64_t renamed_unreported = 0;  // the file held the export after the last reported
-  uint64_t temps_left = 0;   // temp files a kill left behind (removed by the test)
+  uint64_t temps_left = 0;          // temp files a kill left behind (removed by the test)
 };
 
 ExportCounts RunExportKills(uint64_t kills, uint64_t seed) {
@@ -118,8 +122,8 @@ ExportCounts RunExportKills(uint64_t kills, uint64_t seed) {
     const uint64_t exports_awaited = random() % 3;
     const uint64_t linger = random() % 3 == 0 ? 0 : random() % 20000;
     INFO("seed " << seed << ", kill " << counts.kills + 1 << ", file holds export " << current
-                 << ", plan " << plan << ", exports awaited " << exports_awaited
-                 << ", linger " << linger);
+                 << ", plan " << plan << ", exports awaited " << exports_awaited << ", linger "
+                 << linger);
     ChildGuard child(::fork());
     Must(child.pid() >= 0, "fork");
     if (child.pid() == 0) {
@@ -165,8 +169,8 @@ ExportCounts RunExportKills(uint64_t kills, uint64_t seed) {
     REQUIRE(bytes.size() >= sizeof(uint64_t));
     uint64_t held = 0;
     std::memcpy(&held, bytes.data(), sizeof held);
-    INFO("died in phase " << died_in << ", last reported " << reported << ", file holds "
-                          << held << " (" << bytes.size() << " bytes)");
+    INFO("died in phase " << died_in << ", last reported " << reported << ", file holds " << held
+                          << " (" << bytes.size() << " bytes)");
     REQUIRE((held == reported || held == reported + 1));
     REQUIRE(held >= current);
     REQUIRE(bytes == ExportContent(held));

@@ -29,10 +29,10 @@ std::string TwoRegionStore(const TempDir& dir) {
   const std::string path = dir.File("store.rgn");
   RequireSuccess(Regionctl({"create", path, "--size", "1MiB", "--checkpoint", "a:4KiB",
                             "--checkpoint", "b:4KiB", "--batch-log"}));
-  RequireSuccess(Regionctl({"commit", path, "--set", "a=-", "--durability", "sync"},
-                           TextBytes("A1")));
-  RequireSuccess(Regionctl({"commit", path, "--set", "b=-", "--durability", "sync"},
-                           TextBytes("B1")));
+  RequireSuccess(
+      Regionctl({"commit", path, "--set", "a=-", "--durability", "sync"}, TextBytes("A1")));
+  RequireSuccess(
+      Regionctl({"commit", path, "--set", "b=-", "--durability", "sync"}, TextBytes("B1")));
   return path;
 }
 
@@ -69,8 +69,8 @@ TEST_CASE("regionctl load --timeout refuses what is not a positive finite number
           "[regionctl][bad-input]") {
   TempDir dir;
   const std::string path = TwoRegionStore(dir);
-  for (const std::string bad : {"nan", "inf", "-inf", "-0", "0", "1e-400", "-1", "1e10", "abc",
-                                "1s", ""}) {
+  for (const std::string bad :
+       {"nan", "inf", "-inf", "-0", "0", "1e-400", "-1", "1e10", "abc", "1s", ""}) {
     INFO("--timeout '" << bad << "'");
     RequireShortUsageError(
         Regionctl({"load", path, "a", "--wait-newer-than", "1", "--timeout=" + bad}), path);
@@ -104,11 +104,9 @@ TEST_CASE("regionctl load --get checks every output before it writes any",
     CHECK_FALSE(std::filesystem::exists(o1));
   }
   SECTION("an output that is the store") {
-    RequireFailure(Regionctl({"load", path, "--get", "a=" + o1, "--get", "b=" + path}),
-                   kExitUsage);
+    RequireFailure(Regionctl({"load", path, "--get", "a=" + o1, "--get", "b=" + path}), kExitUsage);
     CHECK_FALSE(std::filesystem::exists(o1));
-    CHECK(MustLoad(path, "b") ==
-          Bytes("B1"));
+    CHECK(MustLoad(path, "b") == Bytes("B1"));
   }
   SECTION("--timeout without --wait-newer-than") {
     RequireFailure(Regionctl({"load", path, "--get", "a=" + o1, "--timeout", "1"}), kExitUsage);
@@ -117,16 +115,15 @@ TEST_CASE("regionctl load --get checks every output before it writes any",
   SECTION("a good set writes both") {
     const std::string o2 = dir.File("o2");
     RequireSuccess(Regionctl({"load", path, "--get", "a=" + o1, "--get", "b=" + o2}));
-    CHECK(ReadWholeFile(o1) ==
-          Bytes("A1"));
-    CHECK(ReadWholeFile(o2) ==
-          Bytes("B1"));
+    CHECK(ReadWholeFile(o1) == Bytes("A1"));
+    CHECK(ReadWholeFile(o2) == Bytes("B1"));
   }
 }
 
-TEST_CASE("A refused Finish leaves nothing pending: the next Begin works, the old one commits "
-          "nothing",
-          "[in-place][bad-input]") {
+TEST_CASE(
+    "A refused Finish leaves nothing pending: the next Begin works, the old one commits "
+    "nothing",
+    "[in-place][bad-input]") {
   TempDir dir;
   const std::string path = TwoRegionStore(dir);
   Store store = MustOpen(path, OpenMode::kReadWrite);
@@ -164,9 +161,10 @@ TEST_CASE("A refused Finish leaves nothing pending: the next Begin works, the ol
   CHECK(MustLoad(store, "b") == Bytes("B1"));
 }
 
-TEST_CASE("regionctl verify reports a damaged batch record as damage (exit 6), not as a kill's "
-          "trace",
-          "[regionctl][bad-input][batch]") {
+TEST_CASE(
+    "regionctl verify reports a damaged batch record as damage (exit 6), not as a kill's "
+    "trace",
+    "[regionctl][bad-input][batch]") {
   TempDir dir;
   const std::string path = TwoRegionStore(dir);
   WriteWholeFile(dir.File("a2"), Bytes("A2"));

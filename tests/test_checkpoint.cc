@@ -24,8 +24,9 @@ TEST_CASE("Create lays out three 64 KiB-aligned slots per region after the data 
           "[checkpoint][format]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 100 * kKiB,
-                        {{"state", 5000, SlotLayout::kAligned}, {"big", 70 * kKiB, SlotLayout::kAligned}});
+  MustCreateWithRegions(
+      path, 100 * kKiB,
+      {{"state", 5000, SlotLayout::kAligned}, {"big", 70 * kKiB, SlotLayout::kAligned}});
   auto info = ReadStoreInfo(path);
   REQUIRE(info.ok());
   REQUIRE(info->regions.size() == 2);
@@ -123,12 +124,9 @@ TEST_CASE("Bad region specs are refused before anything is written", "[checkpoin
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   const std::vector<std::vector<CheckpointSpec>> bad = {
-      {{"", 10}},
-      {{std::string(65, 'a'), 10}},
-      {{"tab\there", 10}},
-      {{"bad\xff utf8", 10}},
-      {{"c1\xc2\x85", 10}},
-      {{"dup", 10}, {"dup", 20}},
+      {{"", 10}},           {{std::string(65, 'a'), 10}},
+      {{"tab\there", 10}},  {{"bad\xff utf8", 10}},
+      {{"c1\xc2\x85", 10}}, {{"dup", 10}, {"dup", 20}},
       {{"zero", 0}},
   };
   for (const auto& specs : bad) {
@@ -150,8 +148,7 @@ TEST_CASE("Commit then Load returns the bytes, in every mode, across reopen",
   MustCreateWithRegions(path, 0, {{"a", 200 * kKiB + 1}, {"b", 1}});
   uint64_t seed = 1;
   for (Durability mode : kAllModes) {
-    for (uint64_t length : {uint64_t{0}, uint64_t{1}, uint64_t{4095}, 4 * kKiB,
-                            200 * kKiB + 1}) {
+    for (uint64_t length : {uint64_t{0}, uint64_t{1}, uint64_t{4095}, 4 * kKiB, 200 * kKiB + 1}) {
       INFO(DurabilityName(mode) << " length " << length);
       const std::vector<std::byte> payload = PatternBytes(length, ++seed);
       uint64_t generation = 0;
@@ -435,15 +432,15 @@ TEST_CASE("Hand-damaged slots are reported and skipped, never returned", "[check
     int value;
     const char* reason;
   };
-  for (Damage d : {Damage{"flipped payload byte", place.payload + 1234, 1, -1, "payload checksum"},
-                   Damage{"flipped header byte", place.header + slot::hdr::kLength, 1, -1,
-                          "header checksum"},
-                   Damage{"zeroed header", place.header, slot::kHeaderSize, 0, nullptr}}) {
+  for (Damage d :
+       {Damage{"flipped payload byte", place.payload + 1234, 1, -1, "payload checksum"},
+        Damage{"flipped header byte", place.header + slot::hdr::kLength, 1, -1, "header checksum"},
+        Damage{"zeroed header", place.header, slot::kHeaderSize, 0, nullptr}}) {
     INFO(d.what);
     std::vector<std::byte> bytes = pristine;
     for (uint64_t i = 0; i < d.length; ++i) {
-      bytes[d.offset + i] = d.value < 0 ? bytes[d.offset + i] ^ std::byte{0x40}
-                                        : static_cast<std::byte>(d.value);
+      bytes[d.offset + i] =
+          d.value < 0 ? bytes[d.offset + i] ^ std::byte{0x40} : static_cast<std::byte>(d.value);
     }
     WriteWholeFile(path, bytes);
     auto reports = VerifyRegions(path);

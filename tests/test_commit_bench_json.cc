@@ -29,8 +29,7 @@ std::vector<std::string> KeysOf(const nlohmann::json& object) {
 
 // Runs the benchmark's section `only` once (--quick, one round) in `dir`,
 // checks that it printed `heading`, and returns its --json document.
-nlohmann::json RunSection(const TempDir& dir, const std::string& only,
-                          const std::string& heading) {
+nlohmann::json RunSection(const TempDir& dir, const std::string& only, const std::string& heading) {
   const std::string json_path = dir.File(only + ".json");
   const ProcessResult result = RunProcess(
       "/usr/bin/env", {"REGIONSTORE_BENCH_DIR=" + dir.File("files"), REGIONSTORE_COMMIT_BENCH_PATH,
@@ -56,18 +55,11 @@ TEST_CASE("the commit benchmark's batch section writes every arm and the documen
   for (size_t s = 0; s < shapes.size(); ++s) {
     const nlohmann::json& shape = shapes[s];
     INFO(shape.dump());
-    CHECK(KeysOf(shape) == std::vector<std::string>{"arms",
-                                                    "floor_our_extents_over_ours",
-                                                    "floor_over_ours",
-                                                    "floor_over_protocol2",
-                                                    "lmdb_over_ours",
-                                                    "ours",
-                                                    "ours_protocol2",
-                                                    "regions",
-                                                    "singles",
-                                                    "singles_over_ours",
-                                                    "size",
-                                                    "sqlite_over_ours"});
+    CHECK(KeysOf(shape) == std::vector<std::string>{"arms", "floor_our_extents_over_ours",
+                                                    "floor_over_ours", "floor_over_protocol2",
+                                                    "lmdb_over_ours", "ours", "ours_protocol2",
+                                                    "regions", "singles", "singles_over_ours",
+                                                    "size", "sqlite_over_ours"});
     const uint64_t regions = shape["regions"];
     const uint64_t size = shape["size"];
     CHECK(std::pair(regions, size) == expected_shapes[s]);
@@ -147,9 +139,9 @@ TEST_CASE("the commit benchmark's wait section measures every reader and writes 
   const nlohmann::json& wait = document["wait"];
   INFO(wait.dump());
   CHECK(KeysOf(wait) == std::vector<std::string>{"readers", "wake_cost"});
-  CHECK(KeysOf(wait["wake_cost"]) ==
-        std::vector<std::string>{"no_wake_ns", "protocol2_ns", "protocol2_ratio", "ratio",
-                                 "wake_ns"});
+  CHECK(KeysOf(wait["wake_cost"]) == std::vector<std::string>{"no_wake_ns", "protocol2_ns",
+                                                              "protocol2_ratio", "ratio",
+                                                              "wake_ns"});
   CHECK(wait["wake_cost"]["wake_ns"].get<double>() > 0);
   CHECK(wait["wake_cost"]["protocol2_ns"].get<double>() > 0);
   CHECK(wait["wake_cost"]["no_wake_ns"].get<double>() > 0);

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -173,9 +173,10 @@ TEST_CASE("CopyTo to a larger data area, from a writer's own handle", "[copy]") 
   CheckSameContent(source, destination);
 }
 
-TEST_CASE("CopyTo to twice the size with larger regions and a new one: every commit "
-          "byte-exact, generations carried on, a commit larger than the old capacity fits",
-          "[copy]") {
+TEST_CASE(
+    "CopyTo to twice the size with larger regions and a new one: every commit "
+    "byte-exact, generations carried on, a commit larger than the old capacity fits",
+    "[copy]") {
   const uint32_t protocol = GENERATE(1u, 2u);
   INFO("protocol " << protocol);
   TempDir dir;
@@ -412,8 +413,8 @@ TEST_CASE("A copy killed at any step leaves the destination absent or as it was,
     for (uint64_t kill = 0; kill < kKillsEach; ++kill) {
       const uint64_t step = 1 + kill % steps;
       ++kills;
-      INFO((replace ? "replacing a file" : "no file") << ", killed at step " << step << " of "
-                                                      << steps);
+      INFO((replace ? "replacing a file" : "no file")
+           << ", killed at step " << step << " of " << steps);
       ChildGuard child;
       const pid_t pid = ::fork();
       REQUIRE(pid >= 0);
@@ -476,9 +477,10 @@ TEST_CASE("regionctl copy --size --checkpoint: the offline grow", "[copy][region
   CHECK_FALSE(std::filesystem::exists(dir.File("small.rs")));
 }
 
-TEST_CASE("regionctl copy --wait-idle waits for no writer, then copies as one, and a writer "
-          "that stays is a bounded wait and exit 4",
-          "[copy][regionctl]") {
+TEST_CASE(
+    "regionctl copy --wait-idle waits for no writer, then copies as one, and a writer "
+    "that stays is a bounded wait and exit 4",
+    "[copy][regionctl]") {
   TempDir dir;
   const std::string source = dir.File("src.rs");
   RequireSuccess(Regionctl({"create", source, "--size", "64KiB", "--checkpoint", "a:1KiB"}));
@@ -486,8 +488,8 @@ TEST_CASE("regionctl copy --wait-idle waits for no writer, then copies as one, a
   RequireSuccess(Regionctl({"write", source, "--offset", "0"}, TextBytes("data area")));
   {
     Store writer = MustOpen(source, OpenMode::kReadWrite);
-    ProcessResult busy = Regionctl({"copy", source, dir.File("busy.rs"), "--wait-idle",
-                                    "--wait-seconds", "0.3"});
+    ProcessResult busy =
+        Regionctl({"copy", source, dir.File("busy.rs"), "--wait-idle", "--wait-seconds", "0.3"});
     RequireFailure(busy, kExitBusy);
     CHECK(busy.stderr_bytes.find("a writer held the store") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(dir.File("busy.rs")));

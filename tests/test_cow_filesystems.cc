@@ -22,9 +22,9 @@
 #include "support/files.h"
 #include "support/loop_fs.h"
 #include "support/process.h"
+#include "support/skip.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
-#include "support/skip.h"
 
 // tests/CMakeLists.txt defines REGIONCTL_PATH only when the tool is built.
 #ifdef REGIONCTL_PATH

@@ -28,24 +28,23 @@ StoreInfo SampleInfo() {
   return info;
 }
 
-TEST_CASE("The superblock puts every field at its documented offset, little-endian",
-          "[format]") {
+TEST_CASE("The superblock puts every field at its documented offset, little-endian", "[format]") {
   const StoreInfo info = SampleInfo();
   const std::vector<std::byte> header = format::EncodeHeader(info);
   REQUIRE(header.size() == format::kDataOffset);
   CHECK(std::memcmp(header.data(), "RGNSTORE", 8) == 0);
-  CHECK(LoadLE(header, 8, 4) == 1);          // format_version
-  CHECK(LoadLE(header, 12, 4) == 4096);      // superblock_size
-  CHECK(LoadLE(header, 16, 4) == 0);         // incompat_flags
-  CHECK(LoadLE(header, 20, 4) == 0);         // compat_flags
+  CHECK(LoadLE(header, 8, 4) == 1);                 // format_version
+  CHECK(LoadLE(header, 12, 4) == 4096);             // superblock_size
+  CHECK(LoadLE(header, 16, 4) == 0);                // incompat_flags
+  CHECK(LoadLE(header, 20, 4) == 0);                // compat_flags
   CHECK(std::to_integer<int>(header[24]) == 0xa0);  // uuid
   CHECK(std::to_integer<int>(header[39]) == 0xaf);
   CHECK(LoadLE(header, 40, 8) == info.file_size);
   CHECK(LoadLE(header, 48, 8) == format::kDataOffset);
   CHECK(LoadLE(header, 56, 8) == 16 * format::kMiB);
-  CHECK(LoadLE(header, 64, 8) == 4096);      // region_table_offset
-  CHECK(LoadLE(header, 72, 4) == 0);         // region_count
-  CHECK(LoadLE(header, 76, 4) == 128);       // region_entry_size
+  CHECK(LoadLE(header, 64, 8) == 4096);                  // region_table_offset
+  CHECK(LoadLE(header, 72, 4) == 0);                     // region_count
+  CHECK(LoadLE(header, 76, 4) == 128);                   // region_entry_size
   CHECK(LoadLE(header, 80, 8) == format::Checksum({}));  // checksum of an empty table
   CHECK(LoadLE(header, 88, 8) == 0x0102030405060708ULL);
   CHECK(LoadLE(header, 96, 4) == 4096);

@@ -8,13 +8,13 @@
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -378,9 +378,10 @@ TEST_CASE("A store with holes does fault on a full filesystem, so the check abov
   mount->Unmount();
 }
 
-TEST_CASE("On a full filesystem a writer's first open fails with kNoSpace naming the sidecar, "
-          "and changes nothing",
-          "[fulldisk]") {
+TEST_CASE(
+    "On a full filesystem a writer's first open fails with kNoSpace naming the sidecar, "
+    "and changes nothing",
+    "[fulldisk]") {
   TempDir dir;
   std::unique_ptr<LoopFs> mount = MountSmall(dir, FsKind::kExt4);
   if (mount == nullptr) return;

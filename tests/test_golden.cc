@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "golden/golden_writer.h"
 #include "golden/golden_expected.h"
+#include "golden/golden_writer.h"
 #include "regionstore/store.h"
 #include "regionstore/store_info.h"
 #include "support/files.h"

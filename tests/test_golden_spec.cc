@@ -418,7 +418,7 @@ TEST_CASE("The new-flag golden store refused by the old rule", "[golden][compat]
       // v1-batches.rgn's three batches; v1-protocol2.rgn has the log (every
       // protocol 2 store does) and single commits only;
       // v1-protocol2-journal.rgn one journaled batch of two.
-      CHECK(members == (path.ends_with("v1-batches.rgn")           ? 6
+      CHECK(members == (path.ends_with("v1-batches.rgn")             ? 6
                         : path.ends_with("v1-protocol2-journal.rgn") ? 2
                                                                      : 0));
     }

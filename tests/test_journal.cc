@@ -146,7 +146,8 @@ TEST_CASE("A durable batch of 16 x 4 KiB is one RWF_DSYNC write of its record an
   CHECK(store.Stats().journal_checkpoints == 0);
 }
 
-TEST_CASE("A batch too large for half the journal takes protocol 1's path", "[journal][protocol2]") {
+TEST_CASE("A batch too large for half the journal takes protocol 1's path",
+          "[journal][protocol2]") {
   TempDir dir;
   const std::string path = dir.File("j.rgn");
   CreateJournalStore(path, 4, 64 * kKiB, 256 * kKiB);
@@ -421,8 +422,9 @@ TEST_CASE("A torn last journal record is the chain's end, not damage", "[journal
   CheckBatch(writer, 2, 4096, 1);
 }
 
-TEST_CASE("Records from before the journal started over are not damage, nor a torn record over them",
-          "[journal][protocol2][long]") {
+TEST_CASE(
+    "Records from before the journal started over are not damage, nor a torn record over them",
+    "[journal][protocol2][long]") {
   // 4 + 2 x 4 KiB = 12 KiB a record: 21 fit in 256 KiB, so batch 22 starts
   // the journal over and the records of batches 2 to 21 lie past the chain.
   for (const uint64_t batches : {uint64_t{22}, uint64_t{25}}) {
@@ -492,8 +494,7 @@ TEST_CASE("A journal record decodes whole, and any changed byte makes it nothing
   CHECK(decoded->headers == headers);
   // One byte in the head, in a header, in a payload, in padding.
   for (const uint64_t at : {uint64_t{20}, uint64_t{50}, uint64_t{40 + 24 + 10},
-                            uint64_t{4096 + 4999}, uint64_t{4096 + 5000},
-                            record.size() - 1}) {
+                            uint64_t{4096 + 4999}, uint64_t{4096 + 5000}, record.size() - 1}) {
     INFO("byte " << at);
     std::vector<std::byte> changed = record;
     changed[at] ^= std::byte{0x40};

@@ -40,7 +40,10 @@ TEST_CASE("Closing another descriptor of the store in the same process keeps the
   const int other = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   REQUIRE(other >= 0);
   REQUIRE(::close(other) == 0);
-  { auto reader = Store::Open(path, OpenMode::kReadOnly); REQUIRE(reader.ok()); }
+  {
+    auto reader = Store::Open(path, OpenMode::kReadOnly);
+    REQUIRE(reader.ok());
+  }
   CHECK(ChildTriesWriter(path) == 4);
   CHECK(Store::Open(path, OpenMode::kReadWrite).status().code() == StatusCode::kBusy);
 }
@@ -69,8 +72,8 @@ TEST_CASE("A fork() child inherits the lock and the mapping, and holds the lock 
     ::close(to_parent[0]);
     // The inherited mapping shows what the parent wrote before the fork...
     auto view = writer->View(100, before_fork.size());
-    int verdict = view.ok() && std::memcmp(view->data(), before_fork.data(), before_fork.size()) == 0
-                      ? 0 : 1;
+    int verdict =
+        view.ok() && std::memcmp(view->data(), before_fork.data(), before_fork.size()) == 0 ? 0 : 1;
     char go = 0;
     if (::write(to_parent[1], "r", 1) != 1 || ::read(to_child[0], &go, 1) != 1) ::_exit(2);
     // ...and, MAP_SHARED, what it wrote after the fork.
@@ -123,7 +126,7 @@ TEST_CASE("A store replaced between open and lock is reopened: the writer locks 
   Store store = MustOpen(path, OpenMode::kReadWrite, &io);
   // Opened, saw the swap, opened again; then the sidecar PATH.shm.
   CHECK(io.Count(testing::Op::kOpen) == 3);
-  CHECK(store.data_size() == 128 * kKiB);   // the new store, not the orphan
+  CHECK(store.data_size() == 128 * kKiB);  // the new store, not the orphan
   REQUIRE(store.Write(0, PatternBytes(10, 1), Durability::kSync).ok());
   CHECK(testing::PreadFile(path, store.info().data_offset, 10) == PatternBytes(10, 1));
   CHECK(ChildTriesWriter(path) == 4);  // and the lock is on the inode at `path`

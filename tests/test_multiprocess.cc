@@ -23,8 +23,8 @@ TEST_CASE("Another process sees the bytes as soon as Write returns, in every mod
   Store writer = MustOpen(path, OpenMode::kReadWrite);
 
   uint64_t seed = 100;
-  for (Durability mode : {Durability::kNone, Durability::kAsync, Durability::kSync,
-                          Durability::kPwriteFdatasync}) {
+  for (Durability mode :
+       {Durability::kNone, Durability::kAsync, Durability::kSync, Durability::kPwriteFdatasync}) {
     ++seed;
     const uint64_t offset = 2 * kMiB + 3;
     const auto data = PatternBytes(70000, seed);
@@ -71,7 +71,8 @@ TEST_CASE("A second writer in another process gets kBusy: readers are not blocke
     return 0;
   });
   CHECK(busy == 0);
-  const int reader = RunInChild([&] { return Store::Open(path, OpenMode::kReadOnly).ok() ? 0 : 1; });
+  const int reader =
+      RunInChild([&] { return Store::Open(path, OpenMode::kReadOnly).ok() ? 0 : 1; });
   CHECK(reader == 0);
 
   // Once the writer is gone, another process may write.

@@ -30,8 +30,8 @@ TEST_CASE("A one-pass copy stores the payload and returns its one-shot checksum"
           "[checkpoint][format]") {
   const size_t block = kOnePassBlock;
   const size_t threshold = kOnePassThreshold;
-  for (size_t size : {size_t{0}, size_t{1}, block - 1, block, block + 1, threshold,
-                      threshold + 1, 3 * block + 7, size_t{1} << 20, (size_t{1} << 20) + 4095}) {
+  for (size_t size : {size_t{0}, size_t{1}, block - 1, block, block + 1, threshold, threshold + 1,
+                      3 * block + 7, size_t{1} << 20, (size_t{1} << 20) + 4095}) {
     for (size_t cuts : {size_t{1}, size_t{2}, size_t{5}}) {
       CAPTURE(size, cuts);
       const std::vector<std::byte> payload = PatternBytes(size, static_cast<uint32_t>(size + cuts));

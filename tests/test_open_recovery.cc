@@ -23,8 +23,7 @@ namespace {
 // A big commit in each of two regions and a small one: 16 MiB, a thousand
 // times what an open may read, and cheap enough for every filesystem.
 constexpr uint64_t kBig = 16 * kMiB;
-const std::vector<CheckpointSpec> kBigStore = {
-    {"big1", kBig}, {"big2", kBig}, {"small", 4 * kKiB}};
+const std::vector<CheckpointSpec> kBigStore = {{"big1", kBig}, {"big2", kBig}, {"small", 4 * kKiB}};
 
 void PwriteAt(const std::string& path, uint64_t offset, std::span<const std::byte> bytes) {
   std::vector<std::byte> file = testing::ReadWholeFile(path);
@@ -80,10 +79,9 @@ TEST_CASE("A writer's open reads no payload and writes no slot after a clean clo
   // marked file barrier (set, cleared) and then clears the pending-commits
   // mark. Protocol 2 keeps its marks in the sidecar, and writes only its
   // identity (two entries) into the store.
-  CHECK(io.BytesWritten() ==
-        (protocol == 2                    ? 2 * intent::kEntrySize
-         : last_mode == Durability::kNone ? 3 * intent::kEntrySize
-                                          : uint64_t{0}));
+  CHECK(io.BytesWritten() == (protocol == 2                    ? 2 * intent::kEntrySize
+                              : last_mode == Durability::kNone ? 3 * intent::kEntrySize
+                                                               : uint64_t{0}));
   CHECK(io.Count(testing::Op::kDataSync) == 1);
   // The first commit into the small region settles it alone: its headers
   // and newest payload, nothing of the big regions.

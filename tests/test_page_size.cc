@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "format.h"
+#include "regionstore/io.h"
 #include "regionstore/store.h"
 #include "slot.h"
 #include "support/files.h"
-#include "regionstore/io.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"

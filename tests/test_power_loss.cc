@@ -90,11 +90,21 @@ std::vector<std::byte> NextPayload(std::mt19937_64& rng, uint64_t capacity,
                                    std::vector<std::byte>& body) {
   uint64_t length = 0;
   switch (rng() % 6) {
-    case 0: length = 0; break;
-    case 1: length = capacity; break;
-    case 2: length = std::min<uint64_t>(capacity, 4096); break;
-    case 3: length = std::min<uint64_t>(capacity, 4097); break;
-    default: length = rng() % (capacity + 1); break;
+    case 0:
+      length = 0;
+      break;
+    case 1:
+      length = capacity;
+      break;
+    case 2:
+      length = std::min<uint64_t>(capacity, 4096);
+      break;
+    case 3:
+      length = std::min<uint64_t>(capacity, 4097);
+      break;
+    default:
+      length = rng() % (capacity + 1);
+      break;
   }
   const uint64_t how = rng() % 8;
   if (how == 0 || body.empty()) {
@@ -108,10 +118,17 @@ std::vector<std::byte> NextPayload(std::mt19937_64& rng, uint64_t capacity,
 
 Durability RandomMode(std::mt19937_64& rng) {
   switch (rng() % 8) {
-    case 0: case 1: case 2: return Durability::kNone;
-    case 3: return Durability::kAsync;
-    case 4: case 5: return Durability::kSync;
-    default: return Durability::kPwriteFdatasync;
+    case 0:
+    case 1:
+    case 2:
+      return Durability::kNone;
+    case 3:
+      return Durability::kAsync;
+    case 4:
+    case 5:
+      return Durability::kSync;
+    default:
+      return Durability::kPwriteFdatasync;
   }
 }
 
@@ -197,9 +214,9 @@ struct SimTotals {
   uint64_t images = 0;
   uint64_t commits = 0;
   uint64_t in_flight = 0;
-  uint64_t failed = 0;        // barriers failed with EIO, each followed by a reopen
-  uint64_t reopens = 0;       // kills between commits, each followed by a reopen
-  uint64_t failed_opens = 0;  // reopens whose fdatasync failed first
+  uint64_t failed = 0;         // barriers failed with EIO, each followed by a reopen
+  uint64_t reopens = 0;        // kills between commits, each followed by a reopen
+  uint64_t failed_opens = 0;   // reopens whose fdatasync failed first
   uint64_t sidecars_lost = 0;  // protocol 2: reopens after the sidecar was removed
   std::vector<std::string> violations;
 };
@@ -459,7 +476,8 @@ TEST_CASE("Power loss in compact slots of 1 B to 64 KiB keeps G1 and G3",
   RunSimulation(kEdgeRegions, testing::ScaledCount(30), "compact edges");
 }
 
-TEST_CASE("The simulator catches each deliberately broken protocol", "[checkpoint][powerloss][long]") {
+TEST_CASE("The simulator catches each deliberately broken protocol",
+          "[checkpoint][powerloss][long]") {
   const uint64_t base = BaseSeed();
   INFO("base seed " << base);
   struct Broken {
@@ -515,10 +533,9 @@ TEST_CASE("The simulator catches protocol 2's broken marks", "[checkpoint][power
     while (totals.violations.empty() && trials < 1500) {
       RunTrial(base + trials++, kRegions, 3, 12, totals, 2);
     }
-    WARN("protocol 2, mutation '" << what << "': caught after " << trials << " trials, "
-                                  << totals.images << " images"
-                                  << (totals.violations.empty() ? ""
-                                                                : ": " + totals.violations.front()));
+    WARN("protocol 2, mutation '"
+         << what << "': caught after " << trials << " trials, " << totals.images << " images"
+         << (totals.violations.empty() ? "" : ": " + totals.violations.front()));
     CHECK_FALSE(totals.violations.empty());
   }
 }

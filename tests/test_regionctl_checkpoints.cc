@@ -300,7 +300,8 @@ TEST_CASE("regionctl export writes the newest commit atomically: import commits 
                                    {"atomic", true},
                                    {"skipped_torn_generation", nullptr}});
   CHECK(ReadWholeFile(output) == second);
-  CHECK(Entries(dir) == std::vector<std::string>{"input.bin", "state.bin", "store.rs", "store.rs.shm"});
+  CHECK(Entries(dir) ==
+        std::vector<std::string>{"input.bin", "state.bin", "store.rs", "store.rs.shm"});
 
   // An empty commit exports an empty file.
   WriteWholeFile(input, {});
@@ -570,8 +571,8 @@ TEST_CASE("regionctl commit --set streams a set over half the journal, and piped
   const std::vector<std::byte> big = PatternBytes(200 * 1024, 5), small = PatternBytes(100, 6);
   WriteWholeFile(big_file, big);
   WriteWholeFile(small_file, small);
-  ProcessResult result = Regionctl({"commit", path, "--set", "big=" + big_file, "--set",
-                                    "small=" + small_file, "--json"});
+  ProcessResult result = Regionctl(
+      {"commit", path, "--set", "big=" + big_file, "--set", "small=" + small_file, "--json"});
   RequireSuccess(result);
   RequireMatchesSchema("commit", result);
   CHECK(ParseJson(result)["journaled"] == false);
@@ -610,8 +611,7 @@ TEST_CASE("regionctl load --get may name /dev/null twice, but never one regular 
   WriteWholeFile(a_file, PatternBytes(99, 8));
   WriteWholeFile(b_file, PatternBytes(4097, 9));
   RequireSuccess(Regionctl({"commit", path, "--set", "a=" + a_file, "--set", "b=" + b_file}));
-  ProcessResult result =
-      Regionctl({"load", path, "--get", "a=/dev/null", "--get", "b=/dev/null"});
+  ProcessResult result = Regionctl({"load", path, "--get", "a=/dev/null", "--get", "b=/dev/null"});
   CHECK(result.exit_code == 0);
   CHECK(result.stderr_bytes.empty());
   // A set that does not load still fails with the sink named twice.

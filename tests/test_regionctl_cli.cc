@@ -24,9 +24,9 @@
 #include "support/files.h"
 #include "support/regionctl_runner.h"
 #include "support/regionctl_stores.h"
+#include "support/skip.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
-#include "support/skip.h"
 
 // tests/CMakeLists.txt defines REGIONCTL_PATH only when the tool is built.
 #ifdef REGIONCTL_PATH
@@ -91,18 +91,18 @@ TEST_CASE("regionctl --help, --version and each command's --help exit with 0", "
                                       Catch::Contains("Exit codes: 0 success, 1 failure"));
 
   for (const std::string command : {"create", "inspect", "stat", "write", "read", "verify", "dump",
-                                     "commit", "load", "export", "import", "bench"}) {
+                                    "commit", "load", "export", "import", "bench"}) {
     INFO(command);
     result = Regionctl({command, "--help"});
     RequireSuccess(result);
-    CHECK_THAT(result.stdout_bytes, Catch::Contains("Usage: regionctl " + command) &&
-                                        Catch::Contains("Example:\n  ") &&
-                                        Catch::Contains("regionctl " + command + " ") &&
-                                        Catch::Contains("Exit codes: 0 success, 1 failure, 2 "
-                                                        "usage error, 3 not a valid store") &&
-                                        Catch::Contains("4 busy (another writer holds the "
-                                        "store), 5 timed out (load --wait-newer-than),\n6 torn "
-                                        "commit (a region's newest commit header is intact"));
+    CHECK_THAT(result.stdout_bytes,
+               Catch::Contains("Usage: regionctl " + command) && Catch::Contains("Example:\n  ") &&
+                   Catch::Contains("regionctl " + command + " ") &&
+                   Catch::Contains("Exit codes: 0 success, 1 failure, 2 "
+                                   "usage error, 3 not a valid store") &&
+                   Catch::Contains("4 busy (another writer holds the "
+                                   "store), 5 timed out (load --wait-newer-than),\n6 torn "
+                                   "commit (a region's newest commit header is intact"));
   }
 }
 
@@ -207,9 +207,11 @@ TEST_CASE("regionctl refuses a store with a damaged superblock or the wrong size
   // Every command for each damage in Release; under the sanitizers (where
   // this case took 45 s) the commands that read the superblock differently:
   // the metadata readers, verify, and a writer's open.
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"inspect", path}, {"stat", path}, {"verify", path},
-           {"commit", path, "state", "--durability", "none"}}) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"inspect", path},
+                                             {"stat", path},
+                                             {"verify", path},
+                                             {"commit", path, "state", "--durability", "none"}}) {
     INFO(Describe(args));
     RequireFailure(Regionctl(args, PatternBytes(100, 8)), kExitInvalidStore);
     REQUIRE(ReadWholeFile(path) == bytes);

@@ -22,14 +22,15 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-TEST_CASE("regionctl: '-' for --input is standard input and for --output standard output, "
-          "and no file named '-' appears",
-          "[regionctl]") {
+TEST_CASE(
+    "regionctl: '-' for --input is standard input and for --output standard output, "
+    "and no file named '-' appears",
+    "[regionctl]") {
   TempDir dir;
   const std::string store = dir.File("s.rs");
   REQUIRE_FALSE(std::filesystem::exists("-"));
-  RequireSuccess(Regionctl({"create", store, "--size", "64KiB", "--checkpoint", "a:1KiB",
-                            "--checkpoint", "b:1KiB"}));
+  RequireSuccess(Regionctl(
+      {"create", store, "--size", "64KiB", "--checkpoint", "a:1KiB", "--checkpoint", "b:1KiB"}));
 
   RequireSuccess(Regionctl({"commit", store, "a", "--input", "-"}, TextBytes("from stdin\n")));
   ProcessResult loaded = Regionctl({"load", store, "a", "--output", "-"});
@@ -39,9 +40,10 @@ TEST_CASE("regionctl: '-' for --input is standard input and for --output standar
   RequireSuccess(Regionctl({"import", store, "b", "--input", "-"}, TextBytes("imported")));
   CHECK(Regionctl({"load", store, "b"}).stdout_bytes == "imported");
 
-  RequireSuccess(Regionctl({"write", store, "--offset", "100", "--input", "-"},
-                           TextBytes("raw bytes")));
-  ProcessResult read = Regionctl({"read", store, "--offset", "100", "--length", "9", "--output", "-"});
+  RequireSuccess(
+      Regionctl({"write", store, "--offset", "100", "--input", "-"}, TextBytes("raw bytes")));
+  ProcessResult read =
+      Regionctl({"read", store, "--offset", "100", "--length", "9", "--output", "-"});
   RequireSuccess(read);
   CHECK(read.stdout_bytes == "raw bytes");
 

@@ -141,16 +141,15 @@ TEST_CASE("regionctl create makes protocol 2 stores unless --protocol 1, and ins
   CHECK_FALSE(std::filesystem::exists(dir.File("p1j.rs")));
   // The older format on request: no sidecar, journal or batch log.
   const std::string older = dir.File("p1.rs");
-  RequireSuccess(Regionctl({"create", older, "--size", "64KiB", "--checkpoint", "r:4KiB",
-                            "--protocol", "1"}));
+  RequireSuccess(
+      Regionctl({"create", older, "--size", "64KiB", "--checkpoint", "r:4KiB", "--protocol", "1"}));
   const nlohmann::json p1 = InspectJson(older);
   CHECK(p1["protocol"] == 1);
   CHECK(p1["incompat_features"] == nlohmann::json::array({"compact_slots"}));
   CHECK(p1["journal_size"] == 0);
   CHECK(MustReadInfo(path).protocol() == 2);
   // A commit through regionctl: its writer makes the sidecar beside it.
-  const ProcessResult committed =
-      Regionctl({"commit", path, "r", "--input", "/dev/null"});
+  const ProcessResult committed = Regionctl({"commit", path, "r", "--input", "/dev/null"});
   RequireSuccess(committed);
   CHECK(std::filesystem::file_size(path + ".shm") == 8192);
   // Only 1 and 2 exist; nothing is created for another.
@@ -225,8 +224,8 @@ TEST_CASE(
   const std::string path = dir.File("store.rs");
   // A name may contain ':': the capacity follows the last one.
   const ProcessResult created =
-      Regionctl({"create", path, "--size", "0", "--checkpoint", "state:64KiB:aligned", "--checkpoint",
-                 "cfg:v2:100", "--checkpoint", "\xc3\xa9tat:1MiB"});
+      Regionctl({"create", path, "--size", "0", "--checkpoint", "state:64KiB:aligned",
+                 "--checkpoint", "cfg:v2:100", "--checkpoint", "\xc3\xa9tat:1MiB"});
   RequireSuccess(created);
   CHECK_THAT(created.stdout_bytes,
              Catch::StartsWith("created '" + path + "': data area 0 B, file ") &&
@@ -385,9 +384,8 @@ TEST_CASE("regionctl dump prints hex and ASCII lines like xxd", "[regionctl][dum
         "00000000: 4865 6c6c 6f2c 2072 6567 696f 6e73 746f  Hello, regionsto\n"
         "00000010: 7265 210a 01ff                           re!...\n");
 
-  RequireSuccess(Regionctl({"write", path, "--offset", "17"}, std::vector<std::byte>{
-                                                                  std::byte{'a'}, std::byte{'b'},
-                                                                  std::byte{'c'}}));
+  RequireSuccess(Regionctl({"write", path, "--offset", "17"},
+                           std::vector<std::byte>{std::byte{'a'}, std::byte{'b'}, std::byte{'c'}}));
   result = Regionctl({"dump", path, "--offset", "16", "--length", "20"});
   RequireSuccess(result);
   CHECK(result.stdout_bytes ==
@@ -402,11 +400,10 @@ TEST_CASE("regionctl dump prints hex and ASCII lines like xxd", "[regionctl][dum
   // A reader that stops early (| head) ends the dump quietly; a 16 MiB data
   // area is 4 MiB of lines, far more than a pipe holds.
   const std::string big = CreateStore(dir, "big.rs", "16MiB");
-  result = testing::RunProcess(
-      "/bin/bash",
-      {"-c", "set -o pipefail; '" + std::string(REGIONCTL_PATH) + "' dump '" + big +
-                 "' | head -c 100 >/dev/null"},
-      {});
+  result = testing::RunProcess("/bin/bash",
+                               {"-c", "set -o pipefail; '" + std::string(REGIONCTL_PATH) +
+                                          "' dump '" + big + "' | head -c 100 >/dev/null"},
+                               {});
   CHECK(result.exit_code == 0);
   CHECK(result.stderr_bytes.empty());
 

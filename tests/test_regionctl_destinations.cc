@@ -24,8 +24,8 @@
 #include "regionstore/regionstore.h"
 #include "support/files.h"
 #include "support/regionctl_runner.h"
-#include "support/temp_dir.h"
 #include "support/skip.h"
+#include "support/temp_dir.h"
 
 #ifdef REGIONCTL_PATH
 
@@ -66,8 +66,7 @@ uint64_t Generation(const std::string& path) {
 
 // A character device of our own in `dir` (never a system one): mknod needs
 // root. Returns nothing, after a "skipped:" warning, without it.
-std::optional<std::string> MakeDevice(const TempDir& dir, const std::string& name,
-                                      unsigned minor) {
+std::optional<std::string> MakeDevice(const TempDir& dir, const std::string& name, unsigned minor) {
   const std::string path = dir.File(name);
   // Major 1 is the kernel's memory devices: minor 3 null, 7 full.
   if (::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, minor)) != 0) {
@@ -152,10 +151,10 @@ TEST_CASE("regionctl export refuses a FIFO or a device in FILE's place unless --
 
   // --in-place writes into the FIFO: its reader gets the payload.
   const std::string received = dir.File("received");
-  const ProcessResult in_place = Shell("cat " + Quoted(fifo) + " >" + Quoted(received) + " & " +
-                                       Tool() + " export " + Quoted(store) +
-                                       " state --in-place --output " + Quoted(fifo) + "; " +
-                                       "status=$?; wait; exit $status");
+  const ProcessResult in_place =
+      Shell("cat " + Quoted(fifo) + " >" + Quoted(received) + " & " + Tool() + " export " +
+            Quoted(store) + " state --in-place --output " + Quoted(fifo) + "; " +
+            "status=$?; wait; exit $status");
   RequireSuccess(in_place);
   CHECK(ReadWholeFile(received) == Bytes("abc"));
   CHECK(IsFifo(fifo));
@@ -230,8 +229,8 @@ TEST_CASE("a command that changed the store but could not report it exits 7, not
     for (size_t index = 0; index + 1 < lines.size(); ++index) {
       CHECK_THAT(lines[index], Catch::StartsWith("regionctl: warning: "));
     }
-    CHECK_THAT(lines.back(), Catch::StartsWith("regionctl: ") &&
-                                 !Catch::StartsWith("regionctl: warning: "));
+    CHECK_THAT(lines.back(),
+               Catch::StartsWith("regionctl: ") && !Catch::StartsWith("regionctl: warning: "));
     CHECK_THAT(result.stderr_bytes, Catch::Contains("write output '<stdout>'"));
     if (each.changes) CHECK_THAT(result.stderr_bytes, Catch::Contains("do not retry"));
   }
@@ -246,8 +245,8 @@ TEST_CASE("regionctl with a closed standard input never reads the store as the p
   TempDir dir;
   const std::string store = CheckpointStore(dir);
   const std::vector<std::byte> before = ReadStoreButIntent(store);
-  for (const std::string& line : {"commit " + Quoted(store) + " state",
-                                  "write " + Quoted(store) + " --offset 0"}) {
+  for (const std::string& line :
+       {"commit " + Quoted(store) + " state", "write " + Quoted(store) + " --offset 0"}) {
     INFO(line);
     const ProcessResult result = Shell(Tool() + " " + line + " <&-");
     RequireFailure(result, kExitUsage);
@@ -269,9 +268,9 @@ TEST_CASE("regionctl refuses to print a payload or a dump to a closed standard o
           "[regionctl][destinations]") {
   TempDir dir;
   const std::string store = CheckpointStore(dir);
-  for (const std::string& line : {"load " + Quoted(store) + " state",
-                                  "read " + Quoted(store) + " --offset 0 --length 16",
-                                  "dump " + Quoted(store) + " --region state"}) {
+  for (const std::string& line :
+       {"load " + Quoted(store) + " state", "read " + Quoted(store) + " --offset 0 --length 16",
+        "dump " + Quoted(store) + " --region state"}) {
     INFO(line);
     // stderr goes to stdout's pipe, which the test reads.
     const ProcessResult result = Shell(Tool() + " " + line + " 2>&1 >&-");
@@ -286,8 +285,8 @@ TEST_CASE("regionctl refuses to print a payload or a dump to a closed standard o
   const std::string payload = dir.File("payload.bin");
   testing::WriteWholeFile(payload, Bytes("new"));
   const uint64_t before = Generation(store);
-  const ProcessResult committed =
-      Shell(Tool() + " commit " + Quoted(store) + " state --input " + Quoted(payload) + " 2>&1 >&-");
+  const ProcessResult committed = Shell(Tool() + " commit " + Quoted(store) + " state --input " +
+                                        Quoted(payload) + " 2>&1 >&-");
   CHECK(committed.exit_code == kExitChangedReportLost);
   CHECK_THAT(committed.stdout_bytes,
              Catch::Contains("standard output is closed") && Catch::Contains("do not retry"));
@@ -303,9 +302,8 @@ TEST_CASE("regionctl quotes paths everywhere and shows inexact sizes in bytes",
   const ProcessResult created = Regionctl({"create", store, "--size", "4095"});
   RequireSuccess(created);
   // One line per fact: the newline in the path is escaped, never printed.
-  CHECK_THAT(created.stdout_bytes,
-             Catch::StartsWith("created '" + dir.File("new\\x0aline.rs") +
-                               "': data area 4095 B (~4.0 KiB), file "));
+  CHECK_THAT(created.stdout_bytes, Catch::StartsWith("created '" + dir.File("new\\x0aline.rs") +
+                                                     "': data area 4095 B (~4.0 KiB), file "));
   const ProcessResult inspected = Regionctl({"inspect", store});
   RequireSuccess(inspected);
   CHECK_THAT(inspected.stdout_bytes, Catch::Contains("new\\x0aline.rs") &&
@@ -323,11 +321,10 @@ TEST_CASE("regionctl range errors name the command, not the library's view",
   const std::string store = CheckpointStore(dir);
   for (const std::string command : {"read", "dump"}) {
     INFO(command);
-    const ProcessResult result =
-        Regionctl({command, store, "--offset", "2MiB", "--length", "1"});
+    const ProcessResult result = Regionctl({command, store, "--offset", "2MiB", "--length", "1"});
     RequireFailure(result, kExitUsage);
-    CHECK_THAT(result.stderr_bytes, Catch::StartsWith("regionctl: invalid argument: " +
-                                                      std::string(command) + " '"));
+    CHECK_THAT(result.stderr_bytes,
+               Catch::StartsWith("regionctl: invalid argument: " + std::string(command) + " '"));
     CHECK_THAT(result.stderr_bytes, !Catch::Contains("view"));
   }
 }

@@ -20,8 +20,8 @@
 #include "support/files.h"
 #include "support/regionctl_runner.h"
 #include "support/regionctl_stores.h"
-#include "support/temp_dir.h"
 #include "support/skip.h"
+#include "support/temp_dir.h"
 
 // tests/CMakeLists.txt defines REGIONCTL_PATH only when the tool is built.
 #ifdef REGIONCTL_PATH
@@ -46,14 +46,14 @@ TEST_CASE("regionctl create --slot-layout and NAME:CAPACITY:LAYOUT pick each reg
   // Protocol 1, so that compact slots are the only incompat feature.
   const ProcessResult created =
       Regionctl({"create", path, "--size", "0", "--protocol", "1", "--slot-layout", "aligned",
-                 "--checkpoint", "a:100",
-                 "--checkpoint", "b:100:compact", "--checkpoint", "c:257KiB:auto", "--checkpoint",
-                 "x:compact:1KiB"});
+                 "--checkpoint", "a:100", "--checkpoint", "b:100:compact", "--checkpoint",
+                 "c:257KiB:auto", "--checkpoint", "x:compact:1KiB"});
   RequireSuccess(created);
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t compact_stride = (4096 + 100 + page - 1) / page * page;
   const StoreInfo info = MustReadInfo(path);
-  CHECK_THAT(created.stdout_bytes, Catch::StartsWith("created '" + path + "': data area 0 B, file "));
+  CHECK_THAT(created.stdout_bytes,
+             Catch::StartsWith("created '" + path + "': data area 0 B, file "));
   CHECK_THAT(
       created.stdout_bytes,
       Catch::EndsWith(
@@ -196,7 +196,8 @@ TEST_CASE("regionctl create --checkpoints-from - makes 10,000 regions, inspect l
   for (size_t index = 0; index < kRegions; ++index) {
     list += "region-" + std::to_string(index) + ":100\n";
   }
-  RequireSuccess(Regionctl({"create", path, "--size", "0", "--checkpoints-from", "-"}, TextBytes(list)));
+  RequireSuccess(
+      Regionctl({"create", path, "--size", "0", "--checkpoints-from", "-"}, TextBytes(list)));
   const StoreInfo info = MustReadInfo(path);
   REQUIRE(info.regions.size() == kRegions);
   CHECK(info.regions[9999].name == "region-9999");

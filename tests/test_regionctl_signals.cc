@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "support/regionctl_runner.h"
-#include "support/temp_dir.h"
 #include "support/skip.h"
+#include "support/temp_dir.h"
 
 // tests/CMakeLists.txt defines REGIONCTL_PATH only when the tool is built.
 #ifdef REGIONCTL_PATH
@@ -123,7 +123,7 @@ TEST_CASE("regionctl create killed by SIGINT, SIGTERM or SIGHUP leaves no file a
         std::filesystem::remove(entry.path());
       }
       const pid_t pid = StartRegionctl({"create", "--size", size_text, store},
-                                     named ? RefuseTmpfile : std::function<bool()>{});
+                                       named ? RefuseTmpfile : std::function<bool()>{});
       // Poll, a bounded number of times, for the temp to hold the whole
       // reservation; the fill that follows takes seconds.
       std::string temp;
@@ -171,8 +171,8 @@ TEST_CASE("regionctl bench interrupted by SIGINT removes its two stores from DIR
     pid_t reaped = 0;
     bool both = false;
     for (int tries = 0; tries < 20000 && !both && reaped == 0; ++tries) {
-      both = std::filesystem::exists(stem + "-lab.rs") &&
-             std::filesystem::exists(stem + "-commit.rs");
+      both =
+          std::filesystem::exists(stem + "-lab.rs") && std::filesystem::exists(stem + "-commit.rs");
       if (!both) {
         reaped = ::waitpid(pid, &wait_status, WNOHANG);
         ::usleep(1000);

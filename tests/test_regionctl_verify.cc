@@ -29,9 +29,9 @@
 #include "support/regionctl_runner.h"
 #include "support/regionctl_stores.h"
 #include "support/shared_memory.h"
+#include "support/skip.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
-#include "support/skip.h"
 
 // tests/CMakeLists.txt defines REGIONCTL_PATH only when the tool is built.
 #ifdef REGIONCTL_PATH
@@ -49,8 +49,9 @@ TEST_CASE("regionctl verify on a clean store exits 0 and reports every region an
   ProcessResult result = Regionctl({"verify", path});
   RequireSuccess(result);
   CHECK_THAT(result.stdout_bytes,
-             Catch::StartsWith("'" + path + "': superblock and region table valid (format 1), data area "
-                                      "1.0 MiB readable (it has no checksums), 2 checkpoint regions\n"));
+             Catch::StartsWith("'" + path +
+                               "': superblock and region table valid (format 1), data area "
+                               "1.0 MiB readable (it has no checksums), 2 checkpoint regions\n"));
   CHECK_THAT(
       result.stdout_bytes,
       Catch::Contains("region 'state': capacity 65536 (64.0 KiB), 3 aligned slots of 128.0 KiB; "
@@ -187,8 +188,8 @@ TEST_CASE(
   const uint32_t newest = ActiveSlot(path, "state");
   // One byte of the newest commit's header: from the header alone nothing
   // says it was the newest, so no report may call the older commit "ok".
-  FlipByte(path, slot::HeaderFileOffset(MustFindRegion(path, "state"), newest) +
-                     slot::hdr::kGeneration);
+  FlipByte(path,
+           slot::HeaderFileOffset(MustFindRegion(path, "state"), newest) + slot::hdr::kGeneration);
 
   ProcessResult result = Regionctl({"verify", path});
   CHECK(result.exit_code == kExitTornCommit);
@@ -208,8 +209,8 @@ TEST_CASE(
   result = Regionctl({"load", path, "state"});
   RequireSuccess(result);
   CHECK(result.StdoutAsBytes() == older);
-  CHECK_THAT(result.stderr_bytes, Catch::Contains("warning") &&
-                                      Catch::Contains("1 slot header fails its checks"));
+  CHECK_THAT(result.stderr_bytes,
+             Catch::Contains("warning") && Catch::Contains("1 slot header fails its checks"));
 }
 
 TEST_CASE(
@@ -529,8 +530,9 @@ TEST_CASE("regionctl verify exits 3 when every slot header of a region is damage
           Catch::Contains("  slot 0: damaged: "));
   // A flipped byte in a header unit that held nothing leaves its magic zero:
   // that slot still holds no commit, and says what it holds.
-  CHECK_THAT(result.stdout_bytes, Catch::Contains(commits == 3 ? "  slot 2: damaged: "
-                                                               : "  slot 2: empty: unfinished header"));
+  CHECK_THAT(
+      result.stdout_bytes,
+      Catch::Contains(commits == 3 ? "  slot 2: damaged: " : "  slot 2: empty: unfinished header"));
   CHECK_THAT(result.stdout_bytes, !Catch::Contains("ok: "));
   REQUIRE(result.StderrLines().size() == 1);
   CHECK_THAT(result.stderr_bytes, Catch::StartsWith("regionctl: corruption: verify '" + path +
@@ -616,9 +618,9 @@ TEST_CASE("regionctl verify draws a progress bar on a terminal for a big store, 
     REQUIRE(result.exit_code == 0);
     CHECK_THAT(result.stdout_bytes, Catch::Contains("ok: every checksum verified"));
     if (wants_bar) {
-      CHECK_THAT(result.stdout_bytes,
-                 Catch::Contains("\rverify: [") && Catch::Contains("] 100% (") &&
-                     Catch::Contains("\r\033[K"));
+      CHECK_THAT(result.stdout_bytes, Catch::Contains("\rverify: [") &&
+                                          Catch::Contains("] 100% (") &&
+                                          Catch::Contains("\r\033[K"));
     } else {
       CHECK_THAT(result.stdout_bytes, !Catch::Contains("verify: ["));
     }

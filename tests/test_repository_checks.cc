@@ -111,8 +111,7 @@ TEST_CASE("No target outside tests/ includes from tests/, and no tool adds a par
   CHECK(broken.stdout_bytes.find("tests/CMakeLists.txt") == std::string::npos);
 }
 
-TEST_CASE("docs/DESIGN.md's map names every file of lib/ and every public header",
-          "[repository]") {
+TEST_CASE("docs/DESIGN.md's map names every file of lib/ and every public header", "[repository]") {
   const ProcessResult tree = RunScript("check-design-map.py", kSource);
   INFO(tree.stdout_bytes << tree.stderr_bytes);
   CHECK(tree.exit_code == 0);
@@ -124,9 +123,9 @@ TEST_CASE("docs/DESIGN.md's map names every file of lib/ and every public header
                    "# Map\n\n### lib/ files\n\n| file | what |\n|---|---|\n"
                    "| `store.cc` | the store [`store.h`] |\n| `journal.{h,cc}` | records |\n"
                    "| `gone.cc` | removed long ago |\n\n## Next\n");
-  for (const char* file : {"lib/store.cc", "lib/journal.h", "lib/journal.cc", "lib/new.cc",
-                           "lib/io/posix_io.cc", "lib/CMakeLists.txt",
-                           "include/regionstore/store.h", "include/regionstore/c.h"}) {
+  for (const char* file :
+       {"lib/store.cc", "lib/journal.h", "lib/journal.cc", "lib/new.cc", "lib/io/posix_io.cc",
+        "lib/CMakeLists.txt", "include/regionstore/store.h", "include/regionstore/c.h"}) {
     WriteScratchText(root + "/" + file, "\n");
   }
   const ProcessResult broken = RunScript("check-design-map.py", root);

@@ -72,7 +72,8 @@ std::string RunAs(const User& user, const std::function<std::string()>& body) {
     if (std::string failed = Become(user); !failed.empty()) return failed;
     return body();
   });
-  if (!outcome.exited) return "the child was killed by signal " + std::to_string(outcome.term_signal);
+  if (!outcome.exited)
+    return "the child was killed by signal " + std::to_string(outcome.term_signal);
   return outcome.exit_code == 0 ? "" : "child: " + outcome.message;
 }
 
@@ -202,7 +203,8 @@ TEST_CASE("A writer refuses a sidecar another user made in a shared directory, n
           auto writer = Store::Open(path, OpenMode::kReadWrite);
           if (writer.ok()) return "A's writer opened the store with B's sidecar";
           const Status& s = writer.status();
-          if (s.code() != StatusCode::kInvalidArgument) return "not kInvalidArgument: " + s.ToString();
+          if (s.code() != StatusCode::kInvalidArgument)
+            return "not kInvalidArgument: " + s.ToString();
           if (s.message().find("uid 61002") == std::string::npos ||
               s.message().find("not trusted") == std::string::npos) {
             return "the message does not name B: " + s.ToString();
@@ -241,8 +243,8 @@ TEST_CASE("Readers do not trust a sidecar every user may write, and the next wri
     const int fd = ::open(side.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) return 5;
     const intent::PublicationBytes even = intent::EncodePublication(1ULL << 40);
-    const off_t at =
-        static_cast<off_t>(sidecar::kAreaOffset + uint64_t{intent::kPublicationEntry} * intent::kEntrySize);
+    const off_t at = static_cast<off_t>(sidecar::kAreaOffset +
+                                        uint64_t{intent::kPublicationEntry} * intent::kEntrySize);
     shared->ready.fetch_add(1);
     while (!shared->stop.load()) {
       if (::pwrite(fd, even.data(), even.size(), at) != static_cast<ssize_t>(even.size())) return 6;
@@ -274,7 +276,8 @@ TEST_CASE("Readers do not trust a sidecar every user may write, and the next wri
   INFO("loads " << loads << ", consistent " << loaded << ", busy " << busy);
   CHECK(mixed == 0);
   CHECK(busy == loads);
-  CHECK_THAT(untrusted, Catch::Contains("not trusted") && Catch::Contains("every user may write it"));
+  CHECK_THAT(untrusted,
+             Catch::Contains("not trusted") && Catch::Contains("every user may write it"));
   CHECK(shared->batches.load() > 1);
   // A's next writer refuses it.
   CHECK(RunAs(kA, [&]() -> std::string {
@@ -288,9 +291,10 @@ TEST_CASE("Readers do not trust a sidecar every user may write, and the next wri
         }) == "");
 }
 
-TEST_CASE("A reader in the store's group gets consistent sets and wake-ups, and cannot write "
-          "or truncate the sidecar",
-          "[sidecar][trust][loadset][wait][multiprocess]") {
+TEST_CASE(
+    "A reader in the store's group gets consistent sets and wake-ups, and cannot write "
+    "or truncate the sidecar",
+    "[sidecar][trust][loadset][wait][multiprocess]") {
   if (!RequireRootOrSkip()) return;
   const StoreDir where(0755, kUserA, kGroupA);
   const std::string &path = where.path, &side = where.side;
@@ -344,9 +348,10 @@ TEST_CASE("A reader in the store's group gets consistent sets and wake-ups, and 
   CHECK(after.st_size == static_cast<off_t>(sidecar::kSize));
 }
 
-TEST_CASE("A root writer hands the sidecar to the store's owner, and a root-owned one is "
-          "refused with its owner and the remedy named",
-          "[sidecar][trust][multiprocess]") {
+TEST_CASE(
+    "A root writer hands the sidecar to the store's owner, and a root-owned one is "
+    "refused with its owner and the remedy named",
+    "[sidecar][trust][multiprocess]") {
   if (!RequireRootOrSkip()) return;
   const StoreDir where(0755, kUserA, kGroupA);
   const std::string &path = where.path, &side = where.side;

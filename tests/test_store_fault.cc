@@ -1,9 +1,9 @@
 // Injected failures: a failed flush poisons the handle; a failed create
 // leaves nothing behind.
-#include <catch2/catch.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <csignal>
 
@@ -19,8 +19,8 @@ namespace {
 void ExpectPoisoned(Store& store) {
   CHECK(store.poisoned());
   const std::vector<std::byte> before = testing::ReadWholeFile(store.path());
-  for (Durability mode : {Durability::kNone, Durability::kAsync, Durability::kSync,
-                          Durability::kPwriteFdatasync}) {
+  for (Durability mode :
+       {Durability::kNone, Durability::kAsync, Durability::kSync, Durability::kPwriteFdatasync}) {
     Status status = store.Write(0, PatternBytes(8, 9), mode);
     CHECK(status.code() == StatusCode::kPoisoned);
     CHECK_THAT(status.message(), Catch::Contains("reopen"));
@@ -65,8 +65,8 @@ TEST_CASE("EIO from msync or fdatasync is returned and poisons the handle", "[st
       TestIo io;
       Store store = MustOpen(path, OpenMode::kReadWrite, &io);
       io.FailNth(c.op, 1, EIO);
-      Status status = c.flush ? store.Flush(100, data.size(), c.mode)
-                              : store.Write(100, data, c.mode);
+      Status status =
+          c.flush ? store.Flush(100, data.size(), c.mode) : store.Write(100, data, c.mode);
       INFO(status.ToString());
       CHECK(status.code() == StatusCode::kIOError);
       CHECK(status.sys_errno() == EIO);
@@ -101,8 +101,8 @@ TEST_CASE("A failure at any step of create leaves no file and no temp behind",
        "create: write superblock"},
       {"EIO at fsync", Op::kSync, EIO, StatusCode::kIOError, "create: fsync"},
       {"EIO at rename", Op::kRename, EIO, StatusCode::kIOError, "create: rename"},
-      {"EACCES creating the temp file", Op::kCreateExclusive, EACCES,
-       StatusCode::kPermissionDenied, "create: create temp file"},
+      {"EACCES creating the temp file", Op::kCreateExclusive, EACCES, StatusCode::kPermissionDenied,
+       "create: create temp file"},
   };
   for (const Case& c : cases) {
     DYNAMIC_SECTION(c.name) {

@@ -16,9 +16,9 @@
 #include "regionstore/checkpoint.h"
 #include "regionstore/store.h"
 #include "support/files.h"
+#include "support/skip.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
-#include "support/skip.h"
 
 namespace regionstore::testing {
 namespace {

@@ -21,7 +21,8 @@ uint64_t AlignUp(uint64_t value, uint64_t alignment) {
   return AlignDown(value + alignment - 1, alignment);
 }
 
-TEST_CASE("Writes land at data_offset + offset in every mode, and only there", "[store][write][long]") {
+TEST_CASE("Writes land at data_offset + offset in every mode, and only there",
+          "[store][write][long]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   // Not a page multiple, so a write ending on the last byte ends mid-page.

@@ -33,10 +33,10 @@
 #include <thread>
 #include <vector>
 
+#include "regionstore/io.h"
 #include "regionstore/store.h"
 #include "support/borrowed_mapping.h"
 #include "support/commit_payloads.h"
-#include "regionstore/io.h"
 #include "support/process.h"
 #include "support/shared_memory.h"
 #include "support/store_fixtures.h"

@@ -28,9 +28,9 @@
 #include "regionstore/temp_files.h"
 #include "support/files.h"
 #include "support/regionctl_runner.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
-#include "support/skip.h"
 
 namespace regionstore::testing {
 namespace {

@@ -14,7 +14,6 @@
 
 #include "regionstore/io.h"
 #include "support/files.h"
-#include "regionstore/io.h"
 #include "support/syscall_hook.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
@@ -121,11 +120,25 @@ TEST_CASE("ForwardingFile and ForwardingMapping pass every call to the wrapped o
   mapping.ResetPageTables(0, 4);
   static_cast<void>(mapping.WaitWord(0, 0, 0));
   mapping.WakeWord(0);
-  const std::vector<std::string> expected = {
-      "path",           "ReadAt",   "WriteAt",      "WriteGatherAt",   "StartWriteback",
-      "Allocate",       "DataSync", "Sync",         "LockExclusive",   "HasWriter",
-      "Stat",           "Map",            "data",     "size",         "Sync",            "PrepareWrite",
-      "ResetPageTables", "WaitWord", "WakeWord"};
+  const std::vector<std::string> expected = {"path",
+                                             "ReadAt",
+                                             "WriteAt",
+                                             "WriteGatherAt",
+                                             "StartWriteback",
+                                             "Allocate",
+                                             "DataSync",
+                                             "Sync",
+                                             "LockExclusive",
+                                             "HasWriter",
+                                             "Stat",
+                                             "Map",
+                                             "data",
+                                             "size",
+                                             "Sync",
+                                             "PrepareWrite",
+                                             "ResetPageTables",
+                                             "WaitWord",
+                                             "WakeWord"};
   CHECK(calls == expected);
 }
 

@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
+#include "regionstore/io.h"
 #include "regionstore/store.h"
 #include "support/files.h"
-#include "regionstore/io.h"
 #include "support/mutation_scope.h"
 #include "support/process.h"
 #include "support/store_fixtures.h"

@@ -2,7 +2,6 @@
  * one checkpoint region, commits a record durably, loads it back (asking
  * its length first) and checks it. Usage: c-consumer PATH */
 #include <regionstore/c.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +28,7 @@ int main(int argc, char** argv) {
   if (rs_open(argv[1], 1, NULL, &store) != RS_OK) return fail("open");
   const char record[] = "step 42: loss 0.125";
   uint64_t generation = 0;
-  if (rs_commit(store, "state", record, sizeof record, RS_PWRITE_FDATASYNC, &generation) !=
-      RS_OK) {
+  if (rs_commit(store, "state", record, sizeof record, RS_PWRITE_FDATASYNC, &generation) != RS_OK) {
     rs_close(store);
     return fail("commit");
   }

@@ -4,9 +4,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <span>
-#include <cstring>
 #include <string>
 #include <vector>
 

@@ -13,8 +13,10 @@ int main() {
   for (const char* text : {"v1", "v2", "v3"}) {
     // kNone: survives kill -9 (the page cache has it), not a power loss;
     // kSync or kPwriteFdatasync: survives both once it returns.
-    const uint64_t generation = Must(store.Commit("config", Bytes(text), Durability::kSync), "commit");
-    std::printf("commits: '%s' is generation %llu\n", text, static_cast<unsigned long long>(generation));
+    const uint64_t generation =
+        Must(store.Commit("config", Bytes(text), Durability::kSync), "commit");
+    std::printf("commits: '%s' is generation %llu\n", text,
+                static_cast<unsigned long long>(generation));
   }
   std::vector<std::byte> newest;
   const CheckpointMeta meta = Must(store.Load("config", newest), "load");

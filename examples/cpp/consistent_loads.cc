@@ -18,7 +18,8 @@ int main() {
     for (int i = 1; i <= 2000; ++i) {
       const std::string text = std::to_string(i);
       const std::span<const std::byte> piece[] = {Bytes(text)};
-      const BatchMember members[] = {{"a", PayloadPieces(piece, 1)}, {"b", PayloadPieces(piece, 1)}};
+      const BatchMember members[] = {{"a", PayloadPieces(piece, 1)},
+                                     {"b", PayloadPieces(piece, 1)}};
       Must(store.CommitBatch(members, Durability::kNone), "commit batch");
     }
     _exit(0);

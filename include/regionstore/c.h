@@ -40,7 +40,7 @@ typedef enum rs_code {
   RS_UNSUPPORTED_VERSION = 6,
   RS_NO_SPACE = 7,
   RS_IO_ERROR = 8,
-  RS_BUSY = 9,     /* another writer holds the store; or LoadSet raced it */
+  RS_BUSY = 9,      /* another writer holds the store; or LoadSet raced it */
   RS_POISONED = 10, /* an earlier flush failed: close and reopen */
   RS_TORN_COMMIT = 11,
   RS_SHARED_EXTENTS = 12,
@@ -69,7 +69,11 @@ typedef enum rs_durability {
   RS_PWRITE_FDATASYNC = 3
 } rs_durability;
 
-typedef enum rs_slot_layout { RS_LAYOUT_AUTO = 0, RS_LAYOUT_COMPACT = 1, RS_LAYOUT_ALIGNED = 2 } rs_slot_layout;
+typedef enum rs_slot_layout {
+  RS_LAYOUT_AUTO = 0,
+  RS_LAYOUT_COMPACT = 1,
+  RS_LAYOUT_ALIGNED = 2
+} rs_slot_layout;
 
 typedef struct rs_store rs_store;
 typedef struct rs_pending rs_pending; /* a streaming commit (Store::BeginCommit) */
@@ -85,7 +89,7 @@ typedef struct rs_create_options {
   uint32_t protocol; /* 2 (default) or 1 */
   const rs_checkpoint_spec* checkpoints;
   size_t checkpoint_count;
-  int batch_log;        /* protocol 1: reserve a batch log */
+  int batch_log;         /* protocol 1: reserve a batch log */
   uint64_t journal_size; /* protocol 2: 0 for the default 4 MiB */
   int replace_existing;
 } rs_create_options;
@@ -158,7 +162,8 @@ RS_API uint64_t rs_data_size(const rs_store* store);
 RS_API rs_code rs_write(rs_store* store, uint64_t offset, const void* data, size_t length,
                         rs_durability durability);
 RS_API rs_code rs_read(const rs_store* store, uint64_t offset, void* out, size_t length);
-RS_API rs_code rs_flush(rs_store* store, uint64_t offset, uint64_t length, rs_durability durability);
+RS_API rs_code rs_flush(rs_store* store, uint64_t offset, uint64_t length,
+                        rs_durability durability);
 /* Views point into the store's mapping until rs_close. */
 RS_API rs_code rs_view(const rs_store* store, uint64_t offset, uint64_t length, const void** out);
 RS_API rs_code rs_mutable_view(rs_store* store, uint64_t offset, uint64_t length, void** out);

@@ -61,8 +61,8 @@ class [[nodiscard]] REGIONSTORE_EXPORT Status {
 
   static Status Ok() { return Status(); }
   // A failure with no OS error behind it.
-  static Status Error(StatusCode code, std::string operation, std::string path,
-                      std::string message, int sys_errno = 0);
+  static Status Error(StatusCode code, std::string operation, std::string path, std::string message,
+                      int sys_errno = 0);
   // A failure reported by the OS: the code is derived from `sys_errno`
   // (ENOENT -> kNotFound, ENOSPC -> kNoSpace, EACCES -> kPermissionDenied,
   // EEXIST -> kAlreadyExists, anything else -> kIOError).
@@ -98,7 +98,8 @@ class [[nodiscard]] REGIONSTORE_EXPORT Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : storage_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value)
+      : storage_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
   Result(Status error) : storage_(std::in_place_index<1>, std::move(error)) {  // NOLINT
     assert(!std::get<1>(storage_).ok() && "a Result needs a value or a failed Status");
   }

@@ -285,11 +285,11 @@ struct CopyOptions {
 // What Store::CopyTo wrote.
 struct CopyReport {
   uint32_t protocol = 0;
-  uint64_t regions = 0;              // every region of the source
-  uint64_t regions_committed = 0;    // those that held a commit to copy
-  uint64_t payload_bytes = 0;        // their payloads
-  uint64_t data_bytes = 0;           // the source's data area, copied
-  uint64_t file_size = 0;            // of the new store
+  uint64_t regions = 0;            // every region of the source
+  uint64_t regions_committed = 0;  // those that held a commit to copy
+  uint64_t payload_bytes = 0;      // their payloads
+  uint64_t data_bytes = 0;         // the source's data area, copied
+  uint64_t file_size = 0;          // of the new store
 };
 
 // Threads and processes. A Store is not internally synchronised; on one
@@ -438,19 +438,16 @@ class REGIONSTORE_EXPORT Store {
 
   // A writable view of [offset, offset + length) of the data area, for
   // working on the data where it lives (the store's own bytes: whatever a
-  // store through it leaves there is what Flush and readers see): stores through it are raw writes in
-  // kNone (they reach the page cache the file shares at once, survive a
-  // kill, and reach the disk when the kernel writes them back), and
-  // Flush(offset, length, mode) makes them durable with one barrier in kSync
-  // (msync of the covering pages) or kPwriteFdatasync (fdatasync); kAsync
-  // only starts writeback, as for Write. Not atomic under a crash, like
-  // Write. Valid for the life of the handle: a move keeps it valid (the
-  // mapping moves with the handle), destroying the Store unmaps it. A
-  // durable Flush, and a kSync Write, drop the page-table entries of the
-  // range they synced: the view stays valid, and its next store maps the
-  // page again (docs/BENCH-LAB.md). Same threading rules as Write. Errors:
-  // kInvalidArgument (range outside the data area, or a read-only store),
-  // kPoisoned.
+  // store through it leaves there is what Flush and readers see): stores through it are raw writes
+  // in kNone (they reach the page cache the file shares at once, survive a kill, and reach the disk
+  // when the kernel writes them back), and Flush(offset, length, mode) makes them durable with one
+  // barrier in kSync (msync of the covering pages) or kPwriteFdatasync (fdatasync); kAsync only
+  // starts writeback, as for Write. Not atomic under a crash, like Write. Valid for the life of the
+  // handle: a move keeps it valid (the mapping moves with the handle), destroying the Store unmaps
+  // it. A durable Flush, and a kSync Write, drop the page-table entries of the range they synced:
+  // the view stays valid, and its next store maps the page again (docs/BENCH-LAB.md). Same
+  // threading rules as Write. Errors: kInvalidArgument (range outside the data area, or a read-only
+  // store), kPoisoned.
   Result<std::span<std::byte>> MutableView(uint64_t offset, uint64_t length);
 
   // --- Checkpoint regions (see checkpoint.h for G1-G3 and each mode's path)

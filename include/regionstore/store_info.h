@@ -43,10 +43,10 @@ REGIONSTORE_EXPORT std::string_view SlotLayoutName(SlotLayout layout);
 // without any).
 struct RegionEntry {
   std::string name;
-  uint64_t capacity = 0;      // largest payload a commit may hold
+  uint64_t capacity = 0;  // largest payload a commit may hold
   uint32_t slot_count = 0;
-  uint64_t slots_offset = 0;  // file offset of slot 0
-  uint64_t slot_stride = 0;   // bytes from one slot to the next
+  uint64_t slots_offset = 0;                 // file offset of slot 0
+  uint64_t slot_stride = 0;                  // bytes from one slot to the next
   SlotLayout layout = SlotLayout::kAligned;  // kAligned or kCompact
   // Slots start on and span multiples of this: 65536 for kAligned; for
   // kCompact, the creating host's page size (4096 on x86-64).

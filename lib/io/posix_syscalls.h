@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <sys/types.h>
 #include <sys/uio.h>
-
 #include <time.h>
 
 #include <cstddef>

@@ -65,21 +65,36 @@ namespace {
 // The class of regionstore._errors that maps `code`.
 const char* ErrorClass(rs::StatusCode code) {
   switch (code) {
-    case rs::StatusCode::kOk: break;
-    case rs::StatusCode::kInvalidArgument: return "InvalidArgument";
-    case rs::StatusCode::kNotFound: return "NotFound";
-    case rs::StatusCode::kPermissionDenied: return "PermissionDenied";
-    case rs::StatusCode::kAlreadyExists: return "AlreadyExists";
-    case rs::StatusCode::kCorruption: return "Corruption";
-    case rs::StatusCode::kUnsupportedVersion: return "UnsupportedVersion";
-    case rs::StatusCode::kNoSpace: return "NoSpace";
-    case rs::StatusCode::kIOError: return "IOError";
-    case rs::StatusCode::kBusy: return "Busy";
-    case rs::StatusCode::kPoisoned: return "Poisoned";
-    case rs::StatusCode::kTornCommit: return "TornCommit";
-    case rs::StatusCode::kSharedExtents: return "SharedExtents";
-    case rs::StatusCode::kTimedOut: return "TimedOut";
-    case rs::StatusCode::kStoreReplaced: return "StoreReplaced";
+    case rs::StatusCode::kOk:
+      break;
+    case rs::StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case rs::StatusCode::kNotFound:
+      return "NotFound";
+    case rs::StatusCode::kPermissionDenied:
+      return "PermissionDenied";
+    case rs::StatusCode::kAlreadyExists:
+      return "AlreadyExists";
+    case rs::StatusCode::kCorruption:
+      return "Corruption";
+    case rs::StatusCode::kUnsupportedVersion:
+      return "UnsupportedVersion";
+    case rs::StatusCode::kNoSpace:
+      return "NoSpace";
+    case rs::StatusCode::kIOError:
+      return "IOError";
+    case rs::StatusCode::kBusy:
+      return "Busy";
+    case rs::StatusCode::kPoisoned:
+      return "Poisoned";
+    case rs::StatusCode::kTornCommit:
+      return "TornCommit";
+    case rs::StatusCode::kSharedExtents:
+      return "SharedExtents";
+    case rs::StatusCode::kTimedOut:
+      return "TimedOut";
+    case rs::StatusCode::kStoreReplaced:
+      return "StoreReplaced";
   }
   return "Error";
 }
@@ -148,8 +163,9 @@ rs::Durability ParseMode(const py::object& mode) {
   try {
     return mode.cast<rs::Durability>();
   } catch (const py::cast_error&) {
-    throw py::type_error("durability must be a str ('none', 'async', 'sync', "
-                         "'pwrite-fdatasync') or a regionstore.Durability");
+    throw py::type_error(
+        "durability must be a str ('none', 'async', 'sync', "
+        "'pwrite-fdatasync') or a regionstore.Durability");
   }
 }
 
@@ -158,8 +174,8 @@ py::bytes BytesOf(const std::vector<std::byte>& bytes) {
 }
 
 [[noreturn]] void RaiseOverflow(const std::string& name, const std::string& text, uint64_t max) {
-  PyErr_SetString(PyExc_OverflowError, (name + " must be at most " + std::to_string(max) +
-                                        ", not " + text).c_str());
+  PyErr_SetString(PyExc_OverflowError,
+                  (name + " must be at most " + std::to_string(max) + ", not " + text).c_str());
   throw py::error_already_set();
 }
 
@@ -255,8 +271,12 @@ class ViewExport {
  public:
   ViewExport(std::shared_ptr<Handle> handle, std::byte* data, size_t length, bool readonly,
              py::object owner, std::function<void()> on_release)
-      : handle_(std::move(handle)), owner_(std::move(owner)), on_release_(std::move(on_release)),
-        data_(data), length_(length), readonly_(readonly) {
+      : handle_(std::move(handle)),
+        owner_(std::move(owner)),
+        on_release_(std::move(on_release)),
+        data_(data),
+        length_(length),
+        readonly_(readonly) {
     ++handle_->views;
   }
   ViewExport(const ViewExport&) = delete;
@@ -437,8 +457,9 @@ class StoreObject {
     const uint64_t offset = Unsigned(offset_arg, "offset");
     const rs::Durability durability = ParseMode(mode);
     Buffer buffer(data, false);
-    Check(Changing(*handle_,
-                   [&](rs::Store& store) { return store.Write(offset, buffer.bytes(), durability); }));
+    Check(Changing(*handle_, [&](rs::Store& store) {
+      return store.Write(offset, buffer.bytes(), durability);
+    }));
   }
 
   py::bytes Read(const IntArg& offset_arg, const IntArg& length_arg) {
@@ -490,9 +511,9 @@ class StoreObject {
                return store.MutableView(offset, span);
              })).data();
     } else {
-      data = const_cast<std::byte*>(
-          Take(Reading(*handle_, [&](rs::Store& store) { return store.View(offset, span); }))
-              .data());
+      data = const_cast<std::byte*>(Take(Reading(*handle_, [&](rs::Store& store) {
+                                      return store.View(offset, span);
+                                    })).data());
     }
     return Export(handle_, data, span, !writable);
   }
@@ -500,14 +521,15 @@ class StoreObject {
   uint64_t Commit(std::string_view name, const py::buffer& data, const py::object& mode) {
     const rs::Durability durability = ParseMode(mode);
     Buffer buffer(data, false);
-    return Take(Changing(
-        *handle_, [&](rs::Store& store) { return store.Commit(name, buffer.bytes(), durability); }));
+    return Take(Changing(*handle_, [&](rs::Store& store) {
+      return store.Commit(name, buffer.bytes(), durability);
+    }));
   }
 
   std::unique_ptr<PendingObject> BeginCommit(std::string_view name, const IntArg& max_length_arg) {
     const uint64_t max_length = Unsigned(max_length_arg, "max_length");
-    rs::PendingCommit pending = Take(Changing(
-        *handle_, [&](rs::Store& store) { return store.BeginCommit(name, max_length); }));
+    rs::PendingCommit pending = Take(
+        Changing(*handle_, [&](rs::Store& store) { return store.BeginCommit(name, max_length); }));
     return std::make_unique<PendingObject>(handle_, std::move(pending));
   }
 
@@ -578,8 +600,8 @@ class StoreObject {
   py::dict LoadSet(const std::vector<std::string>& names, bool with_meta) {
     std::vector<std::string_view> views(names.begin(), names.end());
     std::vector<std::vector<std::byte>> copies;
-    const std::vector<rs::CheckpointMeta> metas = Take(
-        Reading(*handle_, [&](rs::Store& store) { return store.LoadSet(views, copies); }));
+    const std::vector<rs::CheckpointMeta> metas =
+        Take(Reading(*handle_, [&](rs::Store& store) { return store.LoadSet(views, copies); }));
     py::dict result;
     for (size_t i = 0; i < names.size(); ++i) {
       if (with_meta) {
@@ -685,8 +707,8 @@ void Create(const std::filesystem::path& path, const IntArg& size_arg,
             const IntArg& journal_size, bool replace) {
   const uint64_t size = Unsigned(size_arg, "size");
   rs::CreateOptions options;
-  options.protocol = static_cast<uint32_t>(
-      Unsigned(protocol, "protocol", std::numeric_limits<uint32_t>::max()));
+  options.protocol =
+      static_cast<uint32_t>(Unsigned(protocol, "protocol", std::numeric_limits<uint32_t>::max()));
   options.batch_log = batch_log;
   options.journal_size = Unsigned(journal_size, "journal_size");
   options.replace_existing = replace;
@@ -706,8 +728,9 @@ void Create(const std::filesystem::path& path, const IntArg& size_arg,
         capacity = entry[1];
         if (entry.size() == 3) layout = entry[2].cast<std::string>();
       } catch (const py::cast_error&) {
-        throw py::type_error("a checkpoint is (str name, int capacity >= 0) or (name, capacity, "
-                             "'auto'|'compact'|'aligned')");
+        throw py::type_error(
+            "a checkpoint is (str name, int capacity >= 0) or (name, capacity, "
+            "'auto'|'compact'|'aligned')");
       }
       spec.capacity = Unsigned(IntArg{capacity}, "the capacity of checkpoint '" + spec.name + "'");
       if (layout == "compact") {
@@ -731,8 +754,9 @@ void Create(const std::filesystem::path& path, const IntArg& size_arg,
   Check(status);
 }
 
-std::unique_ptr<StoreObject> Open(const std::filesystem::path& path, std::string_view mode, bool follow_symlinks,
-                                  bool wake_waiters, bool allow_shared_extents) {
+std::unique_ptr<StoreObject> Open(const std::filesystem::path& path, std::string_view mode,
+                                  bool follow_symlinks, bool wake_waiters,
+                                  bool allow_shared_extents) {
   rs::OpenMode open_mode = rs::OpenMode::kReadOnly;
   if (mode == "rw") {
     open_mode = rs::OpenMode::kReadWrite;
@@ -793,8 +817,9 @@ PYBIND11_MODULE(_regionstore, m) {
       .value("SYNC", rs::Durability::kSync)
       .value("PWRITE_FDATASYNC", rs::Durability::kPwriteFdatasync);
 
-  py::class_<rs::CheckpointMeta>(m, "Meta", "What a load returned: the commit's generation, "
-                                            "length and time, and what it skipped.")
+  py::class_<rs::CheckpointMeta>(m, "Meta",
+                                 "What a load returned: the commit's generation, "
+                                 "length and time, and what it skipped.")
       .def_readonly("generation", &rs::CheckpointMeta::generation,
                     "The commit's generation: 1 for a region's first commit, +1 for each next.")
       .def_readonly("length", &rs::CheckpointMeta::length, "The payload's length in bytes.")
@@ -807,8 +832,9 @@ PYBIND11_MODULE(_regionstore, m) {
                     "Non-zero: a newer commit belongs to this batch, which has not completed.")
       .def("__repr__", &MetaRepr);
 
-  py::class_<rs::RegionReport>(m, "RegionInfo", "One checkpoint region: its capacity and its "
-                                                "newest valid commit, if any.")
+  py::class_<rs::RegionReport>(m, "RegionInfo",
+                               "One checkpoint region: its capacity and its "
+                               "newest valid commit, if any.")
       .def_readonly("name", &rs::RegionReport::name, "The region's name.")
       .def_readonly("capacity", &rs::RegionReport::capacity,
                     "The largest payload a commit may hold, in bytes.")
@@ -838,12 +864,10 @@ PYBIND11_MODULE(_regionstore, m) {
                             "through `payload`\n(a writable memoryview of the target slot: no "
                             "copy) or append(), then finish().\nAs a context manager it aborts "
                             "on leaving unless finished.")
-      .def_property_readonly("payload",
-                             [](py::object self) {
-                               return self.cast<PendingObject&>().Payload(self);
-                             },
-                             "A writable memoryview of the slot's payload area, max_length bytes. "
-                             "Release it\nbefore finish() or abort() (BufferError otherwise).")
+      .def_property_readonly(
+          "payload", [](py::object self) { return self.cast<PendingObject&>().Payload(self); },
+          "A writable memoryview of the slot's payload area, max_length bytes. "
+          "Release it\nbefore finish() or abort() (BufferError otherwise).")
       .def("append", &PendingObject::Append, py::arg("data"),
            "Writes a buffer after what was appended so far (pwrite); InvalidArgument past "
            "max_length.")
@@ -851,8 +875,7 @@ PYBIND11_MODULE(_regionstore, m) {
                              "Bytes written by append() so far.")
       .def_property_readonly("payload_views", &PendingObject::payload_views,
                              "How many payload memoryviews are alive.")
-      .def_property_readonly("pending", &PendingObject::pending,
-                             "True until finish() or abort().")
+      .def_property_readonly("pending", &PendingObject::pending, "True until finish() or abort().")
       .def("finish", &PendingObject::Finish, py::arg("length") = py::none(),
            py::arg("durability") = "none",
            "Commits the payload area's first `length` bytes (default: what append() wrote) as "
@@ -872,19 +895,21 @@ PYBIND11_MODULE(_regionstore, m) {
           "Aborts the commit unless it was finished (BufferError if its payload is still "
           "viewed,\nunless the block is left by an exception, which then goes through).");
 
-  py::class_<StoreObject>(m, "Store",
-                          "An open store: one file mapped MAP_SHARED for the life of the handle.\n\n"
-                          "Get one from regionstore.open(path, 'r' or 'rw'); use it as a context "
-                          "manager,\nwhich closes it. A store opened 'rw' is the store's one "
-                          "writer; 'r' handles\nare readers, in this process or others. The calls "
-                          "that do I/O or wait release\nthe GIL; Python threads may share a handle.")
+  py::class_<StoreObject>(
+      m, "Store",
+      "An open store: one file mapped MAP_SHARED for the life of the handle.\n\n"
+      "Get one from regionstore.open(path, 'r' or 'rw'); use it as a context "
+      "manager,\nwhich closes it. A store opened 'rw' is the store's one "
+      "writer; 'r' handles\nare readers, in this process or others. The calls "
+      "that do I/O or wait release\nthe GIL; Python threads may share a handle.")
       .def("close", &StoreObject::Close,
            "Closes the handle: unmaps the file and releases the writer's lock. Raises "
            "BufferError,\nand stays open, while a view's memoryview is alive. Closing twice does "
            "nothing.")
       .def_property_readonly("closed", &StoreObject::closed, "True once close() succeeded.")
-      .def_property_readonly("exported_views", &StoreObject::exported_views,
-                             "How many views' memoryviews are alive (close() refuses while any is).")
+      .def_property_readonly(
+          "exported_views", &StoreObject::exported_views,
+          "How many views' memoryviews are alive (close() refuses while any is).")
       .def("__enter__", [](py::object self) { return self; })
       .def(
           "__exit__",
@@ -916,8 +941,8 @@ PYBIND11_MODULE(_regionstore, m) {
            "Returns `length` bytes of the data area from `offset`, as bytes.")
       .def("read_into", &StoreObject::ReadInto, py::arg("offset"), py::arg("buffer"),
            "Fills a writable buffer with the data area's bytes from `offset`.")
-      .def("flush", &StoreObject::Flush, py::arg("offset") = 0,
-           py::arg("length") = py::none(), py::arg("durability") = "sync",
+      .def("flush", &StoreObject::Flush, py::arg("offset") = 0, py::arg("length") = py::none(),
+           py::arg("durability") = "sync",
            "Makes the data area's range durable as `durability` says (default: the rest of the "
            "data\narea, 'sync'): for stores through a mutable view.")
       .def(

@@ -11,13 +11,13 @@
 
 static int failures = 0;
 
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
-      ++failures;                                                                \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__,     \
-              __LINE__, #cond, rs_last_error());                                 \
-    }                                                                            \
+#define CHECK(cond)                                                                           \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      ++failures;                                                                             \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond, \
+              rs_last_error());                                                               \
+    }                                                                                         \
   } while (0)
 
 static void fill(unsigned char* bytes, size_t length, unsigned seed) {
@@ -62,7 +62,8 @@ static void test_store(const char* dir) {
   unsigned char bytes[4096], back[4096];
   fill(bytes, sizeof bytes, 1);
   for (int mode = RS_NONE; mode <= RS_PWRITE_FDATASYNC; ++mode) {
-    CHECK(rs_write(store, 4096u * (unsigned)mode, bytes, sizeof bytes, (rs_durability)mode) == RS_OK);
+    CHECK(rs_write(store, 4096u * (unsigned)mode, bytes, sizeof bytes, (rs_durability)mode) ==
+          RS_OK);
     CHECK(rs_read(store, 4096u * (unsigned)mode, back, sizeof back) == RS_OK);
     CHECK(memcmp(bytes, back, sizeof bytes) == 0);
   }

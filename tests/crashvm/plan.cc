@@ -332,8 +332,8 @@ namespace {
 // "commits-p2-barrier-header-only" -> "commits-barrier-header-only".
 std::string WithoutProtocol2(std::string_view workload) {
   std::string name(workload);
-  if (const size_t at = name.find("-p2"); at != std::string::npos &&
-                                          (at + 3 == name.size() || name[at + 3] == '-')) {
+  if (const size_t at = name.find("-p2");
+      at != std::string::npos && (at + 3 == name.size() || name[at + 3] == '-')) {
     name.erase(at, 3);
   }
   return name;

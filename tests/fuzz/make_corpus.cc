@@ -55,8 +55,7 @@ bool Check(const regionstore::Status& status, const char* what) {
 // A store made by the library: `regions` with a commit in each region
 // listed in `commits` (name, length).
 bool MakeStore(const fs::path& path, uint64_t data_size, const std::vector<CheckpointSpec>& regions,
-               const std::vector<std::pair<std::string, size_t>>& commits,
-               uint32_t protocol = 1) {
+               const std::vector<std::pair<std::string, size_t>>& commits, uint32_t protocol = 1) {
   fs::remove(path);
   fs::remove(path.string() + ".shm");
   CreateOptions options;

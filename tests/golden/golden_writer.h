@@ -29,7 +29,6 @@
 #include "regionstore/io.h"
 #include "regionstore/status.h"
 #include "regionstore/store.h"
-#include "regionstore/io.h"
 
 namespace regionstore::golden {
 
@@ -76,8 +75,8 @@ struct GoldenStore {
   // Checked in as `file_name` + ".tar.gz" (too large raw; the build extracts
   // it, see tests/CMakeLists.txt), not as the file itself.
   bool archived = false;
-  bool batch_log = false;  // CreateOptions::batch_log
-  uint32_t protocol = 1;   // CreateOptions::protocol
+  bool batch_log = false;     // CreateOptions::batch_log
+  uint32_t protocol = 1;      // CreateOptions::protocol
   uint64_t journal_size = 0;  // CreateOptions::journal_size
 };
 
@@ -304,9 +303,9 @@ inline Status WriteGoldenStore(const std::string& directory, const GoldenStore& 
   if (!area) return Status::Ok();
   auto file = Io::Default()->Open(path, OpenMode::kReadWrite, SymlinkPolicy::kRefuse);
   if (!file.ok()) return file.status();
-  const std::vector<std::byte> zeros(
-      store.batch_log || store.protocol == 2 ? intent::kWatermarkEntries[0] * intent::kEntrySize
-                                             : intent::kAreaSize);
+  const std::vector<std::byte> zeros(store.batch_log || store.protocol == 2
+                                         ? intent::kWatermarkEntries[0] * intent::kEntrySize
+                                         : intent::kAreaSize);
   if (Status s = (*file)->WriteAt(*area, zeros); !s.ok()) return s;
   return (*file)->DataSync();
 }

@@ -248,8 +248,9 @@ SpecStore DecodeBySpec(const std::vector<std::byte>& file) {
   const uint64_t data_end = store.data_offset + RoundUp(store.data_size, 65536);
   if (store.file_size % 65536 != 0 || store.file_size < data_end) return refuse("file_size");
   // Steps 8 and 9.
-  if (compat_flags == 0 && (!AllZeroIn(file, 100, 104) || (!journal && !AllZeroIn(file, 104, 112)) ||
-                            !AllZeroIn(file, 112, 4088))) {
+  if (compat_flags == 0 &&
+      (!AllZeroIn(file, 100, 104) || (!journal && !AllZeroIn(file, 104, 112)) ||
+       !AllZeroIn(file, 112, 4088))) {
     return refuse("reserved bytes");
   }
   if (store.file_size != file.size()) return refuse("file_size is not the file's size");

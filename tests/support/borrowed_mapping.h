@@ -10,7 +10,6 @@
 
 #include "regionstore/io.h"
 #include "regionstore/store.h"
-#include "regionstore/io.h"
 
 namespace regionstore::testing {
 

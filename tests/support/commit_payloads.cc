@@ -8,7 +8,6 @@
 
 namespace regionstore::testing {
 
-
 // splitmix64's finaliser: a cheap, well-mixed function of one word.
 uint64_t Mix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;

@@ -49,8 +49,12 @@ uint64_t FirstWord(std::span<const std::byte> bytes);
 // pipe failed.
 enum ChildError : int {
   kChildOk = 0,
-  kChildOpenFailed = 10, kChildLoadFailed, kChildUnexpectedGeneration,
-  kChildCommitFailed, kChildCommitGeneration, kChildPipeFailed,
+  kChildOpenFailed = 10,
+  kChildLoadFailed,
+  kChildUnexpectedGeneration,
+  kChildCommitFailed,
+  kChildCommitGeneration,
+  kChildPipeFailed,
 };
 static_assert(kChildPipeFailed == 15);
 

@@ -80,10 +80,10 @@ class CrashSim final : public Io {
   bool has_sidecar() const { return sidecar_.exists(); }
 
   enum class ImageKind {
-    kRandom,         // every pending unit: any version, or a mix of two
-    kOneStale,       // every pending unit newest, except one random one durable
-    kOnlyUnitNew,    // every unit durable, except `unit`: newest
-    kOnlyUnitOld,    // every pending unit newest, except `unit`: durable
+    kRandom,       // every pending unit: any version, or a mix of two
+    kOneStale,     // every pending unit newest, except one random one durable
+    kOnlyUnitNew,  // every unit durable, except `unit`: newest
+    kOnlyUnitOld,  // every pending unit newest, except `unit`: durable
   };
   // A power-loss image of the file. `unit` is for the kOnlyUnit kinds.
   std::vector<std::byte> Image(std::mt19937_64& rng, ImageKind kind, uint64_t unit = 0) const;

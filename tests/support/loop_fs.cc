@@ -128,7 +128,8 @@ std::unique_ptr<LoopFs> MountLoopFs(const TempDir& dir, FsKind kind, uint64_t si
   REQUIRE(std::filesystem::create_directory(fs->path()));
   // Once per process is enough; a second unshare only makes another one.
   static const bool private_namespace =
-      ::unshare(CLONE_NEWNS) == 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;
+      ::unshare(CLONE_NEWNS) == 0 &&
+      ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;
   if (!private_namespace) {
     SKIP_CASE("cannot make a private mount namespace: " << std::strerror(errno));
     return nullptr;
@@ -138,7 +139,7 @@ std::unique_ptr<LoopFs> MountLoopFs(const TempDir& dir, FsKind kind, uint64_t si
   if (mounted.exit_code != 0) {
     ::umount2(fs->path().c_str(), MNT_DETACH);
     SKIP_CASE("cannot loop-mount a " << name << " image here (exit " << mounted.exit_code
-                                         << "): " << mounted.stderr_bytes);
+                                     << "): " << mounted.stderr_bytes);
     return nullptr;
   }
   fs->mounted_ = true;

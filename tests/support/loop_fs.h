@@ -27,7 +27,8 @@ std::string MakeFilesystem(FsKind kind, const std::string& image, uint64_t size)
 // a failed assertion.
 class LoopFs {
  public:
-  LoopFs(FsKind kind, std::string mount_point) : kind_(kind), mount_point_(std::move(mount_point)) {}
+  LoopFs(FsKind kind, std::string mount_point)
+      : kind_(kind), mount_point_(std::move(mount_point)) {}
   ~LoopFs();
   LoopFs(const LoopFs&) = delete;
   LoopFs& operator=(const LoopFs&) = delete;

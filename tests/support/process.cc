@@ -205,8 +205,6 @@ ProcessResult RunProcess(const std::string& program, const std::vector<std::stri
   return result;
 }
 
-
-
 int RunInChild(const std::function<int()>& body) {
   const pid_t child = ::fork();
   REQUIRE(child >= 0);

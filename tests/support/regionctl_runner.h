@@ -25,8 +25,14 @@ namespace regionstore::testing {
 // regionctl's exit codes: a fixed contract other tools rely on. Compared
 // with ProcessResult::exit_code as ints.
 enum RegionctlExit : int {
-  kExitSuccess = 0, kExitFailure = 1, kExitUsage = 2, kExitInvalidStore = 3, kExitBusy = 4,
-  kExitTimedOut = 5, kExitTornCommit = 6, kExitChangedReportLost = 7,
+  kExitSuccess = 0,
+  kExitFailure = 1,
+  kExitUsage = 2,
+  kExitInvalidStore = 3,
+  kExitBusy = 4,
+  kExitTimedOut = 5,
+  kExitTornCommit = 6,
+  kExitChangedReportLost = 7,
 };
 
 // Runs regionctl with `args`, feeding `stdin_bytes` (or /dev/null) to its

@@ -16,8 +16,7 @@
 
 namespace regionstore::testing {
 
-std::string CreateStore(const TempDir& dir, const std::string& name,
-                        const std::string& size_text) {
+std::string CreateStore(const TempDir& dir, const std::string& name, const std::string& size_text) {
   std::string path = dir.File(name);
   RequireSuccess(Regionctl({"create", path, "--size", size_text}));
   return path;
@@ -123,7 +122,7 @@ nlohmann::json RegionJsonNamed(const nlohmann::json& document, const std::string
 void TearPayload(const std::string& path, const RegionEntry& region, uint32_t index, uint64_t from,
                  uint64_t to) {
   PwriteFile(path, slot::PayloadFileOffset(region, index) + from,
-           std::vector<std::byte>(to - from, std::byte{0}));
+             std::vector<std::byte>(to - from, std::byte{0}));
 }
 
 uint32_t ActiveSlot(const std::string& path, const std::string& name) {

@@ -29,8 +29,8 @@ inline constexpr uint64_t kKiB = 1024;
 inline constexpr uint64_t kMiB = 1024 * kKiB;
 
 // Every durability mode, in the order of the enum.
-inline constexpr Durability kAllModes[] = {Durability::kNone, Durability::kAsync,
-                                           Durability::kSync, Durability::kPwriteFdatasync};
+inline constexpr Durability kAllModes[] = {Durability::kNone, Durability::kAsync, Durability::kSync,
+                                           Durability::kPwriteFdatasync};
 
 // What Create gives a store made with default options (protocol 2) and at
 // most a few thousand regions: these incompat flags (besides compact slots

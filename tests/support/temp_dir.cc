@@ -94,8 +94,8 @@ std::string ScratchFilesystemProblem() {
   }
   const auto actual = static_cast<uint32_t>(fs.f_type);
   if (actual != expected) {
-    problem << base.string() << " is a filesystem of type 0x" << std::hex << actual
-            << ", not the " << fs_name << " (0x" << expected << ") REGIONSTORE_TEST_FS asks for";
+    problem << base.string() << " is a filesystem of type 0x" << std::hex << actual << ", not the "
+            << fs_name << " (0x" << expected << ") REGIONSTORE_TEST_FS asks for";
     return problem.str();
   }
   return "";

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "regionstore/io.h"
-#include "regionstore/io.h"
 
 namespace regionstore::testing {
 

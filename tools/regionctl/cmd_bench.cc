@@ -439,9 +439,9 @@ void PrintJson(const std::vector<Arm>& arms, const std::string& filesystem,
                        {"ops_per_s", OpsPerSecond(arm)}});
   }
   const nlohmann::ordered_json document = {
-      {"schema_version", kJsonSchemaVersion},
-      {"filesystem", filesystem},   {"kernel", kernel},     {"store_size", kLabDataSize},
-      {"update_size", kUpdateSize}, {"offset", kLabOffset}, {"results", std::move(results)},
+      {"schema_version", kJsonSchemaVersion}, {"filesystem", filesystem},   {"kernel", kernel},
+      {"store_size", kLabDataSize},           {"update_size", kUpdateSize}, {"offset", kLabOffset},
+      {"results", std::move(results)},
   };
   std::cout << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
             << '\n';

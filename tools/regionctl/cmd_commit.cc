@@ -201,7 +201,8 @@ Status RunBatchCommit(const CommitArgs& args, Durability durability) {
         return Usage(args, "region " + QuoteName(members[m].name) + " is named twice");
       }
     }
-    Result<RegionEntry> region = FindRegionEntry(store->info(), members[m].name, args.path, "commit");
+    Result<RegionEntry> region =
+        FindRegionEntry(store->info(), members[m].name, args.path, "commit");
     if (!region.ok()) return region.status();
     members[m].region = std::move(*region);
   }
@@ -266,8 +267,8 @@ Status RunBatchCommit(const CommitArgs& args, Durability durability) {
               << DurabilityName(durability)
               << (journaled ? ", one record in the batch journal" : "") << ":\n";
     for (size_t m = 0; m < members.size(); ++m) {
-      std::cout << "  " << QuoteName(members[m].region.name) << ": generation "
-                << (*generations)[m] << " (" << HumanBytes(lengths[m]) << ")\n";
+      std::cout << "  " << QuoteName(members[m].region.name) << ": generation " << (*generations)[m]
+                << " (" << HumanBytes(lengths[m]) << ")\n";
     }
   }
   return Status::Ok();
@@ -355,8 +356,10 @@ void SetupCommit(CLI::App& app, Status& outcome) {
       "RWF_DSYNC write of its journal record; any other batch streams its inputs\n"
       "into their slots (--json: journaled, barriers).");
   AddCommitOptions(command, args, /*input_required=*/false, outcome);
-  command->add_option("--set", args->sets, "Commit FILE to region NAME, in one batch with the "
-                                           "other --set regions ('-': standard input)")
+  command
+      ->add_option("--set", args->sets,
+                   "Commit FILE to region NAME, in one batch with the "
+                   "other --set regions ('-': standard input)")
       ->type_name("NAME=FILE");
 }
 

@@ -41,8 +41,7 @@ Result<Store> OpenIdle(const CopyArgs& args) {
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(args.wait_seconds));
   for (;;) {
-    Result<Store> store =
-        Store::Open(args.path, OpenMode::kReadWrite, {.symlinks = args.symlinks});
+    Result<Store> store = Store::Open(args.path, OpenMode::kReadWrite, {.symlinks = args.symlinks});
     if (store.ok() || store.status().code() != StatusCode::kBusy) return store;
     if (std::chrono::steady_clock::now() >= deadline) {
       std::ostringstream waited;
@@ -58,9 +57,9 @@ Result<Store> OpenIdle(const CopyArgs& args) {
 Status RunCopy(const CopyArgs& args) {
   // Read-only: no lock, so a live writer goes on committing meanwhile; with
   // --wait-idle, as the writer.
-  Result<Store> store = args.wait_idle ? OpenIdle(args)
-                                       : Store::Open(args.path, OpenMode::kReadOnly,
-                                                     {.symlinks = args.symlinks});
+  Result<Store> store =
+      args.wait_idle ? OpenIdle(args)
+                     : Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   CopyOptions options;
   options.replace_existing = args.force;
@@ -130,7 +129,8 @@ void SetupCopy(CLI::App& app, Status& outcome) {
       "Example:\n"
       "  regionctl copy state.rs backup.rs\n"
       "  regionctl copy old.rs new.rs --protocol 2\n"
-      "  regionctl copy small.rs big.rs --size 1GiB --checkpoint state:64MiB --checkpoint log:1MiB\n"
+      "  regionctl copy small.rs big.rs --size 1GiB --checkpoint state:64MiB --checkpoint "
+      "log:1MiB\n"
       "DST gets SRC's regions (names, capacities, slot layouts), each region's newest\n"
       "commit with its generation and time, and the data area. The regions are one\n"
       "consistent set, as `load --get` gives them, even while a writer commits batches;\n"

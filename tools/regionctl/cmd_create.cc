@@ -177,8 +177,8 @@ Status RunCreate(const CreateArgs& args) {
     PrintJson(args.path, *info);
     return Status::Ok();
   }
-  std::cout << "created " << QuoteName(args.path) << ": data area " << HumanBytes(info->data_size) << ", file "
-            << HumanBytes(info->file_size) << '\n';
+  std::cout << "created " << QuoteName(args.path) << ": data area " << HumanBytes(info->data_size)
+            << ", file " << HumanBytes(info->file_size) << '\n';
   for (const RegionEntry& region : info->regions) {
     std::cout << "  checkpoint region " << QuoteName(region.name) << ": capacity "
               << HumanBytes(region.capacity) << ", " << SlotsSummary(region) << '\n';

@@ -88,8 +88,7 @@ Status RunDump(const DumpArgs& args) {
     return Status::Error(StatusCode::kInvalidArgument, "dump", std::string(kStdoutName),
                          "standard output is closed: redirect it (> FILE)");
   }
-  Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
+  Result<Store> store = Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   if (!args.region.empty()) {
     Result<RegionEntry> region = FindRegionEntry(store->info(), args.region, args.path, "dump");
@@ -100,9 +99,9 @@ Status RunDump(const DumpArgs& args) {
     return PrintDump(0, payload);
   }
   // The data area; without --length, from --offset to its end.
-  const uint64_t length =
-      args.length_given ? args.length
-                        : store->data_size() - std::min(args.offset, store->data_size());
+  const uint64_t length = args.length_given
+                              ? args.length
+                              : store->data_size() - std::min(args.offset, store->data_size());
   Result<std::span<const std::byte>> bytes = store->View(args.offset, length);
   if (!bytes.ok()) return bytes.status().WithOperation("dump", args.path);
   return PrintDump(args.offset, *bytes);

@@ -32,8 +32,7 @@ Status RunExport(const ExportArgs& args) {
                          "PATH NAME` (or its --output -)");
   }
   // Read-only: no lock, so this works while a writer holds the store.
-  Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
+  Result<Store> store = Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   Result<RegionEntry> region = FindRegionEntry(store->info(), args.name, args.path, "export");
   if (!region.ok()) return region.status();
@@ -41,8 +40,7 @@ Status RunExport(const ExportArgs& args) {
   // committing into an unlinked file): refuse.
   Result<FileStat> output = Io::Default()->StatPath(args.output_path);
   Result<FileStat> self = Io::Default()->StatPath(args.path);
-  if (output.ok() && self.ok() && output->device == self->device &&
-      output->inode == self->inode) {
+  if (output.ok() && self.ok() && output->device == self->device && output->inode == self->inode) {
     return Status::Error(StatusCode::kInvalidArgument, "export", args.output_path,
                          "--output is the store itself; export to another file");
   }

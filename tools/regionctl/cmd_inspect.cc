@@ -34,8 +34,8 @@ std::string HexChecksum(uint64_t checksum) {
 // release that lacks one refuses the store. A bit this tool does not know
 // cannot get here (ReadStoreInfo refuses it) but would show as "bit N".
 std::vector<std::string> IncompatFeatures(uint32_t flags) {
-  constexpr std::array<const char*, 5> kNames = {"compact_slots", "large_region_table",
-                                                 "batch_log", "sidecar", "journal"};
+  constexpr std::array<const char*, 5> kNames = {"compact_slots", "large_region_table", "batch_log",
+                                                 "sidecar", "journal"};
   std::vector<std::string> names;
   for (uint32_t bit = 0; bit < 32; ++bit) {
     if ((flags & (uint32_t{1} << bit)) == 0) continue;

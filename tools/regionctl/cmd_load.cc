@@ -3,9 +3,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,8 +20,8 @@ namespace {
 
 struct LoadArgs : StoreArgs {
   std::string name;
-  std::string output_path;  // empty: standard output
-  std::vector<std::string> gets;  // NAME=FILE, one consistent set
+  std::string output_path;                     // empty: standard output
+  std::vector<std::string> gets;               // NAME=FILE, one consistent set
   std::optional<std::string> wait_newer_than;  // --wait-newer-than G, as typed
   std::optional<std::string> timeout_seconds;  // --timeout SECONDS, as typed (none: for ever)
 };
@@ -94,8 +94,7 @@ Status RunLoadSet(const LoadArgs& args) {
   size_t to_stdout = 0;
   for (const std::string& file : files) to_stdout += file == "-" ? 1 : 0;
   if (to_stdout > 1) return Usage(args, "--get: standard output ('-') can be written only once");
-  Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
+  Result<Store> store = Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   for (size_t i = 0; i < names.size(); ++i) {
     for (size_t earlier = 0; earlier < i; ++earlier) {
@@ -150,10 +149,10 @@ Status RunLoadSet(const LoadArgs& args) {
 
 Status RunLoad(const LoadArgs& args) {
   if (!args.gets.empty()) return RunLoadSet(args);
-  if (args.name.empty()) return Usage(args, "name a region (load PATH NAME), or give --get NAME=FILE");
+  if (args.name.empty())
+    return Usage(args, "name a region (load PATH NAME), or give --get NAME=FILE");
   // Read-only: no lock, so this works while a writer holds the store.
-  Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
+  Result<Store> store = Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   // A name the store lacks is a usage error (exit 2); Load would call it
   // kNotFound, which is also what "no commit yet" is (exit 1).

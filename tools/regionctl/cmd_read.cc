@@ -19,8 +19,7 @@ struct ReadArgs : StoreArgs {
 };
 
 Status RunRead(const ReadArgs& args) {
-  Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
+  Result<Store> store = Store::Open(args.path, OpenMode::kReadOnly, {.symlinks = args.symlinks});
   if (!store.ok()) return store.status();
   // A view of the mapping instead of a copy: any length within the data area
   // streams out without a buffer of that size. The store validates the range.

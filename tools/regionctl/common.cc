@@ -500,9 +500,8 @@ CLI::Option* AddDurabilityOption(CLI::App* command, std::string& durability_name
 
 Result<Store> OpenWriterPrintingWarnings(const StoreArgs& args) {
   std::vector<std::string> warnings;
-  Result<Store> store =
-      Store::Open(args.path, OpenMode::kReadWrite,
-                  {.symlinks = args.symlinks, .warnings = &warnings});
+  Result<Store> store = Store::Open(args.path, OpenMode::kReadWrite,
+                                    {.symlinks = args.symlinks, .warnings = &warnings});
   for (const std::string& warning : warnings) {
     std::cerr << "regionctl: warning: " << warning << '\n';
   }
@@ -735,20 +734,25 @@ Result<size_t> InputReader::Read(std::span<std::byte> buffer) {
 }
 
 OutputFile::OutputFile(int fd, bool to_stdout, bool created, std::string path, std::string name)
-    : fd_(fd), to_stdout_(to_stdout), created_(created), path_(std::move(path)),
+    : fd_(fd),
+      to_stdout_(to_stdout),
+      created_(created),
+      path_(std::move(path)),
       name_(std::move(name)) {}
 
 OutputFile::OutputFile(OutputFile&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), to_stdout_(other.to_stdout_),
-      created_(std::exchange(other.created_, false)), written_(other.written_),
-      path_(std::move(other.path_)), name_(std::move(other.name_)) {}
+    : fd_(std::exchange(other.fd_, -1)),
+      to_stdout_(other.to_stdout_),
+      created_(std::exchange(other.created_, false)),
+      written_(other.written_),
+      path_(std::move(other.path_)),
+      name_(std::move(other.name_)) {}
 
 OutputFile::~OutputFile() {
   if (!to_stdout_ && fd_ >= 0) ::close(fd_);
 }
 
-Result<OutputFile> OutputFile::Open(const std::string& output_path,
-                                    const std::string& store_path) {
+Result<OutputFile> OutputFile::Open(const std::string& output_path, const std::string& store_path) {
   const bool to_stdout = output_path.empty();
   const std::string name = to_stdout ? std::string(kStdoutName) : output_path;
   if (to_stdout && StandardOutputWasClosed()) {
@@ -830,8 +834,8 @@ Status WriteOutput(const std::string& output_path, std::span<const std::byte> da
 }
 
 CLI::Option* DashMeansStandardStream(CLI::Option* option) {
-  return option->transform(
-      [](std::string value) { return value == "-" ? std::string() : value; }, "", "");
+  return option->transform([](std::string value) { return value == "-" ? std::string() : value; },
+                           "", "");
 }
 
 namespace {

@@ -36,8 +36,8 @@ enum class ExitCode : int {
   kSuccess = 0,
   // A failure not listed below: missing file, permission, I/O error, no space,
   // already exists, poisoned store, a store sharing blocks with a reflink copy
-  // (StatusCode::kSharedExtents; run regionctl unshare PATH), a checkpoint region with no commit yet
-  // (also when a commit was killed before its header was stored).
+  // (StatusCode::kSharedExtents; run regionctl unshare PATH), a checkpoint region with no commit
+  // yet (also when a commit was killed before its header was stored).
   kFailure = 1,
   // A bad command line (every CLI11 parse error), or an argument the store
   // rejects (an offset or length outside the data area, a size too large, a

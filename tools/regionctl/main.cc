@@ -53,7 +53,8 @@ constexpr const char* kExitCodes =
 
 // The commands, for messages about a missing or unknown one.
 constexpr const char* kCommandList =
-    "create, inspect, stat, verify, dump, commit, load, export, import, copy, write, read, unshare or bench";
+    "create, inspect, stat, verify, dump, commit, load, export, import, copy, write, read, unshare "
+    "or bench";
 
 // Writes "regionctl: <text><detail>\n" as one line with no allocation, so it
 // also works after std::bad_alloc. Line breaks inside the text become spaces;
@@ -145,8 +146,8 @@ int Run(int argc, char** argv) {
       "  regionctl inspect state.rs --json\n"
       "  regionctl stat state.rs\n"
       "  regionctl dump state.rs --region state | head\n"
-      "  regionctl bench --dir /var/lib/myapp\n"
-      + std::string(kExitCodes));
+      "  regionctl bench --dir /var/lib/myapp\n" +
+      std::string(kExitCodes));
   app.set_version_flag("-V,--version", std::string("regionctl ") + REGIONCTL_VERSION);
   app.require_subcommand(1);
   SetupCreate(app, outcome);
@@ -220,8 +221,9 @@ int main(int argc, char** argv) {
   // Before anything is opened: a closed standard descriptor would be handed
   // to the store, which would then be read as input or written as output.
   if (!regionstore::regionctl::OpenClosedStandardDescriptors()) {
-    PrintFailureLine("a standard descriptor (0, 1 or 2) is closed and /dev/null cannot be opened "
-                     "in its place");
+    PrintFailureLine(
+        "a standard descriptor (0, 1 or 2) is closed and /dev/null cannot be opened "
+        "in its place");
     return static_cast<int>(ExitCode::kFailure);
   }
   // Nothing escapes main: the library reports errors as values, and anything

@@ -16,10 +16,9 @@ void RemoveTempFilesOnTerminatingSignals();
 
 // Files of regionctl's own that the same handlers remove: bench's stores and
 // their sidecars, which live for the whole run (~15 s) and which an
-// interrupted bench would otherwise leave in DIR. Up to kMaxOwnFiles paths shorter than 4096 bytes at
-// a time; Remember returns false (and remembers nothing) past that. Forget
-// before removing the file yourself. Not thread-safe against each other; safe
-// against the handler.
+// interrupted bench would otherwise leave in DIR. Up to kMaxOwnFiles paths shorter than 4096 bytes
+// at a time; Remember returns false (and remembers nothing) past that. Forget before removing the
+// file yourself. Not thread-safe against each other; safe against the handler.
 inline constexpr int kMaxOwnFiles = 8;
 bool RememberToRemoveOnSignal(const std::string& path);
 void ForgetToRemoveOnSignal(const std::string& path);
