@@ -32,15 +32,18 @@ if ((fix)); then
   echo "check-format: formatted ${#files[@]} files"
   exit 0
 fi
+# One clang-format run over every file names the ones that differ (its
+# --dry-run warns once per change, "FILE:LINE:COL: error: code should be
+# clang-formatted"); only those are formatted again to show the change.
+mapfile -t differ < <("${formatter}" --dry-run --Werror -- "${files[@]}" 2>&1 |
+  sed -n 's/^\(.*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p' | sort -u)
 bad=0
-for file in "${files[@]}"; do
+for file in "${differ[@]}"; do
   file=${file#./}
-  if ! "${formatter}" "${file}" | cmp -s - "${file}"; then
-    echo "${file}: not formatted as .clang-format says (fix: ${formatter} -i ${file})"
-    "${formatter}" "${file}" | diff -u --label "${file}" --label "${file} (formatted)" \
-      "${file}" - | sed -n '3,12p' || true
-    bad=$((bad + 1))
-  fi
+  echo "${file}: not formatted as .clang-format says (fix: ${formatter} -i ${file})"
+  "${formatter}" "${file}" | diff -u --label "${file}" --label "${file} (formatted)" \
+    "${file}" - | sed -n '3,12p' || true
+  bad=$((bad + 1))
 done
 if ((bad)); then
   echo "check-format: ${bad} of ${#files[@]} files differ from ${formatter}'s output"

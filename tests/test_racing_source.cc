@@ -163,7 +163,7 @@ void CreateStore(const std::string& path, uint32_t protocol, uint64_t capacity,
 }
 
 TEST_CASE("A commit racing a thread that rewrites its source returns a generation Load returns",
-          "[racing][checkpoint]") {
+          "[racing][checkpoint][long]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   CreateStore(path, 2, kPayloadBytes);
@@ -222,7 +222,7 @@ void RaceBatches(const std::string& path, uint64_t member_bytes, const std::stri
 }
 
 TEST_CASE("A batch racing a thread that rewrites its sources returns generations Load returns",
-          "[racing][batch]") {
+          "[racing][batch][long]") {
   TempDir dir;
   SECTION("protocol 2: durable batches go through the journal") {
     const std::string path = dir.File("journal.rgn");
@@ -244,7 +244,7 @@ TEST_CASE("A batch racing a thread that rewrites its sources returns generations
 }
 
 TEST_CASE("A commit filled by Append racing a thread that rewrites its source loads as returned",
-          "[racing][inplace]") {
+          "[racing][inplace][long]") {
   TempDir dir;
   const std::string path = dir.File("s.rgn");
   CreateStore(path, 2, kPayloadBytes);
