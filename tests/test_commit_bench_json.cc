@@ -146,6 +146,36 @@ TEST_CASE("the commit benchmark's batch section writes every arm and the documen
   }
 }
 
+TEST_CASE("the commit benchmark's commit section measures the default store as ours and "
+          "protocol 1 beside it",
+          "[bench]") {
+  TempDir dir;
+  const nlohmann::json document = RunSection(dir, "ratio", "## 1. Commit vs the same syscalls");
+  // Store::Create's default protocol: what every table calls ours.
+  CHECK(document["ours_protocol"] == 2);
+  const nlohmann::json& rows = document["commits"];
+  REQUIRE(rows.size() == 12);  // 4 modes x 3 sizes
+  for (const nlohmann::json& row : rows) {
+    INFO(row.dump());
+    CHECK(KeysOf(row) == std::vector<std::string>{"arm",
+                                                  "commit_device_kib",
+                                                  "commit_device_requests",
+                                                  "commit_ns",
+                                                  "commit_over_raw",
+                                                  "commit_protocol1_ns",
+                                                  "mode",
+                                                  "protocol1_device_kib",
+                                                  "protocol1_device_requests",
+                                                  "protocol1_over_raw",
+                                                  "raw",
+                                                  "raw_ns",
+                                                  "size"});
+    CHECK(row["commit_ns"].get<double>() > 0);
+    CHECK(row["commit_protocol1_ns"].get<double>() > 0);
+    CHECK(row["protocol1_over_raw"]["median"].get<double>() > 0);
+  }
+}
+
 TEST_CASE("the commit benchmark's wait section measures every reader and writes its JSON keys",
           "[bench][wait]") {
   TempDir dir;
