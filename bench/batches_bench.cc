@@ -5,7 +5,10 @@
 // peer_stores.h), the device floor (the same N pieces pwritten to a plain
 // file, then one fdatasync), and N single durable commits, one per region
 // (the region rate a batch is for). An operation is one batch: ops/s is
-// batches per second, and regions/s is N times that.
+// batches per second, and regions/s is N times that. "ours" is a store made
+// with Store::Create's defaults; the same batches on a protocol 1 store (and
+// the floor at the file offsets protocol 1 writes) run beside it, labelled
+// "protocol 1".
 //
 // What our arms ask of the OS is counted through the io seam (CountingIo:
 // bytes and calls of every pwrite, and barriers), beside the device's own
@@ -49,27 +52,27 @@ enum BatchArmId : size_t {
   kBatchSync,
   kBatchPwrite,
   kFloor,
-  kFloorOurExtents,
+  kFloorP1Extents,
   kLmdb,
   kSqlite,
   kSinglesSync,
   kSinglesPwrite,
-  // The same batches on a protocol 2 store (marks and P in the sidecar).
-  kBatchSyncP2,
-  kBatchPwriteP2,
+  // The same batches on a protocol 1 store (batch log, marks in the file).
+  kBatchSyncP1,
+  kBatchPwriteP1,
   kBatchArmIds
 };
 constexpr std::array<const char*, kBatchArmIds> kArmKeys = {
     "commit_batch_sync",
     "commit_batch_pwrite_fdatasync",
     "floor",
-    "floor_our_extents",
+    "floor_protocol1_extents",
     "lmdb",
     "sqlite",
     "singles_sync",
     "singles_pwrite_fdatasync",
-    "commit_batch_sync_protocol2",
-    "commit_batch_pwrite_fdatasync_protocol2"};
+    "commit_batch_sync_protocol1",
+    "commit_batch_pwrite_fdatasync_protocol1"};
 
 // What the io seam saw of one arm, over all its batches (calibration and
 // warm-up included: per batch, they are the same).
@@ -92,9 +95,9 @@ struct ShapeResult {
   std::vector<ArmResult> arms;
   BatchArmId ours = kBatchSync;       // the faster batch mode by median
   BatchArmId singles = kSinglesSync;  // the faster singles mode by median
-  BatchArmId ours_p2 = kBatchSyncP2;  // the faster protocol 2 batch mode
-  PairedRatio floor_over_ours, extents_over_ours, singles_over_ours, lmdb_over_ours,
-      sqlite_over_ours, floor_over_p2;
+  BatchArmId ours_p1 = kBatchSyncP1;  // the faster protocol 1 batch mode
+  PairedRatio floor_over_ours, singles_over_ours, lmdb_over_ours, sqlite_over_ours, floor_over_p1,
+      extents_over_p1;
   bool peers = false;
 };
 
@@ -140,31 +143,31 @@ ShapeResult RunShape(const Options& options, Shape shape) {
   CreateStore(store_path, regions, /*batch_log=*/true);
   CountingIo io;
   Store store = OpenStore(store_path, &io);
-  const std::string p2_path = stem + "-p2.rgn";
-  CreateStore(p2_path, regions, /*batch_log=*/true, 2);
-  CountingIo io_p2;
-  Store store_p2 = OpenStore(p2_path, &io_p2);
+  const std::string p1_path = stem + "-p1.rgn";
+  CreateStore(p1_path, regions, /*batch_log=*/true, kProtocol1);
+  CountingIo io_p1;
+  Store store_p1 = OpenStore(p1_path, &io_p1);
   const std::string floor_path = stem + "-floor.bin";
   CreatePlainFile(floor_path, shape.regions * shape.size);
   const Fd floor(floor_path, O_RDWR | O_CLOEXEC);
   const int floor_fd = floor.get();
-  // The same floor, at the file offsets a batch writes: a plain file as
-  // large as the store, each piece behind a zero 4 KiB header unit in the
+  // The same floor, at the file offsets a protocol 1 batch writes: a plain
+  // file as large as that store, each piece behind a zero 4 KiB header unit in the
   // member's slot (compact: the unit opens the slot), slots rotating as
   // commits do, one 4 KiB batch record in the log (the 32 units before the
   // intent area, docs/FORMAT.md) and a 16-byte intent mark; then one
   // fdatasync. What the layout costs the device, without the library.
   const std::string extents_path = stem + "-extents.bin";
-  CreatePlainFile(extents_path, std::filesystem::file_size(store_path));
+  CreatePlainFile(extents_path, std::filesystem::file_size(p1_path));
   const Fd extents(extents_path, O_RDWR | O_CLOEXEC);
   std::vector<uint64_t> unit_offsets;  // slot 0's header unit, per member
   uint64_t slot_stride = 0;
   for (const std::string& name : names) {
-    const RegionEntry& region = RegionOf(store.info(), name);
+    const RegionEntry& region = RegionOf(store_p1.info(), name);
     unit_offsets.push_back(SlotHeaderUnitOffset(region, 0));
     slot_stride = region.slot_stride;
   }
-  const uint64_t intent_offset = store.info().data_offset - kHeaderUnitSize;
+  const uint64_t intent_offset = store_p1.info().data_offset - kHeaderUnitSize;
   const uint64_t log_offset = intent_offset - 32 * kHeaderUnitSize;
 
   const auto batch_on = [&names](Store& on, Durability mode) {
@@ -208,26 +211,27 @@ ShapeResult RunShape(const Options& options, Shape shape) {
                           }
                           return DataSync(floor_fd);
                         }));
-  add(kFloorOurExtents,
-      PiecesArm("floor at our extents: " + n + " (unit + piece) + record + mark, 1 fdatasync",
-                shape,
-                [fd = extents.get(), unit_offsets, slot_stride, intent_offset, log_offset,
-                 zero = std::make_shared<std::vector<std::byte>>(kHeaderUnitSize),
-                 count = std::make_shared<uint64_t>(0)](PayloadPieces pieces) -> std::string {
-                  const uint64_t op = (*count)++;
-                  const uint64_t slot = op % kSlotsPerRegion;
-                  for (size_t i = 0; i < pieces.size(); ++i) {
-                    const std::array<iovec, 2> parts = {
-                        iovec{zero->data(), zero->size()},
-                        iovec{const_cast<std::byte*>(pieces[i].data()), pieces[i].size()}};
-                    std::string e = WriteParts(fd, parts, unit_offsets[i] + slot * slot_stride, 0);
-                    if (!e.empty()) return e;
-                  }
-                  const std::span<const std::byte> record(zero->data(), kHeaderUnitSize);
-                  std::string e = WriteOne(fd, record, log_offset + (op % 32) * kHeaderUnitSize, 0);
-                  if (e.empty()) e = WriteOne(fd, record.first(16), intent_offset + 48, 0);
-                  return e.empty() ? DataSync(fd) : e;
-                }));
+  add(kFloorP1Extents,
+      PiecesArm(
+          "floor at protocol 1's extents: " + n + " (unit + piece) + record + mark, 1 fdatasync",
+          shape,
+          [fd = extents.get(), unit_offsets, slot_stride, intent_offset, log_offset,
+           zero = std::make_shared<std::vector<std::byte>>(kHeaderUnitSize),
+           count = std::make_shared<uint64_t>(0)](PayloadPieces pieces) -> std::string {
+            const uint64_t op = (*count)++;
+            const uint64_t slot = op % kSlotsPerRegion;
+            for (size_t i = 0; i < pieces.size(); ++i) {
+              const std::array<iovec, 2> parts = {
+                  iovec{zero->data(), zero->size()},
+                  iovec{const_cast<std::byte*>(pieces[i].data()), pieces[i].size()}};
+              std::string e = WriteParts(fd, parts, unit_offsets[i] + slot * slot_stride, 0);
+              if (!e.empty()) return e;
+            }
+            const std::span<const std::byte> record(zero->data(), kHeaderUnitSize);
+            std::string e = WriteOne(fd, record, log_offset + (op % 32) * kHeaderUnitSize, 0);
+            if (e.empty()) e = WriteOne(fd, record.first(16), intent_offset + 48, 0);
+            return e.empty() ? DataSync(fd) : e;
+          }));
 #ifdef REGIONSTORE_BENCH_PEERS
   Lmdb lmdb(stem + "-lmdb", shape.size, shape.regions);
   Sqlite sqlite(stem + ".sqlite");
@@ -242,12 +246,12 @@ ShapeResult RunShape(const Options& options, Shape shape) {
   add(kSinglesPwrite, Counted(PiecesArm(n + " single Commits kPwriteFdatasync", shape,
                                         singles(Durability::kPwriteFdatasync)),
                               io, tallies[kSinglesPwrite]));
-  add(kBatchSyncP2, Counted(PiecesArm("ours, protocol 2: CommitBatch kSync", shape,
-                                      batch_on(store_p2, Durability::kSync)),
-                            io_p2, tallies[kBatchSyncP2]));
-  add(kBatchPwriteP2, Counted(PiecesArm("ours, protocol 2: CommitBatch kPwriteFdatasync", shape,
-                                        batch_on(store_p2, Durability::kPwriteFdatasync)),
-                              io_p2, tallies[kBatchPwriteP2]));
+  add(kBatchSyncP1, Counted(PiecesArm("protocol 1: CommitBatch kSync", shape,
+                                      batch_on(store_p1, Durability::kSync)),
+                            io_p1, tallies[kBatchSyncP1]));
+  add(kBatchPwriteP1, Counted(PiecesArm("protocol 1: CommitBatch kPwriteFdatasync", shape,
+                                        batch_on(store_p1, Durability::kPwriteFdatasync)),
+                              io_p1, tallies[kBatchPwriteP1]));
 
   std::fprintf(stderr, "  batches %s\n", tag.c_str());
   const RealtimeScope realtime(options.realtime, "regionstore_commit_bench");
@@ -278,13 +282,13 @@ ShapeResult RunShape(const Options& options, Shape shape) {
   result.ours = median_of(kBatchSync) <= median_of(kBatchPwrite) ? kBatchSync : kBatchPwrite;
   result.singles =
       median_of(kSinglesSync) <= median_of(kSinglesPwrite) ? kSinglesSync : kSinglesPwrite;
-  result.ours_p2 =
-      median_of(kBatchSyncP2) <= median_of(kBatchPwriteP2) ? kBatchSyncP2 : kBatchPwriteP2;
+  result.ours_p1 =
+      median_of(kBatchSyncP1) <= median_of(kBatchPwriteP1) ? kBatchSyncP1 : kBatchPwriteP1;
   const std::vector<double>& ours = *times[result.ours];
   const std::vector<double>* reference = times[kFloor];
-  result.floor_over_p2 = Paired(*times[kFloor], *times[result.ours_p2], reference);
+  result.floor_over_p1 = Paired(*times[kFloor], *times[result.ours_p1], reference);
+  result.extents_over_p1 = Paired(*times[kFloorP1Extents], *times[result.ours_p1], reference);
   result.floor_over_ours = Paired(*times[kFloor], ours, reference);
-  result.extents_over_ours = Paired(*times[kFloorOurExtents], ours, reference);
   result.singles_over_ours = Paired(*times[result.singles], ours, reference);
   if (times[kLmdb] != nullptr && times[kSqlite] != nullptr) {
     result.peers = true;
@@ -302,12 +306,14 @@ void PrintShapes(const std::vector<ShapeResult>& results, const Options& options
   std::printf("## 6. Batches: replace N regions durably and atomically\n\n");
   std::printf(
       "%d interleaved rounds of every arm per shape (batches of ~%.0f ms); an operation is "
-      "one batch of N regions of S bytes, so ops/s is batches/s. The store holds only the N "
-      "compact regions; each arm has its own files, created fresh. Seam: what our arms asked "
+      "one batch of N regions of S bytes, so ops/s is batches/s. \"ours\": a store made with "
+      "Store::Create's defaults (protocol %u), holding only the N compact regions; "
+      "\"protocol 1\": the same on a protocol 1 store, for comparison. Each arm has its own "
+      "files, created fresh. Seam: what our arms asked "
       "of the OS per batch, counted through the io seam (KiB pwritten / pwrite calls / "
       "barriers). Device: flushes / write requests / KiB written per batch, and this "
       "thread's user / system CPU µs per batch.\n\n",
-      options.rounds, options.peer_batch_ms);
+      options.rounds, options.peer_batch_ms, kDefaultProtocol);
   std::printf(
       "| shape | arm | batches/s | regions/s | µs/batch | seam per batch | device per "
       "batch | CPU µs user / sys |\n| --- | --- | ---: | ---: | ---: | --- | --- | --- |\n");
@@ -334,10 +340,10 @@ void PrintShapes(const std::vector<ShapeResult>& results, const Options& options
     const bool wide = r.shape.regions == 16;
     const std::string shape = std::to_string(r.shape.regions) + " x " + SizeName(r.shape.size);
     const std::string ours = kArmKeys[r.ours];
+    const std::string p1 = kArmKeys[r.ours_p1];
     PrintRatioRow(shape + ": floor / " + ours, r.floor_over_ours, wide ? 0.8 : 0);
-    PrintRatioRow(shape + ": floor at our extents / " + ours, r.extents_over_ours, 0);
-    PrintRatioRow(shape + ": floor / " + std::string(kArmKeys[r.ours_p2]), r.floor_over_p2,
-                  wide ? 0.8 : 0);
+    PrintRatioRow(shape + ": floor / " + p1, r.floor_over_p1, 0);
+    PrintRatioRow(shape + ": floor at protocol 1's extents / " + p1, r.extents_over_p1, 0);
     PrintRatioRow(shape + ": " + std::string(kArmKeys[r.singles]) + " / " + ours +
                       " (the region rate's gain)",
                   r.singles_over_ours, wide ? 8 : 0);
@@ -380,18 +386,19 @@ nlohmann::json ShapesJson(const std::vector<ShapeResult>& results) {
       }
       arms.push_back(std::move(row));
     }
-    nlohmann::json shape = {{"regions", r.shape.regions},
-                            {"size", r.shape.size},
-                            {"ours", kArmKeys[r.ours]},
-                            {"singles", kArmKeys[r.singles]},
-                            {"arms", std::move(arms)},
-                            {"floor_over_ours", RatioJson(r.floor_over_ours)},
-                            {"floor_our_extents_over_ours", RatioJson(r.extents_over_ours)},
-                            {"singles_over_ours", RatioJson(r.singles_over_ours)},
-                            {"ours_protocol2", kArmKeys[r.ours_p2]},
-                            {"floor_over_protocol2", RatioJson(r.floor_over_p2)},
-                            {"lmdb_over_ours", nullptr},
-                            {"sqlite_over_ours", nullptr}};
+    nlohmann::json shape = {
+        {"regions", r.shape.regions},
+        {"size", r.shape.size},
+        {"ours", kArmKeys[r.ours]},
+        {"singles", kArmKeys[r.singles]},
+        {"arms", std::move(arms)},
+        {"floor_over_ours", RatioJson(r.floor_over_ours)},
+        {"singles_over_ours", RatioJson(r.singles_over_ours)},
+        {"protocol1", kArmKeys[r.ours_p1]},
+        {"floor_over_protocol1", RatioJson(r.floor_over_p1)},
+        {"floor_protocol1_extents_over_protocol1", RatioJson(r.extents_over_p1)},
+        {"lmdb_over_ours", nullptr},
+        {"sqlite_over_ours", nullptr}};
     if (r.peers) {
       shape["lmdb_over_ours"] = RatioJson(r.lmdb_over_ours);
       shape["sqlite_over_ours"] = RatioJson(r.sqlite_over_ours);

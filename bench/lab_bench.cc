@@ -31,6 +31,9 @@
 // --benchmark_enable_random_interleaving=true so the pairs are measured side
 // by side, and read the medians (bench/report.py does).
 //
+// framework/memcpy/<bytes> checks what Debian's DEBUG build of Google
+// Benchmark does to a timing (see FrameworkMemcpy).
+//
 // With REGIONSTORE_LAB_SWEEPS=1 it adds the write-size sweep:
 // sweep/<arm>/<bytes>/<aligned|unaligned>/<library|raw>, 4 KiB to 4 MiB.
 //
@@ -52,7 +55,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -371,18 +376,69 @@ void OpenCloseRaw(benchmark::State& state) {
   }
 }
 
+// One copy of `from` into `to`, stamped like every other arm: the body of
+// the memcpy floor and of the framework check below.
+void StampAndCopy(std::vector<std::byte>& from, std::vector<std::byte>& to, uint64_t round) {
+  Stamp(from, round);
+  std::memcpy(to.data(), from.data(), from.size());
+  benchmark::DoNotOptimize(to.data());
+  benchmark::ClobberMemory();
+}
+
 // The floor: 1 MiB copied between two buffers, stamped like every other arm.
 void MemcpyFloor(benchmark::State& state) {
   std::vector<std::byte> from(kSliceSize);
   std::vector<std::byte> to(kSliceSize);
   uint64_t round = 0;
-  for (auto _ : state) {
-    Stamp(from, ++round);
-    std::memcpy(to.data(), from.data(), kSliceSize);
-    benchmark::DoNotOptimize(to.data());
-    benchmark::ClobberMemory();
-  }
+  for (auto _ : state) StampAndCopy(from, to, ++round);
   Finish(state, 1);
+}
+
+// The framework check: Debian's libbenchmark is built without NDEBUG (it
+// prints "Library was built as DEBUG"). Its checks run in the library's
+// code between timed batches; the timed loop (`for (auto _ : state)`) is
+// inline code of its header, built here in Release. Measured rather than
+// assumed: the same copy (4 KiB, and 1 MiB as the floor) through Google
+// Benchmark (framework/memcpy/<bytes>) and through a plain steady_clock loop
+// in this process before the benchmarks start (the context's
+// plain_memcpy_<bytes>_ns: the median of 7 runs of ~0.1 s). bench/report.py
+// prints both.
+void FrameworkMemcpy(benchmark::State& state) {
+  const auto bytes = static_cast<size_t>(state.range(0));
+  std::vector<std::byte> from(bytes);
+  std::vector<std::byte> to(bytes);
+  uint64_t round = 0;
+  for (auto _ : state) StampAndCopy(from, to, ++round);
+}
+
+double PlainLoopNs(size_t bytes) {
+  std::vector<std::byte> from(bytes);
+  std::vector<std::byte> to(bytes);
+  uint64_t round = 0;
+  std::vector<double> runs;
+  for (int run = 0; run < 7; ++run) {
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    uint64_t ops = 0;
+    std::chrono::duration<double, std::nano> elapsed{};
+    // Checks the clock every 64 copies, so reading it costs nothing measurable.
+    do {
+      for (int i = 0; i < 64; ++i) StampAndCopy(from, to, ++round);
+      ops += 64;
+      elapsed = Clock::now() - start;
+    } while (elapsed < std::chrono::milliseconds(100));
+    runs.push_back(elapsed.count() / static_cast<double>(ops));
+  }
+  std::sort(runs.begin(), runs.end());
+  return runs[runs.size() / 2];
+}
+
+void MeasurePlainLoops() {
+  for (const size_t bytes : {size_t{4096}, size_t{kSliceSize}}) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.1f", PlainLoopNs(bytes));
+    benchmark::AddCustomContext("plain_memcpy_" + std::to_string(bytes) + "_ns", value);
+  }
 }
 
 // Creates both stores and sets up the small-folio regime's store; records the
@@ -541,6 +597,12 @@ void RegisterLab() {
   benchmark::RegisterBenchmark("lab/memcpy/oneshot/raw/no_file", MemcpyFloor)
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
+  for (const int64_t bytes : {int64_t{4096}, static_cast<int64_t>(kSliceSize)}) {
+    benchmark::RegisterBenchmark("framework/memcpy", FrameworkMemcpy)
+        ->Arg(bytes)
+        ->UseRealTime()
+        ->Unit(benchmark::kNanosecond);
+  }
 }
 
 }  // namespace
@@ -554,6 +616,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   if (!SetUpLab()) return 1;
+  regionstore::bench::MeasurePlainLoops();
   RegisterLab();
   if (std::string e = regionstore::bench::RegisterPublish(TheLab().dir); !e.empty()) {
     std::fprintf(stderr, "lab_bench: %s\n", e.c_str());

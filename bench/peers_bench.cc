@@ -1,8 +1,10 @@
 // Section 2 of regionstore_commit_bench (built when LMDB and SQLite
 // development files are found): replace one blob durably and atomically.
 // LMDB (default flags), SQLite (WAL, synchronous=FULL), our commit in both
-// durable modes, and pwrite+fdatasync on a plain file (the device floor),
-// with where each one's pages sit in the page cache.
+// durable modes on a store made with Store::Create's defaults ("ours"), the
+// same on a protocol 1 store (a labelled extra), and pwrite+fdatasync on a
+// plain file (the device floor), with where each one's pages sit in the page
+// cache.
 #ifdef REGIONSTORE_BENCH_PEERS
 
 #include <fcntl.h>
@@ -23,7 +25,16 @@
 namespace regionstore::bench {
 namespace {
 
-enum PeerArm : size_t { kLmdb, kSqlite, kOursSync, kOursPwrite, kFloor, kPeerArms };
+enum PeerArm : size_t {
+  kLmdb,
+  kSqlite,
+  kOursSync,
+  kOursPwrite,
+  kFloor,
+  kP1Sync,
+  kP1Pwrite,
+  kPeerArms
+};
 
 struct PeerResult {
   uint64_t size;
@@ -32,6 +43,7 @@ struct PeerResult {
   std::array<std::string, kPeerArms> page_cache;
   std::array<DevicePerOp, kPeerArms> device;
   size_t ours;            // kOursSync or kOursPwrite: the faster by median
+  size_t protocol1;       // kP1Sync or kP1Pwrite: the faster by median
   PairedRatio vs_sqlite;  // SQLite time / ours
   PairedRatio vs_lmdb;    // LMDB time / ours
   PairedRatio vs_floor;   // floor time / ours
@@ -46,6 +58,9 @@ std::vector<PeerResult> RunPeers(const Options& options) {
     const std::string store_path = options.dir + "/peer-" + tag + ".rgn";
     CreateStore(store_path, {{"blob", size}});
     Store store = OpenStore(store_path);
+    const std::string p1_path = options.dir + "/peer-" + tag + "-p1.rgn";
+    CreateStore(p1_path, {{"blob", size}}, false, kProtocol1);
+    Store store_p1 = OpenStore(p1_path);
     const std::string floor_path = options.dir + "/peer-floor-" + tag + ".bin";
     CreatePlainFile(floor_path, size);
     const Fd floor(floor_path, O_RDWR | O_CLOEXEC);
@@ -66,6 +81,10 @@ std::vector<PeerResult> RunPeers(const Options& options) {
     arms[kFloor] = LoopArm(
         "floor: pwrite + fdatasync, plain file", size,
         [floor_fd](std::span<const std::byte> v) { return PwriteFdatasync(floor_fd, v, 0); });
+    arms[kP1Sync] =
+        CommitArm("protocol 1: Commit kSync", store_p1, "blob", size, Durability::kSync);
+    arms[kP1Pwrite] = CommitArm("protocol 1: Commit kPwriteFdatasync", store_p1, "blob", size,
+                                Durability::kPwriteFdatasync);
     std::fprintf(stderr, "  peers %s\n", SizeName(size).c_str());
     const RealtimeScope realtime(options.realtime, "regionstore_commit_bench");
     const Rounds rounds =
@@ -81,6 +100,8 @@ std::vector<PeerResult> RunPeers(const Options& options) {
     }
     result.ours =
         result.median_ns[kOursSync] <= result.median_ns[kOursPwrite] ? kOursSync : kOursPwrite;
+    result.protocol1 =
+        result.median_ns[kP1Sync] <= result.median_ns[kP1Pwrite] ? kP1Sync : kP1Pwrite;
     result.vs_sqlite = Paired(times[kSqlite], times[result.ours], &times[kFloor]);
     result.vs_lmdb = Paired(times[kLmdb], times[result.ours], &times[kFloor]);
     result.vs_floor = Paired(times[kFloor], times[result.ours], &times[kFloor]);
@@ -100,6 +121,8 @@ std::vector<PeerResult> RunPeers(const Options& options) {
     result.page_cache[kOursSync] = slots;
     result.page_cache[kOursPwrite] = "(the same store)";
     result.page_cache[kFloor] = CensusText(floor_path, 0, size);
+    result.page_cache[kP1Sync] = "(not taken)";
+    result.page_cache[kP1Pwrite] = "(not taken)";
     results.push_back(std::move(result));
   }
   return results;
@@ -108,11 +131,12 @@ std::vector<PeerResult> RunPeers(const Options& options) {
 void PrintPeers(const std::vector<PeerResult>& results, const Options& options) {
   std::printf("## 2. Replace one blob durably and atomically: peers\n\n");
   std::printf(
-      "%d interleaved rounds of all five arms per size (batches of ~%.0f ms); ops/s from the "
+      "%d interleaved rounds of all seven arms per size (batches of ~%.0f ms); ops/s from the "
       "median batch. Each arm has its own files, created fresh. Ratios are speed ratios "
-      "(peer time / our time) per round, median and range; \"ours\" is the faster durable "
-      "mode by median.\n\n",
-      options.rounds, options.peer_batch_ms);
+      "(peer time / our time) per round, median and range; \"ours\" is a store made with "
+      "Store::Create's defaults (protocol %u), in its faster durable mode by median; "
+      "\"protocol 1\" is the same on a protocol 1 store, for comparison.\n\n",
+      options.rounds, options.peer_batch_ms, kDefaultProtocol);
   std::printf(
       "| size | arm | ops/s | us/op | device per op: flushes / write requests / "
       "KiB written |\n| --- | --- | ---: | ---: | --- |\n");
@@ -157,6 +181,7 @@ nlohmann::json PeersJson(const std::vector<PeerResult>& results) {
     }
     out.push_back({{"size", r.size},
                    {"ours", r.names[r.ours]},
+                   {"protocol1", r.names[r.protocol1]},
                    {"arms", arms},
                    {"sqlite_over_ours", RatioJson(r.vs_sqlite)},
                    {"lmdb_over_ours", RatioJson(r.vs_lmdb)},

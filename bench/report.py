@@ -13,8 +13,11 @@ another machine); then the MADV_POPULATE_WRITE comparison and, if the JSON has
 sweep/<arm>/<bytes>/<aligned|unaligned>/<impl> rows, the write-size sweep, and
 with storesize/<arm>/<store bytes>/aligned/<impl> rows, the store-size sweep.
 Several JSON files are merged (context from the first). MB/s = bytes / median seconds / 1024^2, as in the lab.
+Its first lines say what Debian's DEBUG build of Google Benchmark does to a
+timing (framework/memcpy rows beside the context's plain-loop figures).
 With --commits, adds the checkpoint commit arms (4 KiB, 64 KiB, 1 MiB) beside
-raw writes of the same size and the LMDB/SQLite peer ratios, from
+raw writes of the same size and the LMDB/SQLite peer ratios ("ours" is a store
+made with Store::Create's defaults, protocol 1 a labelled extra), from
 regionstore_commit_bench --json, and, when that JSON has it, the writer-open
 table (section 4: open + a first 16-byte commit on a store whose big regions
 hold 1 GiB commits beside one whose big regions are empty, and after a
@@ -71,6 +74,9 @@ def medians(doc):
         parts = row["run_name"].split("/")
         if parts[-1] == "real_time":
             parts = parts[:-1]
+        if parts[0] == "framework" and len(parts) == 3:
+            out[tuple(parts)] = row["real_time"] * TO_SECONDS[row.get("time_unit", "ns")]
+            continue
         if parts[0] == "publish" and len(parts) == 3:
             out[tuple(parts)] = row["real_time"] * TO_SECONDS[row.get("time_unit", "ns")]
             continue
@@ -80,6 +86,28 @@ def medians(doc):
         key = tuple(parts[1:]) if parts[0] == "lab" else tuple(parts)
         out[key] = seconds
     return out
+
+
+def framework_line(m, ctx):
+    """One line on Google Benchmark's "Library was built as DEBUG" warning:
+    the same stamped memcpy timed through the framework and through a plain
+    steady_clock loop in the same process (bench/lab_bench.cc,
+    FrameworkMemcpy)."""
+    cells = []
+    for size in (4096, SLICE_BYTES):
+        timed = m.get(("framework", "memcpy", str(size)))
+        plain = ctx.get(f"plain_memcpy_{size}_ns")
+        if timed is None or plain is None:
+            return ""
+        timed_ns, plain_ns = timed * 1e9, float(plain)
+        unit, scale = ("ns", 1) if size < SLICE_BYTES else ("µs", 1e-3)
+        cells.append(f"{label_of(size)} {fmt(timed_ns * scale, 1)} {unit} through it, "
+                     f"{fmt(plain_ns * scale, 1)} {unit} in a plain steady_clock loop "
+                     f"({fmt(timed_ns / plain_ns, 2)}x)")
+    return ("Google Benchmark's \"Library was built as DEBUG\" warning: Debian's libbenchmark "
+            "is compiled without NDEBUG, which adds checks in its own code between timed "
+            "batches; ours is built Release. Measured in this run, the same stamped memcpy: "
+            + "; ".join(cells) + ".")
 
 
 def mbps(seconds, variant):
@@ -101,6 +129,9 @@ def table(doc):
         f"{ctx.get('kernel', '?')}, {ctx.get('filesystem', '?')} ({ctx.get('lab_dir', '?')}), "
         f"run {ctx.get('date', '?')}.")
     lines.append("Folio regimes: " + ctx.get("folio_regimes", "?") + ".")
+    framework = framework_line(m, ctx)
+    if framework:
+        lines.append(framework)
     lines.append(
         "MB/s = bytes / median real time of the repetitions / 1024²; one-shot = 1 update per "
         "iteration (open, map, write, sync, unmap, close), long-lived = 8 updates per "
@@ -254,35 +285,45 @@ def commits_table(doc):
         lines.append("")
         lines.append(
             f"Checkpoint commits beside raw writes of the same size (regionstore_commit_bench on "
-            f"{doc.get('filesystem', '?')}, {doc.get('rounds', '?')} interleaved rounds, medians; commit/raw is the median of "
-            f"the per-round ratios, range in brackets; a commit also checksums the payload, "
-            f"writes a 64-byte header and rotates over 3 slots).")
+            f"{doc.get('filesystem', '?')}, {doc.get('rounds', '?')} interleaved rounds, medians; "
+            f"commit = a store made with Store::Create's defaults (protocol "
+            f"{doc.get('ours_protocol', '?')}); protocol 1 = the same commit on a protocol 1 "
+            f"store, same rounds; commit/raw is the median of the per-round ratios, range in "
+            f"brackets; a commit also checksums the payload, writes a 64-byte header and rotates "
+            f"over 3 slots).")
         lines.append("")
-        lines.append("| arm | size | commit MB/s | commit ops/s | raw MB/s | raw is | commit / raw time |")
-        lines.append("| --- | ---: | ---: | ---: | ---: | --- | ---: |")
+        lines.append("| arm | size | commit MB/s | commit ops/s | raw MB/s | raw is | commit / raw "
+                     "time | protocol 1: commit / raw time |")
+        lines.append("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
         for row in commits:
             c, r, ratio = row["commit_ns"], row["raw_ns"], row["commit_over_raw"]
+            p1 = row.get("protocol1_over_raw")
             to_mbps = lambda ns: row["size"] / ns * 1e9 / (1 << 20)
             lines.append(
                 f"| {row['arm']} | {label_of(row['size'])} | {fmt(to_mbps(c))} | {fmt(1e9 / c)} "
                 f"| {fmt(to_mbps(r))} | {row['raw']} | {fmt(ratio['median'], 2)} "
-                f"({fmt(ratio['low'], 2)}–{fmt(ratio['high'], 2)}) |")
+                f"({fmt(ratio['low'], 2)}–{fmt(ratio['high'], 2)}) "
+                f"| {ratio_cell(p1) if p1 else '–'} |")
     peers = doc.get("peers")
     if peers:
         lines.append("")
         lines.append("Peers: replace one blob durably and atomically (speed ratios: peer time / "
-                     "our time per round, median and range; ours = the faster durable commit).")
+                     "our time per round, median and range; ours = the faster durable commit of "
+                     "a store made with Store::Create's defaults; protocol 1 = the faster on a "
+                     "protocol 1 store, same rounds).")
         lines.append("")
         lines.append("| size | ours | ours µs | LMDB / ours | SQLite WAL FULL / ours "
-                     "| device floor / ours |")
-        lines.append("| ---: | --- | ---: | ---: | ---: | ---: |")
+                     "| device floor / ours | protocol 1 µs |")
+        lines.append("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
         for row in peers:
-            ours = next(a["median_ns"] for a in row["arms"] if a["name"] == row["ours"])
-            cell = lambda r: f"{fmt(r['median'], 2)} ({fmt(r['low'], 2)}–{fmt(r['high'], 2)})"
+            times = {a["name"]: a["median_ns"] for a in row["arms"]}
+            ours = times[row["ours"]]
+            p1 = times.get(row.get("protocol1"))
             lines.append(
                 f"| {label_of(row['size'])} | {row['ours'].removeprefix('ours: ')} "
-                f"| {fmt(ours / 1e3, 1)} | {cell(row['lmdb_over_ours'])} "
-                f"| {cell(row['sqlite_over_ours'])} | {cell(row['floor_over_ours'])} |")
+                f"| {fmt(ours / 1e3, 1)} | {ratio_cell(row['lmdb_over_ours'])} "
+                f"| {ratio_cell(row['sqlite_over_ours'])} | {ratio_cell(row['floor_over_ours'])} "
+                f"| {fmt(p1 / 1e3, 1) if p1 else '–'} |")
     elif "peers" in doc:
         lines.append("")
         lines.append("Peers: not built (LMDB and SQLite development files were not installed "
@@ -340,9 +381,14 @@ def open_table(doc):
 
 BATCH_COLORS = {
     "commit_batch_sync": "#f1c40f", "commit_batch_pwrite_fdatasync": "#d35400",
-    "floor": "#222222", "floor_our_extents": "#7f7f7f", "lmdb": "#1f618d",
+    "commit_batch_sync_protocol1": "#c8b7a6", "commit_batch_pwrite_fdatasync_protocol1": "#a89484",
+    "floor": "#222222", "floor_protocol1_extents": "#7f7f7f", "lmdb": "#1f618d",
     "sqlite": "#5dade2", "singles_sync": "#117a65", "singles_pwrite_fdatasync": "#48c9b0",
 }
+
+
+def ratio_cell(r):
+    return f"{fmt(r['median'], 2)} ({fmt(r['low'], 2)}–{fmt(r['high'], 2)})"
 
 
 def shape_label(shape):
@@ -358,8 +404,10 @@ def batches_table(doc):
         return ""
     lines = ["", f"Batches: replace N regions durably and atomically (regionstore_commit_bench "
                  f"section 6 on {doc.get('filesystem', '?')}, {doc.get('rounds', '?')} "
-                 f"interleaved rounds, medians; an operation is one batch; seam: what our arms "
-                 f"pwrote per batch through the io seam; device: write requests and KiB per "
+                 f"interleaved rounds, medians; an operation is one batch; ours = "
+                 f"commit_batch_* and singles_* on a store made with Store::Create's defaults; "
+                 f"*_protocol1 = the same on a protocol 1 store, same rounds; seam: what our "
+                 f"arms pwrote per batch through the io seam; device: write requests and KiB per "
                  f"batch).", ""]
     lines.append("| shape | arm | batches/s | regions/s | seam KiB / batch | device requests "
                  "/ batch | device KiB / batch |")
@@ -376,15 +424,17 @@ def batches_table(doc):
     lines.append("| shape | ratio: the other arm's time / ours (per round) | median (range) |")
     lines.append("| --- | --- | ---: |")
     for shape in shapes:
-        ours = shape["ours"]
-        for key, label in (("floor_over_ours", "floor"),
-                           ("floor_our_extents_over_ours", "floor at our extents"),
-                           ("singles_over_ours", shape["singles"]),
-                           ("lmdb_over_ours", "lmdb"), ("sqlite_over_ours", "sqlite")):
+        ours, p1 = shape["ours"], shape.get("protocol1", "protocol 1")
+        for key, label, under in (("lmdb_over_ours", "lmdb", ours),
+                                  ("sqlite_over_ours", "sqlite", ours),
+                                  ("floor_over_ours", "floor", ours),
+                                  ("singles_over_ours", shape["singles"], ours),
+                                  ("floor_over_protocol1", "floor", p1),
+                                  ("floor_protocol1_extents_over_protocol1",
+                                   "floor at protocol 1's extents", p1)):
             r = shape.get(key)
             if r:
-                lines.append(f"| {shape_label(shape)} | {label} / {ours} | {fmt(r['median'], 2)} "
-                             f"({fmt(r['low'], 2)}–{fmt(r['high'], 2)}) |")
+                lines.append(f"| {shape_label(shape)} | {label} / {under} | {ratio_cell(r)} |")
     return "\n".join(lines)
 
 
@@ -427,12 +477,13 @@ def wait_table(doc):
     if not wait:
         return ""
     cost = wait["wake_cost"]
-    ratio = cost["ratio"]
     lines = ["", f"Readers that wait (regionstore_commit_bench section 8 on "
-                 f"{doc.get('filesystem', '?')}): a 4 KiB kNone commit that wakes waiters "
-                 f"(nobody waiting) {fmt(cost['wake_ns'] / 1000, 2)} µs, one that does not "
-                 f"{fmt(cost['no_wake_ns'] / 1000, 2)} µs (ratio {fmt(ratio['median'], 2)}, "
-                 f"{fmt(ratio['low'], 2)}–{fmt(ratio['high'], 2)}).", ""]
+                 f"{doc.get('filesystem', '?')}; readers of a store made with Store::Create's "
+                 f"defaults unless named protocol 1): a 4 KiB kNone commit with nobody waiting, "
+                 f"ours {fmt(cost['ours_ns'] / 1000, 2)} µs (it wakes only registered waiters); "
+                 f"protocol 1 {fmt(cost['protocol1_ns'] / 1000, 2)} µs (futex wake after every "
+                 f"commit), {fmt(cost['protocol1_no_wake_ns'] / 1000, 2)} µs with wake_waiters = "
+                 f"false.", ""]
     lines.append("| reader in another process | commits | p50 µs | p99 µs | CPU while waiting |")
     lines.append("| --- | ---: | ---: | ---: | ---: |")
     for r in wait["readers"]:

@@ -1,21 +1,22 @@
 // Section 8 of regionstore_commit_bench: readers that wait.
 //  (a) what waking costs the writer: a 4 KiB kNone commit (the cheapest
-//      commit, where one more syscall shows most) on a store opened as
-//      usual, which calls futex(FUTEX_WAKE) after every commit, beside the
-//      same on a store opened with OpenOptions::wake_waiters = false, and
-//      on a protocol 2 store, which wakes only registered waiters (a
-//      read-modify-write of the sidecar's wake word, no system call);
-//      interleaved rounds, nobody waiting.
+//      commit, where one more syscall shows most) on a store made with
+//      Store::Create's defaults ("ours", protocol 2), which wakes only
+//      registered waiters (a read-modify-write of the sidecar's wake word,
+//      no system call), beside the same on a protocol 1 store opened as
+//      usual, which calls futex(FUTEX_WAKE) after every commit, and opened
+//      with OpenOptions::wake_waiters = false; interleaved rounds, nobody
+//      waiting.
 //  (b) wake-up latency: a reader in another process gets each new commit of
 //      a 4 KiB region, from the moment the writer's Commit returned to the
 //      moment the reader holds its copy (CLOCK_MONOTONIC, one clock for both
 //      processes), five ways: WaitForNewer (a futex sleep the writer
-//      wakes) on a protocol 1 store and on a protocol 2 store (the waiter
-//      registers in the sidecar first), WaitForNewer by a reader that may
-//      read the sidecar but not write it (it cannot register, so it polls
-//      every 10 ms), and Load polled every 1 ms and every 100 µs (nanosleep
-//      between). The writer waits for each reader's report before its next
-//      commit, after a random pause of 0-2 ms (a spin) so that the pollers'
+//      wakes; the waiter registers in the sidecar first) on the default
+//      store and on a protocol 1 store, WaitForNewer by a reader that may
+//      read the default store's sidecar but not write it (it cannot
+//      register, so it polls every 10 ms), and Load of the default store
+//      polled every 1 ms and every 100 µs (nanosleep between). The writer waits for each reader's
+//      report before its next commit, after a random pause of 0-2 ms (a spin) so that the pollers'
 //      phase is random; p50 and p99 over every commit of every round.
 //  (c) what waiting costs the reader: each reader waits for a commit that
 //      does not come, for a fixed time; its CPU time per second of it.
@@ -65,19 +66,24 @@ struct ReaderArm {
   ReaderKind kind;
   const char* name;
   uint64_t poll_ns;
-  uint32_t protocol;  // of the store it reads
+  uint32_t protocol;  // of the store it reads: kDefaultProtocol or kProtocol1
   // A reader that may read the sidecar but not write it (a user in the
   // store's group with read access): it cannot register, so it polls.
   bool sidecar_read_only = false;
 };
 
-constexpr std::array<ReaderArm, 5> kReaders{{
-    {ReaderKind::kFutex, "WaitForNewer (futex)", 0, 1},
-    {ReaderKind::kFutex, "WaitForNewer, protocol 2 (sidecar)", 0, 2},
-    {ReaderKind::kFutex, "WaitForNewer, protocol 2, sidecar read-only", 0, 2, true},
-    {ReaderKind::kPoll1ms, "Load every 1 ms", 1'000'000, 1},
-    {ReaderKind::kPoll100us, "Load every 100 µs", 100'000, 1},
+// The default store's readers first; protocol 1's WaitForNewer last.
+const std::array<ReaderArm, 5> kReaders{{
+    {ReaderKind::kFutex, "WaitForNewer", 0, kDefaultProtocol},
+    {ReaderKind::kFutex, "WaitForNewer, sidecar read-only", 0, kDefaultProtocol, true},
+    {ReaderKind::kPoll1ms, "Load every 1 ms", 1'000'000, kDefaultProtocol},
+    {ReaderKind::kPoll100us, "Load every 100 µs", 100'000, kDefaultProtocol},
+    {ReaderKind::kFutex, "WaitForNewer, protocol 1 (futex)", 0, kProtocol1},
 }};
+
+// The index of the store a reader reads in RunLatency's arrays: 0 the
+// default store, 1 the protocol 1 store.
+size_t StoreOf(const ReaderArm& reader) { return reader.protocol == kProtocol1 ? 1 : 0; }
 
 // The Io of a reader with read access only to the sidecar: opening it for
 // writing is denied (EACCES), as the kernel denies such a user.
@@ -183,9 +189,9 @@ double Percentile(std::vector<double> values, double p) {
 
 std::array<LatencyResult, kReaders.size()> RunLatency(const Options& options) {
   // One store per protocol, each with its writer and its newest generation.
-  const std::array<std::string, 2> paths{options.dir + "/wait.rgn", options.dir + "/wait-p2.rgn"};
+  const std::array<std::string, 2> paths{options.dir + "/wait.rgn", options.dir + "/wait-p1.rgn"};
   CreateStore(paths[0], {{"r", kPayload}});
-  CreateStore(paths[1], {{"r", kPayload}}, false, 2);
+  CreateStore(paths[1], {{"r", kPayload}}, false, kProtocol1);
   std::array<Store, 2> writers{OpenStore(paths[0]), OpenStore(paths[1])};
   std::array<uint64_t, 2> generations{0, 0};
   Payloads payloads(kPayload);
@@ -195,7 +201,7 @@ std::array<LatencyResult, kReaders.size()> RunLatency(const Options& options) {
   for (int round = 0; round < options.rounds; ++round) {
     for (size_t k = 0; k < kReaders.size(); ++k) {
       const size_t a = (static_cast<size_t>(round) + k) % kReaders.size();
-      const size_t store = kReaders[a].protocol - 1;
+      const size_t store = StoreOf(kReaders[a]);
       Store& writer = writers[store];
       uint64_t& generation = generations[store];
       const std::pair<pid_t, int> reader =
@@ -225,7 +231,7 @@ std::array<LatencyResult, kReaders.size()> RunLatency(const Options& options) {
   // (c) Each reader waits for a commit that does not come.
   const uint64_t idle_ns = options.quick ? 200'000'000u : 1'000'000'000u;
   for (size_t a = 0; a < kReaders.size(); ++a) {
-    const size_t store = kReaders[a].protocol - 1;
+    const size_t store = StoreOf(kReaders[a]);
     const std::pair<pid_t, int> reader =
         StartReader(paths[store], kReaders[a], generations[store], 0, idle_ns);
     std::array<uint64_t, 2> cost{};
@@ -242,38 +248,38 @@ std::array<LatencyResult, kReaders.size()> RunLatency(const Options& options) {
 }
 
 struct WakeCost {
-  double wake_ns = NAN, no_wake_ns = NAN, protocol2_ns = NAN;
-  PairedRatio ratio;            // wake / no wake
-  PairedRatio protocol2_ratio;  // protocol 2 / no wake
+  double ours_ns = NAN, protocol1_ns = NAN, protocol1_no_wake_ns = NAN;
+  PairedRatio ours_ratio;       // ours / protocol 1 without the wake
+  PairedRatio protocol1_ratio;  // protocol 1 waking / not waking
 };
 
 WakeCost RunWakeCost(const Options& options) {
-  const std::string wake_path = options.dir + "/wake.rgn";
-  const std::string quiet_path = options.dir + "/no-wake.rgn";
-  const std::string p2_path = options.dir + "/protocol-2.rgn";
-  CreateStore(wake_path, {{"r", kPayload}});
-  CreateStore(quiet_path, {{"r", kPayload}});
-  CreateStore(p2_path, {{"r", kPayload}}, false, 2);
+  const std::string ours_path = options.dir + "/wake-default.rgn";
+  const std::string wake_path = options.dir + "/wake-p1.rgn";
+  const std::string quiet_path = options.dir + "/no-wake-p1.rgn";
+  CreateStore(ours_path, {{"r", kPayload}});
+  CreateStore(wake_path, {{"r", kPayload}}, false, kProtocol1);
+  CreateStore(quiet_path, {{"r", kPayload}}, false, kProtocol1);
+  Store ours = OpenStore(ours_path);
   Store wake = OpenStore(wake_path);
   auto quiet = Store::Open(quiet_path, OpenMode::kReadWrite, {.wake_waiters = false});
   if (!quiet.ok()) Die(quiet.status().ToString());
-  Store p2 = OpenStore(p2_path);
   std::vector<Arm> arms;
-  arms.push_back(CommitArm("wake", wake, "r", kPayload, Durability::kNone));
-  arms.push_back(CommitArm("no wake", *quiet, "r", kPayload, Durability::kNone));
-  arms.push_back(CommitArm("protocol 2", p2, "r", kPayload, Durability::kNone));
+  arms.push_back(CommitArm("ours", ours, "r", kPayload, Durability::kNone));
+  arms.push_back(CommitArm("protocol 1, wake", wake, "r", kPayload, Durability::kNone));
+  arms.push_back(CommitArm("protocol 1, no wake", *quiet, "r", kPayload, Durability::kNone));
   const Rounds rounds =
       RunInterleaved(arms, options.rounds, options.mapped_batch_ms, options.device_stat);
   WakeCost cost;
-  cost.wake_ns = Median(rounds.ns[0]);
-  cost.no_wake_ns = Median(rounds.ns[1]);
-  cost.protocol2_ns = Median(rounds.ns[2]);
-  cost.ratio = Paired(rounds.ns[0], rounds.ns[1]);
-  cost.protocol2_ratio = Paired(rounds.ns[2], rounds.ns[1]);
+  cost.ours_ns = Median(rounds.ns[0]);
+  cost.protocol1_ns = Median(rounds.ns[1]);
+  cost.protocol1_no_wake_ns = Median(rounds.ns[2]);
+  cost.ours_ratio = Paired(rounds.ns[0], rounds.ns[2]);
+  cost.protocol1_ratio = Paired(rounds.ns[1], rounds.ns[2]);
+  std::remove(ours_path.c_str());
+  std::remove((ours_path + ".shm").c_str());
   std::remove(wake_path.c_str());
   std::remove(quiet_path.c_str());
-  std::remove(p2_path.c_str());
-  std::remove((p2_path + ".shm").c_str());
   return cost;
 }
 
@@ -284,18 +290,20 @@ nlohmann::json RunWaitSection(const Options& options) {
   const std::array<LatencyResult, kReaders.size()> latency = RunLatency(options);
   std::printf("## 8. Readers that wait\n\n");
   std::printf(
-      "(a) What waking costs a commit: a 4 KiB kNone commit on a store opened as usual "
-      "(futex(FUTEX_WAKE) after every commit; nobody waiting) beside one opened with "
-      "wake_waiters = false, and on a protocol 2 store (wakes only registered waiters: no "
-      "system call), %d interleaved rounds. Target for protocol 2: about 0.3 µs.\n\n",
-      options.rounds);
+      "(a) What waking costs a commit: a 4 KiB kNone commit on a store made with "
+      "Store::Create's defaults (protocol %u: wakes only registered waiters, no system call), "
+      "beside protocol 1 stores opened as usual (futex(FUTEX_WAKE) after every commit) and "
+      "with wake_waiters = false; nobody waiting, %d interleaved rounds. Target: about "
+      "0.3 µs.\n\n",
+      kDefaultProtocol, options.rounds);
   std::printf(
-      "| commit, 4 KiB kNone | µs |\n| --- | ---: |\n| wakes waiters | %s |\n"
-      "| does not | %s |\n| ratio (median, range) | %s |\n| difference | %.2f µs |\n"
-      "| protocol 2, nobody waiting | %s |\n| protocol 2 / does not (median, range) | %s |\n\n",
-      FormatMicros(cost.wake_ns).c_str(), FormatMicros(cost.no_wake_ns).c_str(),
-      FormatRatio(cost.ratio).c_str(), (cost.wake_ns - cost.no_wake_ns) / 1e3,
-      FormatMicros(cost.protocol2_ns).c_str(), FormatRatio(cost.protocol2_ratio).c_str());
+      "| commit, 4 KiB kNone, nobody waiting | µs |\n| --- | ---: |\n| ours (default store) | "
+      "%s |\n| protocol 1, wakes waiters | %s |\n| protocol 1, wake_waiters = false | %s |\n"
+      "| ours / protocol 1 without the wake (median, range) | %s |\n"
+      "| protocol 1: waking / not (median, range) | %s |\n\n",
+      FormatMicros(cost.ours_ns).c_str(), FormatMicros(cost.protocol1_ns).c_str(),
+      FormatMicros(cost.protocol1_no_wake_ns).c_str(), FormatRatio(cost.ours_ratio).c_str(),
+      FormatRatio(cost.protocol1_ratio).c_str());
   std::printf(
       "(b) Wake-up latency: from the writer's Commit returning to a reader in another process "
       "holding its copy of the new 4 KiB commit (negative: the reader had it first; the wake is "
@@ -322,11 +330,11 @@ nlohmann::json RunWaitSection(const Options& options) {
   }
   std::printf("\n");
   return {{"wake_cost",
-           {{"wake_ns", OrNull(cost.wake_ns)},
-            {"no_wake_ns", OrNull(cost.no_wake_ns)},
-            {"ratio", RatioJson(cost.ratio)},
-            {"protocol2_ns", OrNull(cost.protocol2_ns)},
-            {"protocol2_ratio", RatioJson(cost.protocol2_ratio)}}},
+           {{"ours_ns", OrNull(cost.ours_ns)},
+            {"ours_ratio", RatioJson(cost.ours_ratio)},
+            {"protocol1_ns", OrNull(cost.protocol1_ns)},
+            {"protocol1_no_wake_ns", OrNull(cost.protocol1_no_wake_ns)},
+            {"protocol1_ratio", RatioJson(cost.protocol1_ratio)}}},
           {"readers", std::move(readers)}};
 }
 

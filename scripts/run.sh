@@ -6,7 +6,9 @@
 # long-lived arms, library beside raw syscalls, interleaved, then the sweeps) and
 # the checkpoint commit benchmark's quick run (commits beside raw writes, LMDB and
 # SQLite, a writer's open on a store holding 1 GiB commits, and batch commits of
-# 16 x 4 KiB and 4 x 64 KiB beside LMDB and SQLite transactions), and prints their
+# 16 x 4 KiB and 4 x 64 KiB beside LMDB and SQLite transactions; "ours" in every
+# table is a store made with Store::Create's defaults, protocol 1 a labelled
+# extra), and prints their
 # tables with bench/report.py, which also draws the charts
 # (build/release/lab/lab-bench.png, batch-bench.png and wait-bench.png).
 # REGIONSTORE_BENCH_DIR moves the lab's files (default: build/release/lab).
@@ -48,6 +50,8 @@ echo "== the region lab (bench/regionstore_bench): 16 MiB store, 1 MiB at data o
 echo "   pwrite, pwrite_fdatasync, msync_sync, msync_async, none; one-shot and long-lived (x8);"
 echo "   library and raw syscalls interleaved at random, 7 repetitions, medians; two folio regimes"
 echo "   (files in ${bench_dir}; console output in ${lab}/lab-bench.txt and lab-sweep.txt)"
+echo "   Google Benchmark's \"Library was built as DEBUG\" below is Debian's build of the framework"
+echo "   (no NDEBUG in its own code; ours is Release): the report's third line measures its effect."
 REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_bench" \
   --benchmark_repetitions=7 --benchmark_min_time=0.15 \
   --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \

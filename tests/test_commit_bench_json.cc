@@ -1,8 +1,9 @@
 // The commit benchmark's batch and wait sections (bench/batches_bench.cc,
 // bench/wait_bench.cc), each run once with one round: the --json keys
 // bench/report.py and the README rely on, every arm present, and what the
-// io seam counted per batch. No timing is checked: only that each figure is
-// there and positive.
+// io seam counted per batch. "ours" is a store made with Store::Create's
+// defaults; protocol 1's arms carry its name. No timing is checked: only that
+// each figure is there and positive.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -55,16 +56,16 @@ TEST_CASE("the commit benchmark's batch section writes every arm and the documen
   for (size_t s = 0; s < shapes.size(); ++s) {
     const nlohmann::json& shape = shapes[s];
     INFO(shape.dump());
-    CHECK(KeysOf(shape) == std::vector<std::string>{"arms", "floor_our_extents_over_ours",
-                                                    "floor_over_ours", "floor_over_protocol2",
-                                                    "lmdb_over_ours", "ours", "ours_protocol2",
-                                                    "regions", "singles", "singles_over_ours",
-                                                    "size", "sqlite_over_ours"});
+    CHECK(KeysOf(shape) ==
+          std::vector<std::string>{"arms", "floor_over_ours", "floor_over_protocol1",
+                                   "floor_protocol1_extents_over_protocol1", "lmdb_over_ours",
+                                   "ours", "protocol1", "regions", "singles", "singles_over_ours",
+                                   "size", "sqlite_over_ours"});
     const uint64_t regions = shape["regions"];
     const uint64_t size = shape["size"];
     CHECK(std::pair(regions, size) == expected_shapes[s]);
-    for (const char* ratio :
-         {"floor_over_ours", "floor_our_extents_over_ours", "singles_over_ours"}) {
+    for (const char* ratio : {"floor_over_ours", "floor_over_protocol1",
+                              "floor_protocol1_extents_over_protocol1", "singles_over_ours"}) {
       CHECK(KeysOf(shape[ratio]) == std::vector<std::string>{"high", "low", "median"});
       CHECK(shape[ratio]["median"].get<double>() > 0);
     }
@@ -89,14 +90,15 @@ TEST_CASE("the commit benchmark's batch section writes every arm and the documen
         // Each member's payload behind its 4 KiB header unit, at least.
         CHECK(arm["seam_write_bytes"].get<double>() >=
               static_cast<double>(regions * (size + header_unit)));
-        // One barrier per batch; one per commit for the singles. A
-        // protocol 2 batch's barrier is its journal record's RWF_DSYNC
-        // write; a full journal adds one fdatasync (at least 14 records of
-        // these shapes fit in the default 4 MiB), and the batch log's
-        // watermark two every 32 batches (MakeLogUnitReusable): in a short
-        // run one of those can fall among few batches, so the bound is loose,
-        // but one barrier per member (4 or 16) fails it.
-        if (batch && name.ends_with("_protocol2")) {
+        // One barrier per batch; one per commit for the singles. A batch
+        // of the default store (protocol 2) has its journal record's
+        // RWF_DSYNC write as its barrier; a full journal adds one fdatasync
+        // (at least 14 records of these shapes fit in the default 4 MiB),
+        // and the batch log's watermark two every 32 batches
+        // (MakeLogUnitReusable): in a short run one of those can fall among
+        // few batches, so the bound is loose, but one barrier per member
+        // (4 or 16) fails it. Protocol 1's batches: exactly one.
+        if (batch && !name.ends_with("_protocol1")) {
           CHECK(arm["seam_barriers"].get<double>() >= 1.0);
           CHECK(arm["seam_barriers"].get<double>() < 1.5);
         } else {
@@ -110,11 +112,11 @@ TEST_CASE("the commit benchmark's batch section writes every arm and the documen
     }
     std::sort(arms.begin(), arms.end());
     std::vector<std::string> expected = {"commit_batch_pwrite_fdatasync",
-                                         "commit_batch_pwrite_fdatasync_protocol2",
+                                         "commit_batch_pwrite_fdatasync_protocol1",
                                          "commit_batch_sync",
-                                         "commit_batch_sync_protocol2",
+                                         "commit_batch_sync_protocol1",
                                          "floor",
-                                         "floor_our_extents",
+                                         "floor_protocol1_extents",
                                          "singles_pwrite_fdatasync",
                                          "singles_sync"};
     // LMDB and SQLite: only when the benchmark was built with them, and
@@ -129,6 +131,33 @@ TEST_CASE("the commit benchmark's batch section writes every arm and the documen
     CHECK(arms == expected);
     CHECK(std::find(arms.begin(), arms.end(), shape["ours"].get<std::string>()) != arms.end());
     CHECK(std::find(arms.begin(), arms.end(), shape["singles"].get<std::string>()) != arms.end());
+    // "ours" is the default store's batch arm, never protocol 1's.
+    CHECK(shape["ours"].get<std::string>().starts_with("commit_batch_"));
+    CHECK_FALSE(shape["ours"].get<std::string>().ends_with("_protocol1"));
+    CHECK(shape["protocol1"].get<std::string>().ends_with("_protocol1"));
+  }
+}
+
+TEST_CASE(
+    "the commit benchmark's commit section measures the default store as ours and "
+    "protocol 1 beside it",
+    "[bench][long]") {
+  TempDir dir;
+  const nlohmann::json document = RunSection(dir, "ratio", "## 1. Commit vs the same syscalls");
+  // Store::Create's default protocol: what every table calls ours.
+  CHECK(document["ours_protocol"] == 2);
+  const nlohmann::json& rows = document["commits"];
+  REQUIRE(rows.size() == 12);  // 4 modes x 3 sizes
+  for (const nlohmann::json& row : rows) {
+    INFO(row.dump());
+    CHECK(KeysOf(row) ==
+          std::vector<std::string>{"arm", "commit_device_kib", "commit_device_requests",
+                                   "commit_ns", "commit_over_raw", "commit_protocol1_ns", "mode",
+                                   "protocol1_device_kib", "protocol1_device_requests",
+                                   "protocol1_over_raw", "raw", "raw_ns", "size"});
+    CHECK(row["commit_ns"].get<double>() > 0);
+    CHECK(row["commit_protocol1_ns"].get<double>() > 0);
+    CHECK(row["protocol1_over_raw"]["median"].get<double>() > 0);
   }
 }
 
@@ -139,12 +168,12 @@ TEST_CASE("the commit benchmark's wait section measures every reader and writes 
   const nlohmann::json& wait = document["wait"];
   INFO(wait.dump());
   CHECK(KeysOf(wait) == std::vector<std::string>{"readers", "wake_cost"});
-  CHECK(KeysOf(wait["wake_cost"]) == std::vector<std::string>{"no_wake_ns", "protocol2_ns",
-                                                              "protocol2_ratio", "ratio",
-                                                              "wake_ns"});
-  CHECK(wait["wake_cost"]["wake_ns"].get<double>() > 0);
-  CHECK(wait["wake_cost"]["protocol2_ns"].get<double>() > 0);
-  CHECK(wait["wake_cost"]["no_wake_ns"].get<double>() > 0);
+  CHECK(KeysOf(wait["wake_cost"]) == std::vector<std::string>{"ours_ns", "ours_ratio",
+                                                              "protocol1_no_wake_ns",
+                                                              "protocol1_ns", "protocol1_ratio"});
+  CHECK(wait["wake_cost"]["ours_ns"].get<double>() > 0);
+  CHECK(wait["wake_cost"]["protocol1_ns"].get<double>() > 0);
+  CHECK(wait["wake_cost"]["protocol1_no_wake_ns"].get<double>() > 0);
   const nlohmann::json& readers = wait["readers"];
   REQUIRE(readers.size() == 5);
   std::vector<std::string> names;
@@ -158,10 +187,9 @@ TEST_CASE("the commit benchmark's wait section measures every reader and writes 
     CHECK(reader["cpu_fraction"].get<double>() >= 0);
     names.push_back(reader["reader"]);
   }
-  CHECK(names == std::vector<std::string>{"WaitForNewer (futex)",
-                                          "WaitForNewer, protocol 2 (sidecar)",
-                                          "WaitForNewer, protocol 2, sidecar read-only",
-                                          "Load every 1 ms", "Load every 100 µs"});
+  CHECK(names == std::vector<std::string>{"WaitForNewer", "WaitForNewer, sidecar read-only",
+                                          "Load every 1 ms", "Load every 100 µs",
+                                          "WaitForNewer, protocol 1 (futex)"});
 }
 
 }  // namespace
