@@ -66,8 +66,11 @@ struct StoreStats {
   uint64_t failed_flushes = 0;  // barriers (msync/fdatasync) that failed; each poisons
   uint64_t failed_writes = 0;   // pwrite/pwritev failures; each poisons
   // Extra fdatasyncs a CommitBatch made so that it could reuse a unit of the
-  // batch log: after 32 batches without a whole-file barrier (kNone,
-  // kAsync), or the first batch after a writer ended without closing.
+  // batch log. Batches that make no whole-file barrier of their own (kNone,
+  // kAsync, journaled) cost two every 32nd batch unless a whole-file barrier
+  // runs at least every 16 batches; the first batch after an open that found no
+  // clean batch watermark (the last writer was killed or poisoned, or closed
+  // after such batches with no whole-file barrier since) costs one.
   uint64_t batch_log_barriers = 0;
   // fdatasyncs a durable CommitBatch made because the batch journal had no
   // room for its record (protocol 2 stores with a journal): every record
@@ -159,12 +162,14 @@ struct CreateOptions {
   uint32_t protocol = 2;
   // Protocol 2: the batch journal's size in bytes (0: 4 MiB), a multiple of
   // 64 KiB from 256 KiB to 1 GiB. A durable batch whose record (a head of
-  // 4 KiB per 46 members, then each payload rounded up to 4 KiB) fits in
-  // half of it is committed by one pwritev2(RWF_DSYNC) of that record, with
-  // no fdatasync; a larger one by the batch log's path (one fdatasync). The journal starts over at
-  // each whole-file barrier, and costs one when full. Such a store sets
-  // incompat bit 4: releases before 0.13 refuse it. Non-zero with protocol 1
-  // is kInvalidArgument.
+  // 4 KiB per 46 members, then each payload rounded up to 4 KiB) fits in half
+  // of it is committed by one pwritev2(RWF_DSYNC) of that record, with no
+  // fdatasync except one when the journal is full
+  // (StoreStats::journal_checkpoints) and two when the batch log needs a
+  // durable watermark (StoreStats::batch_log_barriers); a larger one by the
+  // batch log's path (one fdatasync). The journal starts over at each
+  // whole-file barrier. Such a store sets incompat bit 4: releases before
+  // 0.13 refuse it. Non-zero with protocol 1 is kInvalidArgument.
   uint64_t journal_size = 0;
   // Called after each zero-filled chunk (8 MiB) with the bytes written so
   // far and the file size: a store of many GiB takes seconds to fill.
@@ -355,26 +360,31 @@ class REGIONSTORE_EXPORT Store {
   // takes the single-writer lock for kReadWrite (and checks that the locked
   // inode is still the one at `path`, so a concurrent replace is not missed),
   // then maps the whole file MAP_SHARED from that same locked descriptor.
-  // A writer then reads the intent area (4 KiB, pread) and, in a protocol 2
-  // store, opens or creates the sidecar PATH.shm, where the intent marks
-  // are, and writes the sidecar's identity entry (64 bytes, pwrite) into the
-  // intent area. If an earlier writer in this boot died while a barrier of
-  // its was running, or saw it fail, the commit (or batch) it was making is
-  // kept if it is whole, since readers may have been given it, and written
-  // again so that the open's barrier covers it (its payload once), or zeroed
-  // if it is not; journaled batches whose members are not in their slots
+  // A writer of a protocol 2 store then opens or creates the sidecar PATH.shm,
+  // where the intent marks are. Every writer reads the intent area (4 KiB,
+  // pread) and, in a protocol 2 store, writes the sidecar's identity entry
+  // (64 bytes, pwrite) into it. If an earlier writer in this boot died while a
+  // barrier of its was running, or saw it fail, the commit (or batch) it was
+  // making is kept if it is whole, since readers may have been given it, and
+  // written again so that the open's barrier covers it (its payload once), or
+  // zeroed if it is not; journaled batches whose members are not in their slots
   // are written there. It then calls fdatasync once, which makes whatever
-  // earlier handles left in the page cache durable. That is all: after a
-  // clean close or a kill between commits the open reads the superblock, the
-  // region table (128 bytes a region) and the intent area, and writes no
-  // slot, however much the regions hold. (After a kill or failure inside a
-  // barrier that ran while commits without a barrier were pending, after
-  // this boot's sidecar was removed or replaced, or in a store too old to
-  // have an intent area, it writes every region's header units and newest
-  // commit again before the fdatasync.) A region's
-  // slots are read at its first Commit through the handle (its headers and
-  // newest payload, with pread); regions nobody commits to cost nothing.
-  // Damaged slots are never returned. docs/CHECKPOINTS.md, "Recovery".
+  // earlier handles left in the page cache durable. That is all: after a clean
+  // close the open reads the superblock, the region table (128 bytes a region),
+  // the intent area and the batch journal's records (its first 4 KiB when it
+  // holds none), and writes no slot, however much the regions hold. After a
+  // kill, or a close that left a batch not yet made durable by a whole-file
+  // barrier (a journaled one included), the open of a store with a batch log
+  // (every protocol 2 store) also reads every slot header (64 bytes each) and
+  // the whole journal, and writes into its slot again the newest member of each
+  // region that a batch journaled since the last whole-file barrier named.
+  // (After a kill or failure inside a barrier that ran while commits without a
+  // barrier were pending, after this boot's sidecar was removed or replaced, or
+  // in a store too old to have an intent area, it writes every region's header
+  // units and newest commit again before the fdatasync.) A region's slots are
+  // read at its first Commit through the handle (its headers and newest
+  // payload, with pread); regions nobody commits to cost nothing. Damaged slots
+  // are never returned. docs/CHECKPOINTS.md, "Recovery".
   // A symbolic link at `path` is refused unless options.symlinks is kFollow.
   // Copy-on-write blocks: a writer's open asks FIEMAP whether the store's
   // blocks are shared, one ioctl per 64 extents (about 0.5 us on ext4 and
@@ -493,10 +503,12 @@ class REGIONSTORE_EXPORT Store {
   // its batch payload or every one holds what it held before (a commit made
   // to one of them after the batch aside); after a power loss the same, and
   // a batch whose durable call returned is there, as G3 says for commits.
-  // kSync and kPwriteFdatasync make one barrier for the whole batch. In a
-  // protocol 2 store with a journal (every one made since 0.13), a batch
-  // whose record fits in half the journal (CreateOptions::journal_size) is
-  // one pwritev2(RWF_DSYNC) of that record, with no fdatasync; its members
+  // kSync and kPwriteFdatasync make one barrier for the whole batch, and at
+  // times the batch log's (StoreStats::batch_log_barriers). In a protocol 2
+  // store with a journal (every one made since 0.13), a batch whose record fits
+  // in half the journal (CreateOptions::journal_size) is one
+  // pwritev2(RWF_DSYNC) of that record, with no fdatasync except one when the
+  // journal is full and the batch log's two; its members
   // reach their slots through the page cache and are made durable there by
   // the next whole-file barrier or, after a crash, by the next writer's open.
   // Any other durable batch (larger, in protocol 1, or in a 0.12 protocol 2
