@@ -1,9 +1,10 @@
 // A writer's open costs what the metadata costs (docs/CHECKPOINTS.md,
-// "Recovery"): it reads the intent area and writes nothing after a clean
-// close or a kill between commits; a current-boot intent mark costs one
-// header unit. Regions are settled at their first commit; torn and
-// unfinished slots are reported as what they are; generations are never
-// reused while a header that checks out can show them.
+// "Recovery"): after a clean close it reads the intent area (and a store
+// with a batch journal, the journal's chain) and writes no slot; after a
+// kill, a store with a batch log also has its slot headers and journal
+// read; a current-boot intent mark costs one header unit. Regions are settled at their first
+// commit; torn and unfinished slots are reported as what they are; generations are never reused
+// while a header that checks out can show them.
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
