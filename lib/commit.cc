@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "fused_copy.h"
 #include "shared_copy.h"
 #include "store_rep.h"
 #include "test_hooks.h"
@@ -99,10 +100,25 @@ void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces) {
 }
 
 uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces, uint64_t length) {
-  // The checksum is of the bytes in the mapping, read back after they were
-  // stored, never of the caller's: another thread may change those between
-  // any two reads of them, and a checksum of one read over a copy of another
-  // would make a commit that returned OK fail to load.
+  // The checksum is of the bytes stored in the mapping, never of a separate
+  // read of the caller's: another thread may change those between any two
+  // reads of them, and a checksum of one read over a copy of another would
+  // make a commit that returned OK fail to load.
+  // Where it can (x86-64 with AVX2; not under ThreadSanitizer, whose builds
+  // copy with atomic words), one pass loads each source stripe once into
+  // registers that it both stores and hashes. It reads the source once and
+  // never reads the destination back: against hashing the source, then
+  // copying it (before 0.13), 0.82x the time at 4 KiB, 0.66x at 64 KiB,
+  // 0.94x at 1 MiB (a copy-and-hash microbenchmark, one process), where
+  // copying, then hashing the destination cost 0.89x, 0.99x and 1.06x.
+  if (!shared_copy::kAtomicSlotCopies && length >= fused_copy::kMinLength &&
+      fused_copy::Available()) {
+    return fused_copy::CopyChecksummed(shared, pieces, length);
+  }
+  return CopyPiecesToSharedThenChecksum(shared, pieces, length);
+}
+
+uint64_t CopyPiecesToSharedThenChecksum(std::byte* shared, PayloadPieces pieces, uint64_t length) {
   // A small payload is still in L1 after the copy: one copy, one hash.
   if (length <= kOnePassThreshold) {
     CopyPiecesToShared(shared, pieces);

@@ -63,15 +63,20 @@ void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces);
 // anyway). Store::Write says why.
 inline constexpr uint64_t kDsyncWriteBelow = 1024 * 1024;
 // Copies the pieces to `shared` and returns the checksum of the `length`
-// bytes it stored there, read back from `shared` (never from the pieces,
-// which another thread may change meanwhile), each byte of a large payload
-// while it is still in L1. `length` is the pieces' total, which the caller
-// has summed already.
+// bytes it stored there: of the values it stored (fused_copy.h), or read
+// back from `shared`; never of a separate read of the pieces, which another
+// thread may change meanwhile. `length` is the pieces' total, which the
+// caller has summed already.
 uint64_t CopyPiecesToSharedChecksummed(std::byte* shared, PayloadPieces pieces, uint64_t length);
-// Payloads up to this size are copied whole, then hashed; above it, block
-// by block in one pass (kOnePassBlock bytes fit in L1 beside the hash's
-// state). Measured in docs/BENCH-CHECKPOINTS.md, "Small durable writes,
-// the publication word and the fused copy".
+// The same, where fused_copy cannot run (ThreadSanitizer's atomic word
+// copies, no AVX2, short payloads): copies, then hashes what it reads back
+// from `shared`, each byte of a large payload while it is still in L1.
+uint64_t CopyPiecesToSharedThenChecksum(std::byte* shared, PayloadPieces pieces, uint64_t length);
+// In CopyPiecesToSharedThenChecksum, payloads up to this size are copied
+// whole, then hashed; above it, block by block in one pass (kOnePassBlock
+// bytes fit in L1 beside the hash's state). Measured in
+// docs/BENCH-CHECKPOINTS.md, "Small durable writes, the publication word and
+// the fused copy".
 inline constexpr uint64_t kOnePassThreshold = 16 * 1024;
 inline constexpr size_t kOnePassBlock = 4 * 1024;
 
