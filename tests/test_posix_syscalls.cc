@@ -397,6 +397,42 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "A durable commit of 64 KiB starts its payload's writeback in a 64 KiB-aligned slot only, "
+    "and a failing start is no failure",
+    "[io][fault]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(
+      path, 0,
+      {{"aligned", 64 * kKiB, SlotLayout::kAligned}, {"compact", 64 * kKiB, SlotLayout::kCompact}});
+  SyscallHook hook;
+  const std::vector<std::byte> payload = PatternBytes(64 * kKiB, 3);
+  for (const Durability mode : kDurableModes) {
+    INFO(DurabilityName(mode));
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    // Settle both regions first: their first commit reads the slots.
+    REQUIRE(store.Commit("aligned", payload, mode).ok());
+    REQUIRE(store.Commit("compact", payload, mode).ok());
+    hook.ClearLog();
+    REQUIRE(store.Commit("aligned", payload, mode).ok());
+    CHECK(hook.Count(Syscall::kSyncFileRange) == 1);
+    hook.ClearLog();
+    // In a compact slot the payload shares a page-cache folio with the
+    // header unit, whose write would wait for that writeback.
+    REQUIRE(store.Commit("compact", payload, mode).ok());
+    CHECK(hook.Count(Syscall::kSyncFileRange) == 0);
+    hook.ClearLog();
+    hook.FailNth(Syscall::kSyncFileRange, 1, EIO);
+    const auto committed = store.Commit("aligned", payload, mode);
+    CHECK(hook.Count(Syscall::kSyncFileRange) == 1);
+    hook.ClearRules();
+    CHECK(committed.ok());
+    CHECK_FALSE(store.poisoned());
+    CHECK(MustLoad(store, "aligned") == payload);
+  }
+}
+
+TEST_CASE(
     "Commits whose every write transfers half of what it asks for succeed and load back "
     "byte-exact",
     "[io][fault]") {
