@@ -1,5 +1,5 @@
 // The last table of regionstore_commit_bench: the figures protocol 2 is
-// meant to move (docs/BENCH-CHECKPOINTS.md, "Protocol 2 targets"), from the
+// meant to move (docs/history/BENCH-CHECKPOINTS-0.13.md, "Protocol 2 targets"), from the
 // sections that ran (1: commits against the raw syscalls, 6: batches, 8:
 // waking): the default store ("ours", protocol 2) beside protocol 1 and
 // beside the target. Nothing is measured here: every figure is one the section printed,

@@ -1,5 +1,5 @@
 // Scale benchmark: what many regions and a big data area cost the calls that
-// should not grow with them. docs/BENCH-CHECKPOINTS.md ("Compact slots and
+// should not grow with them. docs/history/BENCH-CHECKPOINTS-0.13.md ("Compact slots and
 // many regions") has a measured run.
 //
 // Part 1, many regions: one store of --regions regions of 100 bytes (kAuto,

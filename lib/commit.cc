@@ -231,7 +231,7 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
   // not the caller's buffer) overlaps the device's write instead of
   // delaying it: without it 1 MiB commits cost 4-6% more than when the
   // caller's buffer was hashed before the write, with it 4-9% less
-  // (docs/BENCH-CHECKPOINTS.md, "Hashing what was stored"). Not the header
+  // (docs/history/BENCH-CHECKPOINTS-0.13.md, "Hashing what was stored"). Not the header
   // unit's: the header's pwrite would wait on a page under writeback. Not in
   // a compact slot either, whose payload starts 4 KiB into the slot: the
   // page cache's folio there can hold the header unit too, so the header's

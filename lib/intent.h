@@ -68,8 +68,8 @@ enum class Kind : uint32_t {
 };
 
 // Where this writer keeps each kind of mark: fixed entries, so that setting
-// one never needs a search. Batches of several regions will use entries
-// from kFirstCommitEntry on.
+// one never needs a search. A batch's barrier has an entry of its own,
+// kBatchBarrierEntry.
 inline constexpr uint32_t kFileBarrierEntry = 0;
 inline constexpr uint32_t kVolatileEntry = 1;
 inline constexpr uint32_t kFirstCommitEntry = 2;

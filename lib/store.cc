@@ -179,7 +179,7 @@ Status internal::CreateStore(const std::string& path, uint64_t data_size,
     // get writes of at most 64 KiB: the page cache keeps the folio size a
     // write made, and every later small write into a large folio (an intent
     // mark, a 4 KiB header unit) walks all its blocks on ext4, 6-10 us
-    // instead of under 1 (docs/BENCH-CHECKPOINTS.md, "Compact slots and
+    // instead of under 1 (docs/history/BENCH-CHECKPOINTS-0.13.md, "Compact slots and
     // many regions").
     const uint64_t data_end =
         info.data_offset + format::AlignUp(info.data_size, format::kAreaAlignment);
@@ -324,7 +324,7 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
         // msync then writes the folios back: 2 MiB for a 4 KiB write into
         // a fresh store's data area. A pwrite dirties only the blocks it
         // writes, and RWF_DSYNC syncs its range as msync(MS_SYNC) would
-        // (docs/BENCH-CHECKPOINTS.md, "Small durable writes, the
+        // (docs/history/BENCH-CHECKPOINTS-0.13.md, "Small durable writes, the
         // publication word and the fused copy"). It goes through the page
         // cache the mapping shares, so views see it. A failed call may
         // have changed some pages: it poisons, as a failed barrier does.

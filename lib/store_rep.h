@@ -75,7 +75,7 @@ uint64_t CopyPiecesToSharedThenChecksum(std::byte* shared, PayloadPieces pieces,
 // In CopyPiecesToSharedThenChecksum, payloads up to this size are copied
 // whole, then hashed; above it, block by block in one pass (kOnePassBlock
 // bytes fit in L1 beside the hash's state). Measured in
-// docs/BENCH-CHECKPOINTS.md, "Small durable writes, the publication word and
+// docs/history/BENCH-CHECKPOINTS-0.13.md, "Small durable writes, the publication word and
 // the fused copy".
 inline constexpr uint64_t kOnePassThreshold = 16 * 1024;
 inline constexpr size_t kOnePassBlock = 4 * 1024;

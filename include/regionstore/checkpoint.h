@@ -56,7 +56,7 @@
 namespace regionstore {
 
 // SlotLayout::kAuto gives regions of at most this capacity compact slots
-// (docs/BENCH-CHECKPOINTS.md, "Compact slots", has the measurement behind it).
+// (docs/history/BENCH-CHECKPOINTS-0.13.md, "Compact slots", has the measurement behind it).
 inline constexpr uint64_t kCompactSlotLimit = 256 * 1024;
 
 // A region to lay out when creating a store.

@@ -434,7 +434,7 @@ class REGIONSTORE_EXPORT Store {
   // with MS_ASYNC, kNone does nothing. After a durable barrier the covering
   // pages' page-table entries are dropped (the page cache keeps the data):
   // the next access to them maps whole folios again instead of taking a
-  // write-protect fault per 4 KiB page (docs/BENCH-CHECKPOINTS.md, "Working
+  // write-protect fault per 4 KiB page (docs/history/BENCH-CHECKPOINTS-0.13.md, "Working
   // in place"). Errors: as Write.
   Status Flush(uint64_t offset, uint64_t length, Durability durability);
 
