@@ -111,15 +111,32 @@ Status Store::Rep::EndPublishing(const char* operation) {
 }
 
 Status Store::Rep::NoteVolatileCommit() {
-  if (volatile_pending) return Status::Ok();
-  if (Status s = SetMark(intent::kVolatileEntry, {Kind::kVolatilePending, 0, 0, 0, boot_id});
-      !s.ok()) {
-    ++stats.failed_writes;
-    return Poison(s, "commit: pwrite (intent mark)");
+  if (!ledger.mark_down()) {
+    if (Status s = SetMark(intent::kVolatileEntry, {Kind::kVolatilePending, 0, 0, 0, boot_id});
+        !s.ok()) {
+      ++stats.failed_writes;
+      return Poison(s, "commit: pwrite (intent mark)");
+    }
+    ledger.set_mark_down(true);
+    publish_next_by_pwrite = true;
   }
-  volatile_pending = true;
-  publish_next_by_pwrite = true;
+  ledger.VolatileStarted();
   return Status::Ok();
+}
+
+void Store::Rep::PromoteCovered(std::span<const DurabilityLedger::Commit> commits) {
+  // Each covered commit is durable now. Kept as its region's durable slot,
+  // so that no later commit writes over it until a newer durable one
+  // exists: after a power loss the region then holds it or something
+  // newer, which the batches it belongs to rely on (CHECKPOINTS.md,
+  // "Batches"). Never back to an older commit, nor to a slot written over
+  // since the barrier began.
+  for (const DurabilityLedger::Commit& commit : commits) {
+    RegionState& state = regions[commit.region];
+    if (state.known_generation[commit.slot] != commit.generation) continue;
+    if (state.durable && state.known_generation[*state.durable] >= commit.generation) continue;
+    state.durable = commit.slot;
+  }
 }
 
 Status Store::Rep::Barrier(const BarrierCall& call) {
@@ -129,8 +146,12 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
   // writes are done, and the watermark entry as last written.
   const uint64_t batches_done = last_batch_id;
   const uint64_t watermark_pending = watermark_written.w;
+  const uint64_t journal_end = journal_pos;
+  // Only what completed before the call begins is covered (ledger.h).
+  const std::optional<DurabilityLedger::Cover> cover =
+      whole_file ? std::optional(ledger.Begin()) : std::nullopt;
   const bool marked = call.kind != BarrierKind::kMsyncAsync &&
-                      (volatile_pending || call.always_mark) && intent_offset.has_value();
+                      (ledger.mark_down() || call.always_mark) && intent_offset.has_value();
   // The step that failed names the failure.
   const char* step = "write the intent mark";
   Status status = marked
@@ -161,28 +182,18 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
     step = "clear the intent mark";
     status = ClearMark(intent::kFileBarrierEntry);
   }
-  if (status.ok() && whole_file && volatile_pending) {
+  const std::optional<DurabilityLedger::Covered> covered =
+      status.ok() && whole_file ? std::optional(ledger.Returned(*cover)) : std::nullopt;
+  if (covered && covered->mark_clearable && ledger.mark_down()) {
     step = "clear the intent mark";
     status = ClearMark(intent::kVolatileEntry);
-    if (status.ok()) volatile_pending = false;
+    if (status.ok()) ledger.set_mark_down(false);
   }
-  if (status.ok() && whole_file) {
-    // Every region's newest commit is durable now. Kept as the durable slot,
-    // so that no later commit writes over it until a newer durable one
-    // exists: after a power loss the region then holds it or something
-    // newer, which the batches it belongs to rely on (CHECKPOINTS.md,
-    // "Batches"). Only regions committed without a barrier since the last
-    // whole-file barrier can change.
-    for (uint32_t index : volatile_regions) {
-      RegionState& state = regions[index];
-      if (state.volatile_newest) state.durable = state.newest;
-      state.volatile_newest = false;
-    }
-    volatile_regions.clear();
-  }
-  // Every record of the journal is redundant now: their members are
-  // durable in their slots.
-  if (status.ok() && whole_file) journal_pos = 0;
+  if (covered) PromoteCovered(covered->durable);
+  // Every record of the journal the call covered is redundant now: their
+  // members are durable in their slots. One appended meanwhile keeps the
+  // journal where it is.
+  if (status.ok() && whole_file && journal_pos == journal_end) journal_pos = 0;
   if (status.ok() && whole_file && batch_log_offset) {
     watermark_durable = std::max(watermark_durable, watermark_pending);
     batches_durable = std::max(batches_durable, batches_done);

@@ -427,6 +427,8 @@ Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchP
     return failed_write(s, "commit batch: pwrite (clear the intent mark)");
   }
   MarkCommitPhase(internal::kIdle);
+  // The slot writes went through the page cache (NoteVolatileCommit above).
+  ledger.VolatileCompleted();
   return RecordBatch(plan, durability);
 }
 
@@ -450,6 +452,7 @@ std::vector<uint64_t> Store::Rep::RecordBatch(std::span<const BatchPlanMember> p
     generations.push_back(member.header.generation);
   }
   ++stats.by_mode[static_cast<size_t>(durability)].batches;
+  if (!IsDurable(durability)) ledger.VolatileCompleted();
   return generations;
 }
 

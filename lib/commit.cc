@@ -52,6 +52,7 @@ Result<uint64_t> Store::CommitPieces(std::string_view name, PayloadPieces pieces
   MarkCommitPhase(internal::kIdle);
   if (!outcome.ok()) return outcome;
   r.RecordCommit(index, target, header->generation, durability, *length);
+  if (!IsDurable(durability)) r.ledger.VolatileCompleted();
   return header->generation;
 }
 
@@ -331,13 +332,12 @@ void Store::Rep::RecordCommit(uint32_t index, uint32_t target, uint64_t generati
   state.max_generation = generation;
   if (IsDurable(durability)) {
     state.durable = target;
-    state.volatile_newest = false;
-  } else if (!state.volatile_newest) {
+    ledger.RecordDurable(index);
+  } else {
     // The next whole-file barrier makes this commit durable, and from then
     // on its slot must be kept like any durable one: a batch whose other
-    // members still stand may count on it (Barrier).
-    state.volatile_newest = true;
-    volatile_regions.push_back(index);
+    // members still stand may count on it (PromoteCovered).
+    ledger.RecordVolatile({index, target, generation});
   }
   ModeStats& counters = stats.by_mode[static_cast<size_t>(durability)];
   ++counters.commits;

@@ -260,6 +260,7 @@ Result<uint64_t> PendingCommit::Finish(uint64_t length, Durability durability) {
   if (!outcome.ok()) return outcome;
   if (IsDurable(durability)) r.ResetFilledPages(fill, length);
   r.RecordCommit(fill.index, fill.target, header->generation, durability, length);
+  if (!IsDurable(durability)) r.ledger.VolatileCompleted();
   return header->generation;
 }
 

@@ -24,6 +24,7 @@ Status Store::Rep::RecoverOnOpen() {
   // left: raw writes keep only what their own mode promised. No barrier.
   if (info.regions.empty()) return Status::Ok();
   regions.assign(info.regions.size(), RegionState{});
+  ledger.Reset(static_cast<uint32_t>(info.regions.size()));
   for (uint32_t r = 0; r < info.regions.size(); ++r) {
     regions[r].known_generation.assign(info.regions[r].slot_count, 0);
   }
@@ -104,7 +105,7 @@ Status Store::Rep::RecoverOnOpen() {
     if (mark.kind == Kind::kFileBarrier) file_barrier = true;
     // Commits an earlier handle left without a barrier: this open's
     // fdatasync makes them durable, and runs as a file barrier for that.
-    if (mark.kind == Kind::kVolatilePending) volatile_pending = true;
+    if (mark.kind == Kind::kVolatilePending) ledger.set_mark_down(true);
     if (mark.kind != Kind::kCommitBarrier) continue;
     // The barrier of this commit did not return: it may have failed,
     // leaving pages the kernel marked clean but never wrote, and the
@@ -452,7 +453,7 @@ Status Store::Rep::RecoverEveryRegion() {
     }
     if (!s.ok()) return s.WithOperation("open: clear the intent area", path);
   }
-  volatile_pending = false;
+  ledger.set_mark_down(false);
   return Status::Ok();
 }
 

@@ -14,6 +14,7 @@
 #include "batch.h"
 #include "format.h"
 #include "intent.h"
+#include "ledger.h"
 #include "regionstore/store.h"
 #include "sidecar.h"
 #include "slot.h"
@@ -48,9 +49,6 @@ struct RegionState {
   // Per slot: the generation of a commit known valid there, 0 if unknown or
   // invalid (such a slot is free).
   std::vector<uint64_t> known_generation;
-  // Committed without a barrier (kNone, kAsync) since the handle's last
-  // whole-file barrier, which then makes `newest` durable.
-  bool volatile_newest = false;
 };
 
 inline bool IsDurable(Durability durability) {
@@ -120,12 +118,13 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // Writers only: one per entry of info.regions.
   std::vector<RegionState> regions;
   // Writers only: the intent area's file offset (none in stores whose
-  // region table reaches into it), this boot's id, and whether this handle
-  // has made commits without a barrier (kNone, kAsync) since its last
-  // successful whole-file barrier.
+  // region table reaches into it) and this boot's id.
   std::optional<uint64_t> intent_offset;
   intent::BootId boot_id{};
-  bool volatile_pending = false;
+  // Writers only: the commits without a barrier (kNone, kAsync, the slot
+  // writes of journaled batches) that no whole-file barrier has covered
+  // yet, and the kVolatilePending mark (ledger.h has the contract).
+  DurabilityLedger ledger;
   // Set when NoteVolatileCommit writes the commits-pending mark (the first
   // mapped commit since a whole-file barrier); the commit then publishes by
   // pwrite too (PublishMappedHeader says why).
@@ -155,8 +154,6 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // are all done; every batch up to `batches_durable` has been made durable
   // by a whole-file barrier that returned; the watermark entry last written,
   // and the watermark known to be on disk.
-  // Regions whose newest commit is volatile (RegionState::volatile_newest).
-  std::vector<uint32_t> volatile_regions;
   std::optional<uint64_t> batch_log_offset;
   uint64_t next_batch_id = 1;
   uint64_t last_batch_id = 0;
@@ -408,6 +405,9 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // it fails. A kFdatasync that succeeds also makes those commits durable
   // and clears their kVolatilePending mark.
   Status Barrier(const BarrierCall& call);
+  // After a whole-file barrier returned: the commits it covered become
+  // their regions' durable commits (ledger.h, rule 4).
+  void PromoteCovered(std::span<const DurabilityLedger::Commit> commits);
   // Before a commit without a barrier: records kVolatilePending once per
   // whole-file barrier. Errors: those of the pwrite (the handle poisoned).
   Status NoteVolatileCommit();
@@ -479,7 +479,10 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   static void DropFill(Rep * &rep);
   // kBusy if region `index` has a commit filled in place pending.
   Status CheckNotFilling(uint32_t index, const char* operation) const;
-  // After a commit returned: what the region state and the counters learn.
+  // After a commit returned: what the region state, the ledger and the
+  // counters learn. A commit without a barrier is reported complete to the
+  // ledger by its caller (DurabilityLedger::VolatileCompleted), once per
+  // NoteVolatileCommit: a batch's members are one commit there.
   void RecordCommit(uint32_t index, uint32_t target, uint64_t generation, Durability durability,
                     uint64_t bytes);
 
