@@ -95,19 +95,47 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
     // The payload checksum comes later, from the bytes stored (WriteBatch).
     plan[m].header = *header;
   }
+  // The batch's phase (kCopy, kFlush) ends when it returns, by any exit.
+  const internal::CommitPhaseGuard phase;
   return r.WriteBatch(plan, *id, durability, /*payloads_in_place=*/false);
 }
+
+namespace {
+
+constexpr const char* kPublicationWord = "commit batch: pwrite (publication word)";
+
+// Where the header unit of `member`'s target slot is in the file.
+uint64_t HeaderUnitOf(const StoreInfo& info, const BatchPlanMember& member) {
+  return slot::HeaderFileOffset(info.regions[member.index], member.target);
+}
+
+// Each member's header unit (its header, then zeros) by pwrite, in plan
+// order, each followed by its test point. Returns the first failure as the
+// write reported it.
+Status WriteHeaderUnits(File& file, const StoreInfo& info, std::span<const BatchPlanMember> plan) {
+  std::array<std::byte, slot::kHeaderUnitSize> unit{};
+  for (uint32_t m = 0; m < plan.size(); ++m) {
+    const slot::HeaderBytes header_bytes = slot::EncodeHeader(plan[m].header);
+    std::memcpy(unit.data(), header_bytes.data(), header_bytes.size());
+    if (Status s = file.WriteAt(HeaderUnitOf(info, plan[m]), unit); !s.ok()) return s;
+    internal::ReachPoint(internal::Point::kBatchMemberHeader, m);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember>& plan,
                                                      uint64_t id, Durability durability,
                                                      bool payloads_in_place) {
   // A durable batch whose record fits in half the journal goes through it.
   // (Payloads filled in place are in their slots already: the journal would
-  // copy them out again, and they keep the path below.)
+  // copy them out again, and they are logged instead.)
+  bool journaled = false;
   if (journal_offset && IsDurable(durability) && !payloads_in_place) {
     uint64_t bytes = journal::HeadBytes(plan.size());
     for (const BatchPlanMember& member : plan) bytes += journal::ImageBytes(member.header.length);
-    if (bytes <= info.journal_size / 2) return WriteJournaledBatch(plan, id, durability);
+    journaled = bytes <= info.journal_size / 2;
   }
   batch::Record record;
   record.id = id;
@@ -119,19 +147,34 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
   // under it, and no later batch of this handle may take it again.
   next_batch_id = id + 1;
   const batch::UnitBytes record_bytes = batch::EncodeRecord(record);
-  const uint64_t record_offset = batch::UnitOffset(*batch_log_offset, id);
+  Status written;
+  if (journaled) {
+    written = WriteJournaledBatch(plan, id, record_bytes, durability);
+  } else if (IsDurable(durability)) {
+    written = WriteLoggedDurableBatch(plan, id, record_bytes, durability, payloads_in_place);
+  } else {
+    written = WriteLoggedMappedBatch(plan, id, record_bytes, durability, payloads_in_place);
+  }
+  if (!written.ok()) return written;
+  return RecordBatch(plan, durability);
+}
 
-  std::byte* base = mapping->data();
-  const auto unit_of = [&](const BatchPlanMember& member) {
-    return slot::HeaderFileOffset(info.regions[member.index], member.target);
-  };
-  // After a failed write or barrier: no member may be read as a commit.
-  const auto forget_members = [&] { ForgetBatchHeaders(plan); };
-  const auto failed_write = [&](const Status& s, const char* operation) {
-    ++stats.failed_writes;
-    forget_members();
-    MarkCommitPhase(internal::kIdle);
-    return Poison(s, operation);
+Status Store::Rep::WithdrawBatch(std::span<const BatchPlanMember> plan, const Status& failure,
+                                 const char* failed_write) {
+  if (failed_write != nullptr) ++stats.failed_writes;
+  ForgetBatchHeaders(plan);
+  return failed_write != nullptr ? Poison(failure, failed_write) : failure;
+}
+
+Status Store::Rep::WriteLoggedDurableBatch(std::vector<BatchPlanMember>& plan, uint64_t id,
+                                           const batch::UnitBytes& record_bytes,
+                                           Durability durability, bool payloads_in_place) {
+  const uint64_t record_offset = batch::UnitOffset(*batch_log_offset, id);
+  const auto write_record = [&]() -> Status {
+    if (Status s = file->WriteAt(record_offset, record_bytes); !s.ok()) {
+      return WithdrawBatch(plan, s, "commit batch: pwrite (batch record)");
+    }
+    return Status::Ok();
   };
   // Payloads, then the record, then the headers: a kill at any point leaves
   // headers only of members whose payload is whole, and a record in place
@@ -140,125 +183,104 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
   // header units whose magic was cleared before the first of their bytes.
   const bool record_late = internal::Mutated(internal::Mutation::kBatchRecordAfterBarrier);
   MarkCommitPhase(internal::kCopy);
-  if (IsDurable(durability)) {
-    for (const BatchPlanMember& member : payloads_in_place ? std::span<BatchPlanMember>() : plan) {
-      if (Status s = WriteZeroUnitAndPieces(unit_of(member), member.pieces); !s.ok()) {
-        return failed_write(s, "commit batch: pwritev (payload)");
+  if (!payloads_in_place) {
+    for (const BatchPlanMember& member : plan) {
+      if (Status s = WriteZeroUnitAndPieces(HeaderUnitOf(info, member), member.pieces); !s.ok()) {
+        return WithdrawBatch(plan, s, "commit batch: pwritev (payload)");
       }
     }
     // The checksums of what the pwritev stored, read back through the
     // mapping (as DurableCommit does), not of the caller's buffers.
-    for (BatchPlanMember& member : payloads_in_place ? std::span<BatchPlanMember>() : plan) {
+    for (BatchPlanMember& member : plan) {
       member.header.payload_checksum =
           StoredPayloadChecksum(member.index, member.target, member.header.length);
     }
-    if (!record_late) {
-      if (Status s = file->WriteAt(record_offset, record_bytes); !s.ok()) {
-        return failed_write(s, "commit batch: pwrite (batch record)");
-      }
+  }
+  if (!record_late) {
+    if (Status s = write_record(); !s.ok()) return s;
+  }
+  // Recorded before any header reaches the page cache: if the barrier
+  // fails and the process dies before the headers are zeroed again, the
+  // next open in this boot withdraws them.
+  if (Status s = SetMark(intent::kBatchBarrierEntry, {Kind::kBatchBarrier, 0, 0, id, boot_id});
+      !s.ok()) {
+    return WithdrawBatch(plan, s, "commit batch: pwrite (intent mark)");
+  }
+  // The headers become visible one after another: readers of several
+  // regions wait while the publication word is odd.
+  if (Status s = BeginPublishing(kPublicationWord); !s.ok()) return WithdrawBatch(plan, s);
+  if (Status s = WriteHeaderUnits(*file, info, plan); !s.ok()) {
+    return WithdrawBatch(plan, s, "commit batch: pwrite (slot header)");
+  }
+  if (Status s = EndPublishing(kPublicationWord); !s.ok()) return s;
+  last_batch_id = id;
+  MarkCommitPhase(internal::kFlush);
+  internal::ReachPoint(internal::Point::kBatchBeforeBarrier);
+  // One barrier for every member, the record and the mark: fdatasync in
+  // both modes (the members and the log are far apart in the file, and a
+  // ranged msync from one to the other would cover everything between).
+  if (Status s = Barrier({.kind = BarrierKind::kFdatasync,
+                          .counted_as = durability,
+                          .operation = "commit batch: fdatasync"});
+      !s.ok()) {
+    return WithdrawBatch(plan, s);
+  }
+  if (record_late) {
+    if (Status s = write_record(); !s.ok()) return s;
+  }
+  // Until the mark is gone, the next open would undo this batch.
+  if (Status s = ClearMark(intent::kBatchBarrierEntry); !s.ok()) {
+    return WithdrawBatch(plan, s, "commit batch: pwrite (clear the intent mark)");
+  }
+  return Status::Ok();
+}
+
+Status Store::Rep::WriteLoggedMappedBatch(std::vector<BatchPlanMember>& plan, uint64_t id,
+                                          const batch::UnitBytes& record_bytes,
+                                          Durability durability, bool payloads_in_place) {
+  std::byte* base = mapping->data();
+  // As in the durable path: payloads, the record, then the headers.
+  MarkCommitPhase(internal::kCopy);
+  if (Status s = NoteVolatileCommit(); !s.ok()) return s;
+  if (!payloads_in_place) {
+    for (const BatchPlanMember& member : plan) {
+      shared_copy::ClearHeaderMagic(base + HeaderUnitOf(info, member));
     }
-    // Recorded before any header reaches the page cache: if the barrier
-    // fails and the process dies before the headers are zeroed again, the
-    // next open in this boot withdraws them.
-    if (Status s = SetMark(intent::kBatchBarrierEntry, {Kind::kBatchBarrier, 0, 0, id, boot_id});
-        !s.ok()) {
-      return failed_write(s, "commit batch: pwrite (intent mark)");
-    }
-    // The headers become visible one after another: readers of several
-    // regions wait while the publication word is odd.
-    if (Status s = BeginPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
-      forget_members();
-      MarkCommitPhase(internal::kIdle);
-      return s;
-    }
-    std::array<std::byte, slot::kHeaderUnitSize> unit{};
-    for (uint32_t m = 0; m < plan.size(); ++m) {
-      const slot::HeaderBytes header_bytes = slot::EncodeHeader(plan[m].header);
-      std::memcpy(unit.data(), header_bytes.data(), header_bytes.size());
-      if (Status s = file->WriteAt(unit_of(plan[m]), unit); !s.ok()) {
-        return failed_write(s, "commit batch: pwrite (slot header)");
-      }
-      internal::ReachPoint(internal::Point::kBatchMemberHeader, m);
-    }
-    if (Status s = EndPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
-      return s;
-    }
-    last_batch_id = id;
-    MarkCommitPhase(internal::kFlush);
-    internal::ReachPoint(internal::Point::kBatchBeforeBarrier);
-    // One barrier for every member, the record and the mark: fdatasync in
-    // both modes (the members and the log are far apart in the file, and a
-    // ranged msync from one to the other would cover everything between).
-    if (Status s = Barrier({.kind = BarrierKind::kFdatasync,
-                            .counted_as = durability,
-                            .operation = "commit batch: fdatasync"});
-        !s.ok()) {
-      forget_members();
-      MarkCommitPhase(internal::kIdle);
-      return s;
-    }
-    if (record_late) {
-      if (Status s = file->WriteAt(record_offset, record_bytes); !s.ok()) {
-        return failed_write(s, "commit batch: pwrite (batch record)");
-      }
-    }
-    // Until the mark is gone, the next open would undo this batch.
-    if (Status s = ClearMark(intent::kBatchBarrierEntry); !s.ok()) {
-      return failed_write(s, "commit batch: pwrite (clear the intent mark)");
-    }
-  } else {
-    if (Status s = NoteVolatileCommit(); !s.ok()) {
-      MarkCommitPhase(internal::kIdle);
-      return s;
-    }
-    if (!payloads_in_place) {
-      for (const BatchPlanMember& member : plan) {
-        shared_copy::ClearHeaderMagic(base + unit_of(member));
-      }
-      // As in a single commit: no payload store before the cleared magics.
-      std::atomic_thread_fence(std::memory_order_release);
-      // Each checksum of the bytes the copy stored (as MappedCommit).
-      for (BatchPlanMember& member : plan) {
-        member.header.payload_checksum = CopyPiecesToSharedChecksummed(
-            base + slot::PayloadFileOffset(info.regions[member.index], member.target),
-            member.pieces, member.header.length);
-      }
-    }
-    // By pwrite, not through the mapping (a store through the mapping
-    // dirties its whole page-cache folio; see Rep::SetMark).
-    if (Status s = file->WriteAt(record_offset, record_bytes); !s.ok()) {
-      return failed_write(s, "commit batch: pwrite (batch record)");
-    }
-    if (Status s = BeginPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
-      MarkCommitPhase(internal::kIdle);
-      return s;
-    }
-    for (uint32_t m = 0; m < plan.size(); ++m) {
-      shared_copy::StoreHeaderWords(base + unit_of(plan[m]), slot::EncodeHeader(plan[m].header));
-      internal::ReachPoint(internal::Point::kBatchMemberHeader, m);
-    }
-    if (Status s = EndPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
-      MarkCommitPhase(internal::kIdle);
-      return s;
-    }
-    last_batch_id = id;
-    if (durability == Durability::kAsync) {
-      MarkCommitPhase(internal::kFlush);
-      for (const BatchPlanMember& member : plan) {
-        if (Status s = Barrier({.kind = BarrierKind::kMsyncAsync,
-                                .counted_as = durability,
-                                .operation = "commit batch: msync(MS_ASYNC)",
-                                .file_offset = unit_of(member),
-                                .length = slot::kHeaderUnitSize + member.header.length});
-            !s.ok()) {
-          MarkCommitPhase(internal::kIdle);
-          return s;
-        }
-      }
+    // As in a single commit: no payload store before the cleared magics.
+    std::atomic_thread_fence(std::memory_order_release);
+    // Each checksum of the bytes the copy stored (as MappedCommit).
+    for (BatchPlanMember& member : plan) {
+      member.header.payload_checksum = CopyPiecesToSharedChecksummed(
+          base + slot::PayloadFileOffset(info.regions[member.index], member.target), member.pieces,
+          member.header.length);
     }
   }
-  MarkCommitPhase(internal::kIdle);
-  return RecordBatch(plan, durability);
+  // By pwrite, not through the mapping (a store through the mapping
+  // dirties its whole page-cache folio; see Rep::SetMark).
+  if (Status s = file->WriteAt(batch::UnitOffset(*batch_log_offset, id), record_bytes); !s.ok()) {
+    return WithdrawBatch(plan, s, "commit batch: pwrite (batch record)");
+  }
+  if (Status s = BeginPublishing(kPublicationWord); !s.ok()) return s;
+  for (uint32_t m = 0; m < plan.size(); ++m) {
+    shared_copy::StoreHeaderWords(base + HeaderUnitOf(info, plan[m]),
+                                  slot::EncodeHeader(plan[m].header));
+    internal::ReachPoint(internal::Point::kBatchMemberHeader, m);
+  }
+  if (Status s = EndPublishing(kPublicationWord); !s.ok()) return s;
+  last_batch_id = id;
+  if (durability != Durability::kAsync) return Status::Ok();
+  MarkCommitPhase(internal::kFlush);
+  for (const BatchPlanMember& member : plan) {
+    if (Status s = Barrier({.kind = BarrierKind::kMsyncAsync,
+                            .counted_as = durability,
+                            .operation = "commit batch: msync(MS_ASYNC)",
+                            .file_offset = HeaderUnitOf(info, member),
+                            .length = slot::kHeaderUnitSize + member.header.length});
+        !s.ok()) {
+      return s;
+    }
+  }
+  return Status::Ok();
 }
 
 namespace {
@@ -289,23 +311,25 @@ std::vector<std::span<const std::byte>> AssembleJournalRecord(
   return images;
 }
 
+// A journal record at `at` whose batch is not reported as committed must
+// not be applied by a later open in this boot: its first unit goes (best
+// effort; after a power loss the record may still be whole on disk, like
+// any write whose barrier failed).
+void ForgetJournalRecord(File& file, uint64_t at) {
+  static constexpr std::array<std::byte, journal::kUnit> kZeroUnit{};
+  (void)file.WriteAt(at, kZeroUnit);
+}
+
 }  // namespace
 
-Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchPlanMember>& plan,
-                                                              uint64_t id, Durability durability) {
-  batch::Record record;
-  record.id = id;
+Status Store::Rep::WriteJournaledBatch(std::vector<BatchPlanMember>& plan, uint64_t id,
+                                       const batch::UnitBytes& record_bytes,
+                                       Durability durability) {
   std::vector<journal::Member> members;
-  for (BatchPlanMember& member : plan) {
-    member.header.batch_id = id;
-    record.members.push_back({member.index, member.target, member.header.generation});
+  for (const BatchPlanMember& member : plan) {
     members.push_back(
         {member.index, member.target, member.header.generation, member.header.length});
   }
-  // Spent whatever happens now, as in WriteBatch.
-  next_batch_id = id + 1;
-  const batch::UnitBytes record_bytes = batch::EncodeRecord(record);
-  const uint64_t record_offset = batch::UnitOffset(*batch_log_offset, id);
   // The caller's payloads are read once, into the record assembled here;
   // every checksum, the record's write and the slots' writes then come from
   // it. Read more than once, a buffer another thread changes meanwhile would
@@ -324,11 +348,14 @@ Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchP
   }
   const std::vector<std::byte> head = journal::EncodeHead(id, members, headers, payloads);
   std::memcpy(journal_record.data(), head.data(), head.size());
+  auto at = AppendJournalRecord(id, journal::RecordBytes(members), durability);
+  if (!at.ok()) return at.status();
+  return CopyJournaledBatch(plan, id, record_bytes, payloads, *at);
+}
+
+Result<uint64_t> Store::Rep::AppendJournalRecord(uint64_t id, uint64_t record_size,
+                                                 Durability durability) {
   const std::array<std::span<const std::byte>, 1> parts{journal_record};
-  const uint64_t record_size = journal::RecordBytes(members);
-  const auto unit_of = [&](const BatchPlanMember& member) {
-    return slot::HeaderFileOffset(info.regions[member.index], member.target);
-  };
   MarkCommitPhase(internal::kCopy);
   // The journal starts over after a whole-file barrier (Barrier sets
   // journal_pos to 0): every member its records named is then durable in
@@ -339,97 +366,77 @@ Result<std::vector<uint64_t>> Store::Rep::WriteJournaledBatch(std::vector<BatchP
                             .counted_as = durability,
                             .operation = "commit batch: fdatasync (the journal is full)"});
         !s.ok()) {
-      MarkCommitPhase(internal::kIdle);
       return s;
     }
   }
   const uint64_t at = *journal_offset + journal_pos;
-  // As in WriteBatch: if the record's write does not return in this boot,
-  // the next open treats the batch as one whose barrier did not return.
+  // As in a logged durable batch: if the record's write does not return in
+  // this boot, the next open treats the batch as one whose barrier did not
+  // return.
   if (Status s = SetMark(intent::kBatchBarrierEntry, {Kind::kBatchBarrier, 0, 0, id, boot_id});
       !s.ok()) {
-    ++stats.failed_writes;
-    MarkCommitPhase(internal::kIdle);
-    return Poison(s, "commit batch: pwrite (intent mark)");
+    return FailedWrite(s, "commit batch: pwrite (intent mark)");
   }
   MarkCommitPhase(internal::kFlush);
   // The commit point: once this returns, the batch is on stable storage,
   // and a writer's open applies it again if its slots are not.
-  const auto write_record = [&]() -> Status {
-    if (internal::Mutated(internal::Mutation::kJournalRecordNotSynced)) {
-      return file->WriteGatherAt(at, parts, /*data_sync=*/false);
-    }
-    return Barrier({.kind = BarrierKind::kDsyncWrite,
-                    .counted_as = durability,
-                    .operation = "commit batch: pwritev2(RWF_DSYNC) (journal record)",
-                    .file_offset = at,
-                    .parts = parts});
-  };
-  if (Status s = write_record(); !s.ok()) {
-    // Not reported as committed, so not applied by a later open in this
-    // boot: the record's first unit goes (best effort; after a power loss
-    // the record may still be whole on disk, like any write whose
-    // barrier failed).
-    static constexpr std::array<std::byte, journal::kUnit> kZeroUnit{};
-    (void)file->WriteAt(at, kZeroUnit);
-    MarkCommitPhase(internal::kIdle);
-    return s;
+  const Status written =
+      internal::Mutated(internal::Mutation::kJournalRecordNotSynced)
+          ? file->WriteGatherAt(at, parts, /*data_sync=*/false)
+          : Barrier({.kind = BarrierKind::kDsyncWrite,
+                     .counted_as = durability,
+                     .operation = "commit batch: pwritev2(RWF_DSYNC) (journal record)",
+                     .file_offset = at,
+                     .parts = parts});
+  if (!written.ok()) {
+    ForgetJournalRecord(*file, at);
+    return written;
   }
   journal_pos += record_size;
+  return at;
+}
+
+Status Store::Rep::CopyJournaledBatch(std::span<const BatchPlanMember> plan, uint64_t id,
+                                      const batch::UnitBytes& record_bytes,
+                                      std::span<const PayloadPieces> payloads, uint64_t at) {
   // The members reach their slots through the page cache: durable at the
   // next whole-file barrier (or by replay), pending until then.
-  if (Status s = NoteVolatileCommit(); !s.ok()) {
-    MarkCommitPhase(internal::kIdle);
-    return s;
-  }
+  if (Status s = NoteVolatileCommit(); !s.ok()) return s;
+  // A failed write leaves neither a member nor the journal's record behind.
   const auto failed_write = [&](const Status& s, const char* operation) {
-    ++stats.failed_writes;
-    ForgetBatchHeaders(plan);
-    static constexpr std::array<std::byte, journal::kUnit> kZeroUnit{};
-    (void)file->WriteAt(at, kZeroUnit);
-    MarkCommitPhase(internal::kIdle);
-    return Poison(s, operation);
+    const Status reported = WithdrawBatch(plan, s, operation);
+    ForgetJournalRecord(*file, at);
+    return reported;
   };
   MarkCommitPhase(internal::kCopy);
-  // As in WriteBatch: payloads, the log's record, then the headers, while
-  // readers of several regions wait on an odd publication word.
-  if (Status s = BeginPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
-    MarkCommitPhase(internal::kIdle);
-    return s;
-  }
+  // As in a logged durable batch: payloads, the log's record, then the
+  // headers, while readers of several regions wait on an odd publication
+  // word.
+  if (Status s = BeginPublishing(kPublicationWord); !s.ok()) return s;
   // From the record's images: the slots hold exactly what the record does.
   for (size_t m = 0; m < plan.size(); ++m) {
-    if (Status s = WriteZeroUnitAndPieces(unit_of(plan[m]), payloads[m]); !s.ok()) {
+    if (Status s = WriteZeroUnitAndPieces(HeaderUnitOf(info, plan[m]), payloads[m]); !s.ok()) {
       return failed_write(s, "commit batch: pwritev (payload)");
     }
   }
-  if (Status s = file->WriteAt(record_offset, record_bytes); !s.ok()) {
+  if (Status s = file->WriteAt(batch::UnitOffset(*batch_log_offset, id), record_bytes); !s.ok()) {
     return failed_write(s, "commit batch: pwrite (batch record)");
   }
-  std::array<std::byte, slot::kHeaderUnitSize> unit{};
-  for (uint32_t m = 0; m < plan.size(); ++m) {
-    std::memcpy(unit.data(), headers[m].data(), headers[m].size());
-    if (Status s = file->WriteAt(unit_of(plan[m]), unit); !s.ok()) {
-      return failed_write(s, "commit batch: pwrite (slot header)");
-    }
-    internal::ReachPoint(internal::Point::kBatchMemberHeader, m);
+  if (Status s = WriteHeaderUnits(*file, info, plan); !s.ok()) {
+    return failed_write(s, "commit batch: pwrite (slot header)");
   }
-  if (Status s = EndPublishing("commit batch: pwrite (publication word)"); !s.ok()) {
-    MarkCommitPhase(internal::kIdle);
-    return s;
-  }
+  if (Status s = EndPublishing(kPublicationWord); !s.ok()) return s;
   last_batch_id = id;
-  // Where protocol 1's batch is published and its call has not returned
-  // (there: before its barrier): the tests that kill a writer with a batch
-  // readers were given stop here.
+  // Where a logged durable batch is published and its call has not
+  // returned (there: before its barrier): the tests that kill a writer with
+  // a batch readers were given stop here.
   internal::ReachPoint(internal::Point::kBatchBeforeBarrier);
   if (Status s = ClearMark(intent::kBatchBarrierEntry); !s.ok()) {
     return failed_write(s, "commit batch: pwrite (clear the intent mark)");
   }
-  MarkCommitPhase(internal::kIdle);
   // The slot writes went through the page cache (NoteVolatileCommit above).
   ledger.VolatileCompleted();
-  return RecordBatch(plan, durability);
+  return Status::Ok();
 }
 
 void Store::Rep::ForgetBatchHeaders(std::span<const BatchPlanMember> plan) {

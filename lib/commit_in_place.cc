@@ -242,26 +242,29 @@ Result<uint64_t> PendingCommit::Finish(uint64_t length, Durability durability) {
   const InPlaceMember fill = std::move(r.in_place->members[0]);
   r.in_place.reset();
   rep_ = nullptr;
-  const auto finished = [](Status s) {
-    MarkCommitPhase(internal::kIdle);
-    return s;
-  };
-  if (Status s = r.CheckWritable("commit"); !s.ok()) return finished(s);
-  auto header = r.FilledHeader(fill, length);
-  if (!header.ok()) return finished(header.status());
-  Status outcome;
-  if (IsDurable(durability)) {
-    outcome = r.DurableHeaderAndBarrier(fill.index, fill.target, *header, durability);
-  } else {
-    outcome = r.NoteVolatileCommit();
-    if (outcome.ok()) outcome = r.PublishMappedHeader(fill.index, fill.target, *header, durability);
-  }
-  MarkCommitPhase(internal::kIdle);
-  if (!outcome.ok()) return outcome;
+  auto header = r.FinishFilledCommit(fill, length, durability);
+  if (!header.ok()) return header.status();
   if (IsDurable(durability)) r.ResetFilledPages(fill, length);
   r.RecordCommit(fill.index, fill.target, header->generation, durability, length);
   if (!IsDurable(durability)) r.ledger.VolatileCompleted();
   return header->generation;
+}
+
+Result<slot::Header> Store::Rep::FinishFilledCommit(const InPlaceMember& fill, uint64_t length,
+                                                    Durability durability) {
+  const internal::CommitPhaseGuard phase;
+  if (Status s = CheckWritable("commit"); !s.ok()) return s;
+  auto header = FilledHeader(fill, length);
+  if (!header.ok()) return header;
+  Status outcome;
+  if (IsDurable(durability)) {
+    outcome = DurableHeaderAndBarrier(fill.index, fill.target, *header, durability);
+  } else {
+    outcome = NoteVolatileCommit();
+    if (outcome.ok()) outcome = PublishMappedHeader(fill.index, fill.target, *header, durability);
+  }
+  if (!outcome.ok()) return outcome;
+  return header;
 }
 
 void PendingCommit::Abort() { Store::Rep::DropFill(rep_); }
@@ -348,24 +351,27 @@ Result<std::vector<uint64_t>> PendingBatch::Finish(std::span<const uint64_t> len
   const std::vector<InPlaceMember> fills = std::move(members);
   r.in_place.reset();
   rep_ = nullptr;
-  const auto finished = [](Status s) {
-    MarkCommitPhase(internal::kIdle);
-    return s;
-  };
-  if (Status s = r.CheckWritable("commit batch"); !s.ok()) return finished(s);
-  auto id = r.NextBatchId(durability, "commit batch");
-  if (!id.ok()) return finished(id.status());
-  std::vector<BatchPlanMember> plan(fills.size());
-  for (size_t m = 0; m < fills.size(); ++m) {
-    auto header = r.FilledHeader(fills[m], lengths[m]);
-    if (!header.ok()) return finished(header.status());
-    plan[m] = {.index = fills[m].index, .target = fills[m].target, .pieces = {}, .header = *header};
-  }
-  auto generations = r.WriteBatch(plan, *id, durability, /*payloads_in_place=*/true);
+  auto generations = r.FinishFilledBatch(fills, lengths, durability);
   if (generations.ok() && IsDurable(durability)) {
     for (size_t m = 0; m < fills.size(); ++m) r.ResetFilledPages(fills[m], lengths[m]);
   }
   return generations;
+}
+
+Result<std::vector<uint64_t>> Store::Rep::FinishFilledBatch(std::span<const InPlaceMember> fills,
+                                                            std::span<const uint64_t> lengths,
+                                                            Durability durability) {
+  const internal::CommitPhaseGuard phase;
+  if (Status s = CheckWritable("commit batch"); !s.ok()) return s;
+  auto id = NextBatchId(durability, "commit batch");
+  if (!id.ok()) return id.status();
+  std::vector<BatchPlanMember> plan(fills.size());
+  for (size_t m = 0; m < fills.size(); ++m) {
+    auto header = FilledHeader(fills[m], lengths[m]);
+    if (!header.ok()) return header.status();
+    plan[m] = {.index = fills[m].index, .target = fills[m].target, .pieces = {}, .header = *header};
+  }
+  return WriteBatch(plan, *id, durability, /*payloads_in_place=*/true);
 }
 
 void PendingBatch::Abort() { Store::Rep::DropFill(rep_); }

@@ -247,19 +247,51 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
                                              const char* operation) const;
   // The writes of batch `id` (ids below it spent) whose members' payloads
   // are in `plan`, or already in their slots (`payloads_in_place`: filled
-  // in place, header magic cleared first): record, headers, one barrier,
+  // in place, header magic cleared first), by one of the three paths below,
   // as docs/CHECKPOINTS.md ("Batches") orders them; then what the handle
-  // learns. Returns each member's generation.
+  // learns. Sets the phase word to kCopy and kFlush as it goes: the caller
+  // holds an internal::CommitPhaseGuard, which sets it idle again. Returns
+  // each member's generation.
   Result<std::vector<uint64_t>> WriteBatch(std::vector<BatchPlanMember> & plan, uint64_t id,
                                            Durability durability, bool payloads_in_place);
-  // WriteBatch for a durable batch in a store with a journal, when its
-  // record fits in half the journal: the record by one pwritev2(RWF_DSYNC),
-  // which is the batch's commit point, then the members, the batch log's
-  // record and the headers through the page cache, durable at the next
-  // whole-file barrier (docs/CHECKPOINTS.md, "Batches: a journal in every
-  // store"). Returns each member's generation.
-  Result<std::vector<uint64_t>> WriteJournaledBatch(std::vector<BatchPlanMember> & plan,
-                                                    uint64_t id, Durability durability);
+  // A durable batch by the batch log: the payloads (unless in place), the
+  // log's record (`record_bytes`) and the headers by pwrite, then one
+  // fdatasync for all of them, between the batch-barrier mark's set and
+  // clear.
+  Status WriteLoggedDurableBatch(std::vector<BatchPlanMember> & plan, uint64_t id,
+                                 const batch::UnitBytes& record_bytes, Durability durability,
+                                 bool payloads_in_place);
+  // A kNone or kAsync batch by the batch log: the payloads copied through
+  // the mapping (unless in place), the log's record by pwrite, the headers
+  // through the mapping; kAsync then an msync(MS_ASYNC) per member.
+  Status WriteLoggedMappedBatch(std::vector<BatchPlanMember> & plan, uint64_t id,
+                                const batch::UnitBytes& record_bytes, Durability durability,
+                                bool payloads_in_place);
+  // A durable batch in a store with a journal, when its record fits in
+  // half the journal: the record by one pwritev2(RWF_DSYNC), which is the
+  // batch's commit point (AppendJournalRecord), then the members, the batch
+  // log's record and the headers through the page cache, durable at the
+  // next whole-file barrier (CopyJournaledBatch; docs/CHECKPOINTS.md,
+  // "Batches: a journal in every store").
+  Status WriteJournaledBatch(std::vector<BatchPlanMember> & plan, uint64_t id,
+                             const batch::UnitBytes& record_bytes, Durability durability);
+  // The journal's record of batch `id`, assembled in `journal_record`, made
+  // durable at the write position (after a whole-file barrier if it does
+  // not fit). Returns its file offset.
+  Result<uint64_t> AppendJournalRecord(uint64_t id, uint64_t record_size, Durability durability);
+  // A journaled batch's members (from the record's `payloads`), the log's
+  // record and the headers, into the page cache; a failed write also
+  // withdraws the journal's record at `at`.
+  Status CopyJournaledBatch(std::span<const BatchPlanMember> plan, uint64_t id,
+                            const batch::UnitBytes& record_bytes,
+                            std::span<const PayloadPieces> payloads, uint64_t at);
+  // After a failed write or barrier of a batch: the members' headers
+  // forgotten (ForgetBatchHeaders). With `failed_write` (the write's
+  // operation) the failure is also counted and poisons the handle, as
+  // FailedWrite; without, the step that failed (a publication word, a
+  // barrier) did both. Returns the failure as reported.
+  Status WithdrawBatch(std::span<const BatchPlanMember> plan, const Status& failure,
+                       const char* failed_write = nullptr);
   // What the handle learns from a batch that returned: each member's commit
   // (RecordCommit) and the mode's count. Returns each member's generation.
   std::vector<uint64_t> RecordBatch(std::span<const BatchPlanMember> plan, Durability durability);
@@ -472,6 +504,16 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   Status CheckFillFinish(const InPlaceMember& fill, uint64_t length, Durability durability) const;
   Result<slot::Header> FilledHeader(const InPlaceMember& fill, uint64_t length) const;
   void ResetFilledPages(const InPlaceMember& fill, uint64_t length);
+  // Finish of a commit or batch filled in place, once it is no longer
+  // pending, up to what the handle learns: the checks, the header(s), the
+  // writes and barrier. The fill's phase word (kCopy since BeginInPlace)
+  // is idle again when they return, by any exit. FinishFilledCommit
+  // returns the header; FinishFilledBatch each member's generation.
+  Result<slot::Header> FinishFilledCommit(const InPlaceMember& fill, uint64_t length,
+                                          Durability durability);
+  Result<std::vector<uint64_t>> FinishFilledBatch(std::span<const InPlaceMember> fills,
+                                                  std::span<const uint64_t> lengths,
+                                                  Durability durability);
   // PendingCommit's and PendingBatch's moves and aborts, on their `rep_`:
   // TakeFill moves a pending fill's ownership from `from` to `to` (the fill
   // then clears `to` if the store closes first); DropFill abandons it.

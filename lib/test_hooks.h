@@ -128,6 +128,25 @@ constexpr bool Mutated(Mutation) { return false; }
 }  // namespace without_test_hooks
 #endif
 
+// In the same inline namespace as the MarkCommitPhase it calls, so that
+// its two spellings stay apart too.
+#if defined(REGIONSTORE_TESTING)
+inline namespace with_test_hooks {
+#else
+inline namespace without_test_hooks {
+#endif
+// Sets the phase word back to kIdle when it goes out of scope: a commit or
+// batch path that set kCopy or kFlush leaves the word idle by any exit,
+// returned or failed, with no reset by hand.
+class CommitPhaseGuard {
+ public:
+  CommitPhaseGuard() = default;
+  CommitPhaseGuard(const CommitPhaseGuard&) = delete;
+  CommitPhaseGuard& operator=(const CommitPhaseGuard&) = delete;
+  ~CommitPhaseGuard() { MarkCommitPhase(kIdle); }
+};
+}  // namespace with_test_hooks or without_test_hooks
+
 }  // namespace regionstore::internal
 
 #endif  // REGIONSTORE_LIB_TEST_HOOKS_H_
