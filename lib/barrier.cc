@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstring>
 
-#include "shared_copy.h"
 #include "store_rep.h"
 #include "test_hooks.h"
 
@@ -15,64 +14,23 @@ namespace regionstore {
 
 using intent::Kind;
 
-static_assert(sidecar::kAreaOffset + intent::kAreaSize == sidecar::kSize);
-
-std::byte* Store::Rep::SidecarEntry(uint32_t entry) const {
-  if (!writable || !sidecar || entry == intent::kSidecarEntry ||
-      entry == intent::kWatermarkEntries[0] || entry == intent::kWatermarkEntries[1]) {
-    return nullptr;
-  }
-  return sidecar->area() + uint64_t{entry} * intent::kEntrySize;
-}
-
 Status Store::Rep::SetMark(uint32_t entry, const intent::Entry& mark) {
-  if (!intent_offset) return Status::Ok();
-  const intent::EntryBytes bytes = intent::EncodeEntry(mark);
-  // Protocol 2: a store into the sidecar's page cache, which is where the
-  // next open in this boot reads it; no system call, nothing for a barrier
-  // of the store to write.
-  if (std::byte* at = SidecarEntry(entry)) {
-    shared_copy::StoreSharedWords(at, bytes);
-    return Status::Ok();
-  }
-  // By pwrite, not through the mapping: on Linux 6.x ext4 a store through
-  // the mapping dirties its whole page-cache folio (2 MiB measured), and the
-  // next fdatasync writes all of it back (docs/BENCH-CHECKPOINTS.md).
-  return file->WriteAt(*intent_offset + uint64_t{entry} * intent::kEntrySize, bytes);
+  return shared->WriteEntry(entry, intent::EncodeEntry(mark));
 }
 
 Status Store::Rep::ClearMark(uint32_t entry) {
-  if (!intent_offset) return Status::Ok();
   static constexpr intent::EntryBytes kFree{};
-  if (std::byte* at = SidecarEntry(entry)) {
-    shared_copy::StoreSharedWords(at, kFree);
-    return Status::Ok();
-  }
-  return file->WriteAt(*intent_offset + uint64_t{entry} * intent::kEntrySize, kFree);
+  return shared->WriteEntry(entry, kFree);
 }
 
 Status Store::Rep::WritePublication(uint64_t p, const char* operation, PublishBy by) {
-  if (!intent_offset) return Status::Ok();
-  const uint64_t word_offset =
-      *intent_offset + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
+  if (!shared->area_offset()) return Status::Ok();
   // Every store through the mapping before this write is visible before it,
   // and it before every store after it (a fence orders the kernel's copy
   // with this thread's own stores).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  const intent::PublicationBytes bytes = intent::EncodePublication(p);
-  // Protocol 2: P lives in the sidecar, always stored to.
-  std::byte* in_sidecar = SidecarEntry(intent::kPublicationEntry);
-  if (by == PublishBy::kMapping || in_sidecar != nullptr) {
-    // Two 8-byte stores (value, then its checksum): a reader between them
-    // finds a word that does not decode, which it treats as one in flux
-    // (Store::LoadSet), as it would a pwrite's copy caught half-way.
-    std::byte* word = in_sidecar != nullptr ? in_sidecar : mapping->data() + word_offset;
-    for (size_t i = 0; i < bytes.size(); i += 8) {
-      uint64_t value;
-      std::memcpy(&value, bytes.data() + i, 8);
-      __atomic_store_n(reinterpret_cast<uint64_t*>(word + i), value, __ATOMIC_RELEASE);
-    }
-  } else if (Status s = file->WriteAt(word_offset, bytes); !s.ok()) {
+  if (Status s = shared->WritePublication(intent::EncodePublication(p), by == PublishBy::kMapping);
+      !s.ok()) {
     ++stats.failed_writes;
     return Poison(s, operation);
   }
@@ -81,17 +39,8 @@ Status Store::Rep::WritePublication(uint64_t p, const char* operation, PublishBy
   // A change of what is visible is complete: wake readers that wait on the
   // word (Store::WaitForNewer). After the write, so that a waiter that
   // read the old value either sees the new one before it sleeps or is woken.
-  if ((p & 1) == 0 && wake_waiters) WakeWaiters(word_offset);
+  if ((p & 1) == 0 && wake_waiters) shared->Wake();
   return Status::Ok();
-}
-
-void Store::Rep::WakeWaiters(uint64_t word_offset) {
-  // Protocol 2: a system call only if a reader set the waiter bit.
-  if (sidecar) {
-    sidecar::Advance(*sidecar);
-    return;
-  }
-  mapping->WakeWord(word_offset);
 }
 
 Status Store::Rep::Published(const char* operation, PublishBy by) {
@@ -151,7 +100,7 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
   const std::optional<DurabilityLedger::Cover> cover =
       whole_file ? std::optional(ledger.Begin()) : std::nullopt;
   const bool marked = call.kind != BarrierKind::kMsyncAsync &&
-                      (ledger.mark_down() || call.always_mark) && intent_offset.has_value();
+                      (ledger.mark_down() || call.always_mark) && shared->area_offset().has_value();
   // The step that failed names the failure.
   const char* step = "write the intent mark";
   Status status = marked

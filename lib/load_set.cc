@@ -104,29 +104,15 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
     }
     return metas;
   }
-  const std::optional<uint64_t> area = intent::AreaOffset(r.info);
-  if (!area) {
+  if (!r.shared->area_offset()) {
     return Status::Error(StatusCode::kInvalidArgument, "load set", r.path,
                          "the store has no intent area (made before 0.4 with 8,129 to 8,160 "
                          "regions): it has no publication word to load a consistent set by");
   }
   const std::byte* base = r.mapping->data();
-  const std::byte* const store_word =
-      base + *area + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
-  // Protocol 2: P is the sidecar's, and only the sidecar the store's
-  // identity entry names (the one its writer uses) says anything. Without
-  // such a sidecar (none this handle can open, or one removed and made
-  // anew, or reached by another path) a snapshot is still exact while no
-  // writer holds the store: every writer's open rewrites the identity entry
-  // before it changes anything visible, so the same entry and no writer on
-  // both sides of the snapshot mean nothing changed.
-  const bool protocol_2 = r.info.protocol() == 2;
-  const std::byte* identity = base + *area + uint64_t{intent::kSidecarEntry} * intent::kEntrySize;
-  const auto read_identity = [&] {
-    return shared_copy::LoadSharedWords<intent::kEntrySize>(identity);
-  };
-  std::shared_ptr<const sidecar::Sidecar> side;
-  Status no_sidecar;
+  // What makes a snapshot one instant, where the store's protocol keeps it
+  // (SharedState::BeginSnapshot).
+  SharedState::Guard guard;
   int stale_sidecar = 0;
   const region_check::ReadFn mapped = region_check::MappingReader(*r.mapping);
   const auto read_headers = [&](uint32_t index) {
@@ -157,43 +143,15 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
   bool writer_unknown = false;
   for (int attempt = 0; attempt < kLoadSetAttempts; ++attempt) {
     if (attempt > 0) std::this_thread::yield();
-    const std::byte* word = store_word;
-    // Protocol 2 without the writer's sidecar: the identity entry as read
-    // before the snapshot, which must hold, with no writer, until after it.
-    std::optional<intent::EntryBytes> identity_before;
-    if (protocol_2) {
-      if (side == nullptr || !r.SidecarIsCurrent(*side)) {
-        auto opened = r.ReadSidecar();
-        side = opened.ok() ? *opened : nullptr;
-        no_sidecar = opened.ok() ? Status::Ok() : opened.status();
-      }
-      if (side != nullptr && r.SidecarIsCurrent(*side)) {
-        word = side->area() + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
-      } else {
-        identity_before = read_identity();
-        const Result<bool> alive = r.file->HasWriter();
-        if (side != nullptr && alive.ok() && *alive) {
-          // A writer is opening (it names its sidecar a moment after it
-          // gives it its id), or it uses another sidecar than this handle
-          // can reach. Give it time before the next attempt.
-          ++stale_sidecar;
-          std::this_thread::sleep_for(std::chrono::microseconds(100));
-          continue;
-        }
-        if (!alive.ok() || *alive) {
-          const std::string why = side != nullptr ? std::string("it is not the one the writer uses")
-                                                  : no_sidecar.ToString();
-          return Status::Error(
-              StatusCode::kBusy, "load set", r.path,
-              "a writer " + std::string(alive.ok() ? "holds" : "may hold") +
-                  " this protocol 2 store, and this handle cannot read its publication word in "
-                  "the sidecar '" +
-                  sidecar::PathFor(r.path) + "' (" + why +
-                  "); Load each region alone, or give this process read access to the sidecar");
-        }
-      }
+    auto ready = r.shared->BeginSnapshot(guard, stale_sidecar);
+    if (!ready.ok()) return ready.status();
+    if (!*ready) {
+      // Give a writer that is opening time before the next attempt.
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      continue;
     }
-    const bool by_word = !identity_before.has_value();
+    const std::byte* word = guard.word;
+    const bool by_word = !guard.identity_before.has_value();
     const intent::PublicationBytes before = ReadPublication(word);
     const std::optional<uint64_t> p = intent::DecodePublication(before);
     if ((!p || (*p & 1) != 0) && !ignore_word && before != dead_writer_word && by_word) {
@@ -284,12 +242,7 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
     }
     std::atomic_thread_fence(std::memory_order_acquire);
     if (ReadPublication(word) != before && !ignore_word) continue;
-    // The sidecar whose P was compared was the writer's all along.
-    if (by_word && protocol_2 && !r.SidecarIsCurrent(*side)) continue;
-    if (identity_before) {
-      const Result<bool> alive = r.file->HasWriter();
-      if (read_identity() != *identity_before || !alive.ok() || *alive) continue;
-    }
+    if (!r.shared->SnapshotHeld(guard)) continue;
     // A consistent snapshot. A region with no commit to give fails the set,
     // unless the caller takes it as empty, or the journal holds a batch for
     // it that no writer has replayed yet (below).

@@ -28,20 +28,18 @@ Status Store::Rep::RecoverOnOpen() {
   for (uint32_t r = 0; r < info.regions.size(); ++r) {
     regions[r].known_generation.assign(info.regions[r].slot_count, 0);
   }
-  intent_offset = intent::AreaOffset(info);
-  if (!intent_offset) return RecoverEveryRegion();
+  const std::optional<uint64_t> intent_area = shared->area_offset();
+  if (!intent_area) return RecoverEveryRegion();
   auto boot = io->BootId();
   if (boot.ok()) boot_id = *boot;
   const ReadFn read = region_check::PreadReader(*file, path);
   std::vector<std::byte> area(intent::kAreaSize);
-  if (Status s = read(*intent_offset, area); !s.ok()) {
+  if (Status s = read(*intent_area, area); !s.ok()) {
     return s.WithOperation("open: read the intent area", path);
   }
-  // Protocol 2: the boot-scoped entries come from the sidecar.
-  bool sidecar_marks_lost = false;
-  if (sidecar) {
-    if (Status s = AdoptSidecar(area, boot.ok(), sidecar_marks_lost); !s.ok()) return s;
-  }
+  // The boot-scoped entries from where the protocol keeps them.
+  bool marks_lost = false;
+  if (Status s = shared->AdoptOnOpen(area, boot_id, boot.ok(), marks_lost); !s.ok()) return s;
   // The publication word: an odd one is a dead writer's batch publication,
   // which this open resolves, and a torn one (a power loss) counts on from
   // its value half, far enough that no reader takes a later value for it.
@@ -95,7 +93,7 @@ Status Store::Rep::RecoverOnOpen() {
   // Such a mark, or marks of this boot that were lost with a replaced
   // sidecar: zero nothing, and write every region's newest commit again
   // instead, which covers a failed barrier of any earlier handle.
-  if (unknown_boot || sidecar_marks_lost) return RecoverEveryRegion();
+  if (unknown_boot || marks_lost) return RecoverEveryRegion();
   bool file_barrier = false;
   // Withdrawn batch members, like a commit mark's zeroed header, must not come
   // back: if the fdatasync below fails, the next open rewrites everything.
@@ -433,98 +431,10 @@ Status Store::Rep::RecoverEveryRegion() {
   }
   // Every mark is moot now; the publication word and the batch watermark
   // entries describe the store and stay.
-  if (intent_offset && SidecarEntry(0) != nullptr) {
-    // Protocol 2: the marks are in the sidecar; the store's area holds only
-    // the sidecar's identity and the watermarks, which stay.
-    static constexpr intent::EntryBytes kFree{};
-    for (uint32_t e = 0; e < intent::kEntryCount; ++e) {
-      if (std::byte* at = SidecarEntry(e); at != nullptr && e != intent::kPublicationEntry) {
-        shared_copy::StoreSharedWords(at, kFree);
-      }
-    }
-  } else if (intent_offset) {
-    static_assert(intent::kPublicationEntry + 2 == intent::kWatermarkEntries[0]);
-    const std::vector<std::byte> zero_area(intent::kPublicationEntry * intent::kEntrySize);
-    const std::vector<std::byte> zero_entry(intent::kEntrySize);
-    Status s = file->WriteAt(*intent_offset, zero_area);
-    if (s.ok()) {
-      s = file->WriteAt(*intent_offset + (intent::kPublicationEntry + 1) * intent::kEntrySize,
-                        zero_entry);
-    }
-    if (!s.ok()) return s.WithOperation("open: clear the intent area", path);
+  if (Status s = shared->ClearMarks(); !s.ok()) {
+    return s.WithOperation("open: clear the intent area", path);
   }
   ledger.set_mark_down(false);
-  return Status::Ok();
-}
-
-Status Store::Rep::AdoptSidecar(std::vector<std::byte>& area, bool boot_known, bool& marks_lost) {
-  const std::span<std::byte> entry_bytes = std::span(area).subspan(
-      uint64_t{intent::kSidecarEntry} * intent::kEntrySize, intent::kEntrySize);
-  const std::optional<intent::Entry> recorded = intent::DecodeEntry(entry_bytes);
-  const bool recorded_here =
-      recorded && recorded->kind == Kind::kSidecar && boot_known && recorded->boot_id == boot_id;
-  const uint64_t id = sidecar->id();
-  // Whether the store names this very file (its id and its inode: a copy of
-  // an old sidecar has the id but not the inode).
-  const bool named = recorded && recorded->kind == Kind::kSidecar && id != 0 &&
-                     recorded->generation == id && recorded->slot == sidecar->inode_tag;
-  // This boot's writer named another sidecar: the file was removed (or
-  // replaced) since, and with it the marks of a barrier that may have
-  // failed. Nothing tells which regions they named.
-  marks_lost =
-      recorded_here && !named && !internal::Mutated(internal::Mutation::kIgnoreLostSidecar);
-  // The boot-scoped entries as the sidecar holds them (P included: it is
-  // the word readers of this sidecar compare), except marks that are not
-  // this store's.
-  for (uint32_t e = 0; e < intent::kEntryCount; ++e) {
-    const std::byte* at = SidecarEntry(e);
-    if (at == nullptr) continue;
-    const std::span<std::byte> into =
-        std::span(area).subspan(uint64_t{e} * intent::kEntrySize, intent::kEntrySize);
-    if (marks_lost && e != intent::kPublicationEntry) {
-      std::fill(into.begin(), into.end(), std::byte{0});
-      continue;
-    }
-    const intent::EntryBytes bytes = shared_copy::LoadSharedWords<intent::kEntrySize>(at);
-    std::copy(bytes.begin(), bytes.end(), into.begin());
-  }
-  if (marks_lost) {
-    // Whatever marks this sidecar holds are not the store's: clear them, and
-    // leave the one that says every region must be recovered, so that an
-    // open that dies before that recovery's fdatasync returned (after the
-    // identity below names this sidecar) leaves the next open the same work.
-    static constexpr intent::EntryBytes kFree{};
-    for (uint32_t e = 0; e < intent::kEntryCount; ++e) {
-      if (std::byte* at = SidecarEntry(e); at != nullptr && e != intent::kPublicationEntry) {
-        shared_copy::StoreSharedWords(at, kFree);
-      }
-    }
-    shared_copy::StoreSharedWords(SidecarEntry(intent::kFileBarrierEntry),
-                                  intent::EncodeEntry({Kind::kFileBarrier, 0, 0, 0, boot_id}));
-  }
-  // A sidecar the store names keeps its id (across a reboot too: its marks
-  // are another boot's then, and ignored), so that readers holding it never
-  // see it change.
-  uint64_t next_id = id;
-  if (!named) {
-    std::array<std::byte, 8> random{};
-    if (Status s = io->FillRandom(random); !s.ok()) return s.WithOperation("open: random", path);
-    std::memcpy(&next_id, random.data(), sizeof next_id);
-    if (next_id == 0) next_id = 1;
-    sidecar->set_id(next_id);
-  }
-  // In every case a new open count: written before anything a reader sees
-  // changes, so that a reader that holds a replaced sidecar, or none, can
-  // tell that a writer opened since it looked (Store::LoadSet).
-  const uint32_t opens = recorded && recorded->kind == Kind::kSidecar ? recorded->region + 1 : 1;
-  const intent::EntryBytes identity =
-      intent::EncodeEntry({Kind::kSidecar, opens, sidecar->inode_tag, next_id, boot_id});
-  if (Status s = file->WriteAt(
-          *intent_offset + uint64_t{intent::kSidecarEntry} * intent::kEntrySize, identity);
-      !s.ok()) {
-    return s.WithOperation("open: pwrite (the sidecar's identity)", path);
-  }
-  std::copy(identity.begin(), identity.end(), entry_bytes.begin());
   return Status::Ok();
 }
 

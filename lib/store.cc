@@ -278,6 +278,7 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   auto mapping = rep->file->Map(rep->info.file_size, mode);
   if (!mapping.ok()) return mapping.status().WithOperation("open: mmap", path);
   rep->mapping = std::move(*mapping);
+  std::shared_ptr<sidecar::Sidecar> writer_sidecar;
   if (rep->writable && rep->info.protocol() == 2) {
     // Before anything is published: every wake goes through it.
     const Result<FileStat> store_stat = rep->file->Stat();
@@ -292,8 +293,11 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
                                "where readers that wait register",
                            failed.sys_errno());
     }
-    rep->sidecar = std::make_shared<sidecar::Sidecar>(std::move(*sidecar));
+    writer_sidecar = std::make_shared<sidecar::Sidecar>(std::move(*sidecar));
   }
+  rep->shared = SharedState::ForStore(
+      {rep->io, &rep->path, rep->file.get(), rep->mapping.get(), &rep->info, rep->writable},
+      std::move(writer_sidecar));
   if (!rep->writable) rep->BuildJournalOverlay();
   if (rep->writable) {
     if (Status s = rep->RecoverOnOpen(); !s.ok()) return s;

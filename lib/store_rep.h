@@ -16,7 +16,7 @@
 #include "intent.h"
 #include "ledger.h"
 #include "regionstore/store.h"
-#include "sidecar.h"
+#include "shared_state.h"
 #include "slot.h"
 #include "test_hooks.h"  // for the tests that reach the hooks through this header
 
@@ -117,9 +117,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   StoreStats stats;
   // Writers only: one per entry of info.regions.
   std::vector<RegionState> regions;
-  // Writers only: the intent area's file offset (none in stores whose
-  // region table reaches into it) and this boot's id.
-  std::optional<uint64_t> intent_offset;
+  // Writers only: this boot's id.
   intent::BootId boot_id{};
   // Writers only: the commits without a barrier (kNone, kAsync, the slot
   // writes of journaled batches) that no whole-file barrier has covered
@@ -137,18 +135,10 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // leaves it even (OpenOptions::wake_waiters): by FUTEX_WAKE on the word
   // in protocol 1, through the sidecar's wake word in protocol 2.
   bool wake_waiters = true;
-  // Protocol 2 stores (sidecar.h): a writer opens the sidecar at Open and
-  // fails without it; a read-only handle opens it at its first
-  // WaitForNewer, under `sidecar_mutex`, and tries again at each recheck
-  // while it has none it can write. Shared: a read-only handle replaces a
-  // sidecar that stopped being the store's (removed and made anew) under
-  // the mutex, and the calls still using the old one keep it mapped until
-  // they return, so a handle maps at most these two at rest.
-  mutable std::shared_ptr<sidecar::Sidecar> sidecar;
-  // A read-only handle that could open the sidecar only for reading
-  // (LoadSet needs no more).
-  mutable std::shared_ptr<sidecar::Sidecar> sidecar_read_only;
-  mutable std::mutex sidecar_mutex;
+  // The marks, the publication word and the wake word, where the store's
+  // protocol keeps them (shared_state.h); chosen at open. Declared after
+  // `mapping` and `file`, which it uses: destroyed before them.
+  std::unique_ptr<SharedState> shared;
   // Writers of stores with a batch log only (batch.h, batch_commit.cc): the
   // log's offset; the id the next batch gets; the newest batch whose writes
   // are all done; every batch up to `batches_durable` has been made durable
@@ -203,13 +193,6 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // the newest commit is written again, for a whole-file barrier to follow.
   Status SettleRegion(uint32_t index, bool rewrite);
   Status RecoverEveryRegion();
-  // Protocol 2, part of RecoverOnOpen: puts the sidecar's boot-scoped
-  // entries (marks, P) into `area`, the intent area as read from the store,
-  // and sets `marks_lost` when this boot's identity entry names another
-  // sidecar (its marks were lost: every region must be recovered). Then
-  // gives the sidecar a new id where needed and writes the identity entry
-  // with the next open count (pwrite), before anything else changes.
-  Status AdoptSidecar(std::vector<std::byte> & area, bool boot_known, bool& marks_lost);
   // Reads [begin, end) with pread and writes it back unchanged, so that the
   // next fdatasync writes it even where a failed barrier left its pages
   // clean in the cache but missing on disk. Errors name `operation`.
@@ -359,31 +342,6 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   Status Published(const char* operation, PublishBy by = PublishBy::kPwrite);
   Status BeginPublishing(const char* operation);
   Status EndPublishing(const char* operation);
-  // Protocol 2, writers: where intent entry `entry` lives in the sidecar;
-  // nullptr for the entries that stay in the store file (the sidecar's
-  // identity, the batch watermarks) and for protocol 1.
-  std::byte* SidecarEntry(uint32_t entry) const;
-  // Protocol 2, WaitForNewer: the sidecar, opened for writing on first use
-  // (a reader never creates it) and opened again while the one it holds is
-  // not the store's; nullptr while none can be opened.
-  std::shared_ptr<sidecar::Sidecar> WaitSidecar() const;
-  // Protocol 2, readers: opens `slot`'s sidecar anew (never creating it)
-  // unless it holds the store's or the path still names the file it holds;
-  // the replaced one is released (unmapped once no running call holds it).
-  // Every open judges the file by the trust rule (sidecar::TrustProblem)
-  // against the store's owner and mode as fstat gives them now.
-  // Under sidecar_mutex.
-  Status RefreshSidecar(std::shared_ptr<sidecar::Sidecar> & slot, OpenMode mode) const;
-  // Protocol 2: whether `side` is the sidecar the store's identity entry
-  // names (the one its last writer opened: same id, same inode), read
-  // through the mapping.
-  bool SidecarIsCurrent(const sidecar::Sidecar& side) const;
-  // Protocol 2, LoadSet: the sidecar for writing as WaitSidecar opens it,
-  // or else for reading (opened again in the same way); the error of the
-  // read-only open if neither can be.
-  Result<std::shared_ptr<const sidecar::Sidecar>> ReadSidecar() const;
-  // After a write of the publication word that left it even.
-  void WakeWaiters(uint64_t word_offset);
   Status WritePublication(uint64_t p, const char* operation, PublishBy by = PublishBy::kPwrite);
   // Whether any of `bytes` lies in this handle's mapping of the store.
   bool InMapping(std::span<const std::byte> bytes) const {

@@ -15,7 +15,8 @@
 // and the waiter looks again. The writer wakes only when the bit is set.
 // A handle that cannot open the sidecar for writing, or holds one the
 // store's identity entry does not name, cannot be woken: it polls
-// (kPollWithoutSidecar) and opens the sidecar again after each sleep.
+// and opens the sidecar again after each sleep. Both words are
+// SharedState's (shared_state.h); this file tests no protocol.
 #include <algorithm>
 #include <atomic>
 #include <string>
@@ -31,9 +32,6 @@ namespace regionstore {
 namespace {
 
 constexpr const char* kWait = "wait";
-// How often a waiter on a protocol 2 store looks again when it has no
-// sidecar of the writer's it can write (so no writer wakes it).
-constexpr std::chrono::milliseconds kPollWithoutSidecar{10};
 
 uint64_t SaturatingAdd(uint64_t a, std::chrono::nanoseconds b) {
   const auto add = static_cast<uint64_t>(std::max<int64_t>(b.count(), 0));
@@ -54,56 +52,6 @@ uint64_t Store::Rep::NewestHeaderGeneration(uint32_t index) const {
   const std::vector<region_check::ValidHeader> valid =
       region_check::ValidHeadersNewestFirst(headers, region, index, batch_ids);
   return valid.empty() ? 0 : valid.front().header.generation;
-}
-
-Status Store::Rep::RefreshSidecar(std::shared_ptr<sidecar::Sidecar>& slot, OpenMode mode) const {
-  if (slot && SidecarIsCurrent(*slot)) return Status::Ok();
-  if (slot) {
-    // The writer uses another file than the one at the path (a store
-    // reached by another name, or a sidecar restored under it): opening the
-    // path again would give the same file, once per poll.
-    const Result<FileStat> named = io->StatPath(sidecar::PathFor(path));
-    if (named.ok() && named->device == slot->device && named->inode == slot->inode) {
-      return Status::Ok();
-    }
-  }
-  const Result<FileStat> store = file->Stat();
-  if (!store.ok()) return store.status();
-  auto opened = sidecar::Open(*io, path, *store, mode, /*create=*/false);
-  if (!opened.ok()) return opened.status();
-  slot = std::make_shared<sidecar::Sidecar>(std::move(*opened));
-  return Status::Ok();
-}
-
-std::shared_ptr<sidecar::Sidecar> Store::Rep::WaitSidecar() const {
-  std::lock_guard lock(sidecar_mutex);
-  // A writer's is the store's: its open named it.
-  if (!writable) static_cast<void>(RefreshSidecar(sidecar, OpenMode::kReadWrite));
-  return sidecar;
-}
-
-Result<std::shared_ptr<const sidecar::Sidecar>> Store::Rep::ReadSidecar() const {
-  if (std::shared_ptr<sidecar::Sidecar> writable_one = WaitSidecar();
-      writable_one != nullptr && SidecarIsCurrent(*writable_one)) {
-    return std::shared_ptr<const sidecar::Sidecar>(std::move(writable_one));
-  }
-  std::lock_guard lock(sidecar_mutex);
-  if (Status s = RefreshSidecar(sidecar_read_only, OpenMode::kReadOnly); !s.ok()) {
-    if (sidecar) return std::shared_ptr<const sidecar::Sidecar>(sidecar);
-    return s;
-  }
-  return std::shared_ptr<const sidecar::Sidecar>(sidecar_read_only);
-}
-
-bool Store::Rep::SidecarIsCurrent(const sidecar::Sidecar& side) const {
-  const std::optional<uint64_t> area = intent::AreaOffset(info);
-  if (!area) return false;
-  const intent::EntryBytes bytes = shared_copy::LoadSharedWords<intent::kEntrySize>(
-      mapping->data() + *area + uint64_t{intent::kSidecarEntry} * intent::kEntrySize);
-  const std::optional<intent::Entry> entry = intent::DecodeEntry(bytes);
-  // No writer has opened the store yet: any sidecar is as good as fresh.
-  if (!entry || entry->kind != intent::Kind::kSidecar) return side.id() == 0;
-  return entry->generation == side.id() && entry->slot == side.inode_tag;
 }
 
 Status Store::Rep::CheckStillNamed(FileStat& opened, bool& known) const {
@@ -137,8 +85,7 @@ Result<CheckpointMeta> Store::WaitForNewer(std::string_view name, uint64_t gener
   const Rep& r = *rep_;
   auto found = r.FindRegion(name, kWait);
   if (!found.ok()) return found.status();
-  const std::optional<uint64_t> area = intent::AreaOffset(r.info);
-  if (!area) {
+  if (!r.shared->area_offset()) {
     return Status::Error(StatusCode::kInvalidArgument, kWait, r.path,
                          "the store has no intent area (made before 0.4 with 8,129 to 8,160 "
                          "regions): it has no word for a writer to wake waiters by");
@@ -147,9 +94,9 @@ Result<CheckpointMeta> Store::WaitForNewer(std::string_view name, uint64_t gener
     return Status::Error(StatusCode::kInvalidArgument, kWait, r.path,
                          "WaitOptions::recheck must be positive");
   }
-  const uint64_t word_offset = *area + uint64_t{intent::kPublicationEntry} * intent::kEntrySize;
-  const bool protocol_2 = r.info.protocol() == 2;
-  std::shared_ptr<sidecar::Sidecar> registry = protocol_2 ? r.WaitSidecar() : nullptr;
+  // The word to read before the headers and sleep on, where the store's
+  // protocol keeps it.
+  const std::unique_ptr<SharedState::Waiter> waiter = r.shared->StartWaiting();
   const uint64_t start = r.io->MonotonicNanos();
   const uint64_t deadline = SaturatingAdd(start, timeout);
   uint64_t next_recheck = SaturatingAdd(start, options.recheck);
@@ -159,10 +106,7 @@ Result<CheckpointMeta> Store::WaitForNewer(std::string_view name, uint64_t gener
     // The word before the headers: a commit after this read changes it, and
     // the futex call (or the waiter bit's compare-and-swap) below then
     // fails at once.
-    const auto* word = registry != nullptr
-                           ? registry->wake_word()
-                           : reinterpret_cast<const uint32_t*>(r.mapping->data() + word_offset);
-    uint32_t seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    uint32_t seen = waiter->Read();
     bool look_again = false;
     if (r.NewestHeaderGeneration(*found) > generation) {
       auto meta = Load(name, out);
@@ -189,38 +133,18 @@ Result<CheckpointMeta> Store::WaitForNewer(std::string_view name, uint64_t gener
     if (now >= next_recheck) {
       if (Status s = r.CheckStillNamed(opened, opened_known); !s.ok()) return s;
       next_recheck = SaturatingAdd(now, options.recheck);
-      if (protocol_2 && registry == nullptr) {
-        registry = r.WaitSidecar();
-        // Its word was not the one read above.
-        look_again = look_again || registry != nullptr;
-      }
+      // A new word to wait on (protocol 2: the writer's sidecar) was not
+      // the one read above.
+      look_again = waiter->Recheck() || look_again;
     }
     if (look_again) continue;
     internal::PauseWait();
     if (internal::Mutated(internal::Mutation::kWaitReadsWordLate)) {
-      seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+      seen = waiter->Read();
     }
     const uint64_t until = std::min(deadline, next_recheck);
-    Status waited;
-    // A sidecar the store's identity entry does not name (removed and made
-    // anew, or one beside another path to the store) is no writer's: its
-    // word may never move. Poll until it is the store's again.
-    if (registry != nullptr && r.SidecarIsCurrent(*registry)) {
-      const std::optional<uint32_t> value = sidecar::Register(*registry, seen);
-      if (!value) continue;  // a commit moved the word: look again
-      waited = registry->mapping->WaitWord(sidecar::kWakeOffset, *value, until);
-    } else if (protocol_2) {
-      // Nobody wakes a waiter that could not register: poll, sleeping on
-      // the store's own word, which no protocol 2 writer moves, and look
-      // for the writer's sidecar again after each sleep.
-      const uint64_t poll = SaturatingAdd(r.io->MonotonicNanos(), kPollWithoutSidecar);
-      const uint32_t still = __atomic_load_n(
-          reinterpret_cast<const uint32_t*>(r.mapping->data() + word_offset), __ATOMIC_ACQUIRE);
-      waited = r.mapping->WaitWord(word_offset, still, std::min(until, poll));
-      registry = r.WaitSidecar();
-    } else {
-      waited = r.mapping->WaitWord(word_offset, seen, until);
-    }
+    const Status waited = waiter->Sleep(seen, until);
+    if (waited.code() == StatusCode::kBusy) continue;  // the word moved: look again
     if (!waited.ok() && waited.code() != StatusCode::kTimedOut) {
       return waited.WithOperation(kWait, r.path);
     }

@@ -27,8 +27,7 @@ void Volatile(DurabilityLedger& ledger, uint32_t region, uint32_t slot, uint64_t
 
 }  // namespace
 
-TEST_CASE("A barrier covers the commits completed before it began, one per region",
-          "[ledger]") {
+TEST_CASE("A barrier covers the commits completed before it began, one per region", "[ledger]") {
   DurabilityLedger ledger;
   ledger.Reset(3);
   Volatile(ledger, 0, 1, 5);
