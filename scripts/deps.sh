@@ -13,6 +13,7 @@ packages=(
   python3               # scripts/check-links.py and check-cmake.py (run by the tests)
   python3-jsonschema    #   and check-json-schema.py: --json documents against docs/schemas
   clang-format-14       # scripts/check-format.sh: the pinned formatter (test.sh runs it)
+  clang-tidy-14         # scripts/check-function-size.sh: readability-function-size (the tests run it)
   libboost-dev          # Boost.Interprocess (header-only): the mapping
   libxxhash-dev         # XXH3 checksums
   libcli11-dev          # regionctl's command line

@@ -1,12 +1,16 @@
 // The repository's own checks, run by the suite: every relative link of the
 // documentation resolves (scripts/check-links.py), the CMake files draw
 // dependencies as they are (scripts/check-cmake.py), and docs/DESIGN.md's map
-// names every file of lib/ (scripts/check-design-map.py), and every C and
-// C++ file is formatted by the pinned clang-format (scripts/check-format.sh). Each is run on the
-// tree, which must pass, and on a scratch tree with one offence of each
-// kind, which must fail naming it.
+// names every file of lib/ (scripts/check-design-map.py), only the owners of
+// the protocol's concepts test a protocol feature
+// (scripts/check-protocol-owners.py), no function of the files cut to size
+// is over 100 lines (scripts/check-function-size.sh, in the Release build),
+// and every C and C++ file is formatted by the pinned clang-format
+// (scripts/check-format.sh). Each is run on the tree, which must pass, and
+// on a scratch tree with one offence of each kind, which must fail naming it.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -142,6 +146,89 @@ TEST_CASE("docs/DESIGN.md's map names every file of lib/ and every public header
   CHECK(broken.stdout_bytes.find("CMakeLists.txt") == std::string::npos);
   CHECK(broken.stdout_bytes.find("regionstore/store.h") == std::string::npos);
 }
+
+TEST_CASE("Only the protocol's owners in lib/ test a protocol feature, and a new test is named",
+          "[repository]") {
+  const ProcessResult tree = RunScript("check-protocol-owners.py", kSource);
+  INFO(tree.stdout_bytes << tree.stderr_bytes);
+  CHECK(tree.exit_code == 0);
+  CHECK(tree.stdout_bytes.find("check-protocol-owners: ok") != std::string::npos);
+
+  // A copy of today's lib/, then: one more feature test in a file with an
+  // exception, one in a file without, fewer in another, and some in an owner.
+  TempDir dir;
+  const std::string root = dir.path();
+  std::filesystem::copy(kSource + "/lib", root + "/lib", std::filesystem::copy_options::recursive);
+  const std::string load = ReadText(root + "/lib/load.cc");
+  size_t load_lines = 0;
+  for (const char c : load) load_lines += c == '\n' ? 1 : 0;
+  WriteScratchText(
+      root + "/lib/load.cc",
+      load + "static bool Sneaky(const StoreInfo& info) { return info.protocol() == 2; }\n");
+  WriteScratchText(root + "/lib/fresh.cc",
+                   "// a comment about the sidecar and protocol() does not count\n"
+                   "const char* kWhy = \"nor does the sidecar in a string\";\n"
+                   "/* nor a block comment's journal_offset */ int kept = 0;\n"
+                   "bool Asks(const Rep& r) { return r.journal_offset.has_value(); }\n");
+  WriteScratchText(root + "/lib/verify.cc", "// now without a feature test\n");
+  WriteScratchText(root + "/lib/shared_state.cc",
+                   "bool Two(const StoreInfo& info) { return info.protocol() == 2; }\n");
+  const ProcessResult broken = RunScript("check-protocol-owners.py", root);
+  INFO(broken.stdout_bytes << broken.stderr_bytes);
+  CHECK(broken.exit_code == 1);
+  std::ostringstream sneaky;
+  sneaky << "lib/load.cc:" << load_lines + 1 << ": static bool Sneaky(";
+  CHECK(broken.stdout_bytes.find(sneaky.str()) != std::string::npos);
+  CHECK(broken.stdout_bytes.find("lib/load.cc: 3 protocol feature tests outside the owners, 2 "
+                                 "allowed") != std::string::npos);
+  CHECK(broken.stdout_bytes.find("lib/fresh.cc:4: bool Asks(") != std::string::npos);
+  CHECK(broken.stdout_bytes.find("lib/fresh.cc: 1 protocol feature tests") != std::string::npos);
+  CHECK(broken.stdout_bytes.find("lib/fresh.cc:1:") == std::string::npos);
+  CHECK(broken.stdout_bytes.find("lib/fresh.cc:2:") == std::string::npos);
+  CHECK(broken.stdout_bytes.find("lib/fresh.cc:3:") == std::string::npos);
+  CHECK(broken.stdout_bytes.find(
+            "lib/verify.cc: 0 protocol feature tests, 2 allowed: lower the exception to 0") !=
+        std::string::npos);
+  // An owner, and the files that hold what they are allowed: not named.
+  CHECK(broken.stdout_bytes.find("shared_state.cc") == std::string::npos);
+  CHECK(broken.stdout_bytes.find("lib/recovery.cc") == std::string::npos);
+}
+
+#ifdef REGIONSTORE_FUNCTION_SIZE_BUILD_DIR
+// Each run parses its files with clang-tidy (several seconds a file): [slow].
+TEST_CASE("No function of the files cut to size is over 100 lines, and a long one is named",
+          "[repository][slow]") {
+  const std::string script = kSource + "/scripts/check-function-size.sh";
+  const ProcessResult tree = RunProcess("/bin/bash", {script, REGIONSTORE_FUNCTION_SIZE_BUILD_DIR});
+  INFO(tree.stdout_bytes << tree.stderr_bytes);
+  CHECK(tree.exit_code == 0);
+  CHECK(tree.stdout_bytes.find("check-function-size: ok") != std::string::npos);
+
+  // A file with a function of 101 lines as clang-tidy counts them (from the
+  // line of its opening brace to the line of its closing one), one of 100,
+  // and a build of its own.
+  TempDir dir;
+  const std::string root = dir.path();
+  std::string source = "int TooLong(int x) {\n";
+  for (int i = 0; i < 99; ++i) source += "  x += " + std::to_string(i) + ";\n";
+  source += "  return x;\n}\nint JustFits(int x) {\n";
+  for (int i = 0; i < 98; ++i) source += "  x -= " + std::to_string(i) + ";\n";
+  source += "  return x;\n}\n";
+  WriteScratchText(root + "/src/long.cc", source);
+  WriteScratchText(root + "/build/compile_commands.json",
+                   "[{\"directory\": \"" + root + "/build\", \"command\": \"c++ -std=c++20 -c " +
+                       root + "/src/long.cc\", \"file\": \"" + root + "/src/long.cc\"}]\n");
+  const ProcessResult broken =
+      RunProcess("/bin/bash", {script, root + "/build", root + "/src/long.cc"});
+  INFO(broken.stdout_bytes << broken.stderr_bytes);
+  CHECK(broken.exit_code == 1);
+  // Named relative to the repository when inside it, as the scratch tree may be.
+  CHECK(broken.stdout_bytes.find("src/long.cc:1: TooLong: 101 lines") != std::string::npos);
+  CHECK(broken.stdout_bytes.find("JustFits") == std::string::npos);
+  CHECK(broken.stdout_bytes.find("check-function-size: 1 functions over 100 lines") !=
+        std::string::npos);
+}
+#endif
 
 TEST_CASE("The format check passes the tree and names a file clang-format-14 would change",
           "[repository]") {
