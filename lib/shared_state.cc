@@ -274,8 +274,8 @@ Status SidecarState::AdoptOnOpen(std::vector<std::byte>& area, const intent::Boo
   const uint32_t opens = recorded && recorded->kind == Kind::kSidecar ? recorded->region + 1 : 1;
   const intent::EntryBytes identity =
       intent::EncodeEntry({Kind::kSidecar, opens, sidecar_->inode_tag, next_id, boot});
-  if (Status s = store_.file->WriteAt(
-          *area_ + uint64_t{intent::kSidecarEntry} * intent::kEntrySize, identity);
+  if (Status s = store_.file->WriteAt(*area_ + uint64_t{intent::kSidecarEntry} * intent::kEntrySize,
+                                      identity);
       !s.ok()) {
     return s.WithOperation("open: pwrite (the sidecar's identity)", *store_.path);
   }
@@ -440,12 +440,22 @@ Result<bool> SidecarState::BeginSnapshot(Guard& guard, int& stale) const {
 SharedState::SharedState(const StoreFile& store)
     : store_(store), area_(intent::AreaOffset(*store.info)) {}
 
-std::unique_ptr<SharedState> SharedState::ForStore(
-    const StoreFile& store, std::shared_ptr<sidecar::Sidecar> writer_sidecar) {
-  if (store.info->protocol() == 2) {
-    return std::make_unique<SidecarState>(store, std::move(writer_sidecar));
+Result<std::unique_ptr<SharedState>> SharedState::Open(const StoreFile& store) {
+  if (store.info->protocol() != 2) return std::unique_ptr<SharedState>(new IntentAreaState(store));
+  if (!store.writable) return std::unique_ptr<SharedState>(new SidecarState(store, nullptr));
+  const Result<FileStat> stat = store.file->Stat();
+  if (!stat.ok()) return stat.status().WithOperation("open: fstat", *store.path);
+  auto opened = sidecar::Open(*store.io, *store.path, *stat, OpenMode::kReadWrite, /*create=*/true);
+  if (!opened.ok()) {
+    const Status& failed = opened.status();
+    return Status::Error(failed.code(), "open: sidecar", failed.path(),
+                         failed.message() + (failed.message().empty() ? "" : "; ") +
+                             "the writer of a protocol 2 store needs its sidecar PATH.shm, "
+                             "where readers that wait register",
+                         failed.sys_errno());
   }
-  return std::make_unique<IntentAreaState>(store);
+  return std::unique_ptr<SharedState>(
+      new SidecarState(store, std::make_shared<sidecar::Sidecar>(std::move(*opened))));
 }
 
 }  // namespace regionstore

@@ -38,10 +38,10 @@ class SharedState {
     bool writable = false;
   };
   // The implementation the store's protocol calls for. A protocol 2
-  // writer's open passes the sidecar it opened (Store::Open fails without
-  // one); readers open theirs when they first need it.
-  static std::unique_ptr<SharedState> ForStore(const StoreFile& store,
-                                               std::shared_ptr<sidecar::Sidecar> writer_sidecar);
+  // writer opens (or creates) the sidecar here and fails without it;
+  // readers open theirs when they first need it. Errors: those of
+  // sidecar::Open, saying that the writer needs the sidecar; kIOError.
+  static Result<std::unique_ptr<SharedState>> Open(const StoreFile& store);
   virtual ~SharedState() = default;
 
   // The intent area's file offset; nullopt in stores whose region table

@@ -75,26 +75,11 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   auto mapping = rep->file->Map(rep->info.file_size, mode);
   if (!mapping.ok()) return mapping.status().WithOperation("open: mmap", path);
   rep->mapping = std::move(*mapping);
-  std::shared_ptr<sidecar::Sidecar> writer_sidecar;
-  if (rep->writable && rep->info.protocol() == 2) {
-    // Before anything is published: every wake goes through it.
-    const Result<FileStat> store_stat = rep->file->Stat();
-    if (!store_stat.ok()) return store_stat.status().WithOperation("open: fstat", path);
-    auto sidecar =
-        sidecar::Open(*rep->io, path, *store_stat, OpenMode::kReadWrite, /*create=*/true);
-    if (!sidecar.ok()) {
-      const Status& failed = sidecar.status();
-      return Status::Error(failed.code(), "open: sidecar", failed.path(),
-                           failed.message() + (failed.message().empty() ? "" : "; ") +
-                               "the writer of a protocol 2 store needs its sidecar PATH.shm, "
-                               "where readers that wait register",
-                           failed.sys_errno());
-    }
-    writer_sidecar = std::make_shared<sidecar::Sidecar>(std::move(*sidecar));
-  }
-  rep->shared = SharedState::ForStore(
-      {rep->io, &rep->path, rep->file.get(), rep->mapping.get(), &rep->info, rep->writable},
-      std::move(writer_sidecar));
+  // Before anything is published: every wake goes through it.
+  auto shared = SharedState::Open(
+      {rep->io, &rep->path, rep->file.get(), rep->mapping.get(), &rep->info, rep->writable});
+  if (!shared.ok()) return shared.status();
+  rep->shared = std::move(*shared);
   if (!rep->writable) rep->BuildJournalOverlay();
   if (rep->writable) {
     if (Status s = rep->RecoverOnOpen(); !s.ok()) return s;
