@@ -93,8 +93,8 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
   const bool whole_file = call.kind == BarrierKind::kFdatasync;
   // What a whole-file barrier makes durable if it returns: every batch whose
   // writes are done, and the watermark entry as last written.
-  const uint64_t batches_done = last_batch_id;
-  const uint64_t watermark_pending = watermark_written.w;
+  const std::optional<BatchLog::Cover> batches =
+      batch_log ? std::optional(batch_log->Begin()) : std::nullopt;
   const uint64_t journal_end = journal_pos;
   // Only what completed before the call begins is covered (ledger.h).
   const std::optional<DurabilityLedger::Cover> cover =
@@ -143,9 +143,8 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
   // members are durable in their slots. One appended meanwhile keeps the
   // journal where it is.
   if (status.ok() && whole_file && journal_pos == journal_end) journal_pos = 0;
-  if (status.ok() && whole_file && batch_log_offset) {
-    watermark_durable = std::max(watermark_durable, watermark_pending);
-    batches_durable = std::max(batches_durable, batches_done);
+  if (status.ok() && whole_file && batches) {
+    batch_log->Returned(*batches);
     status = RaiseWatermark();
     step = "pwrite (batch watermark)";
   }

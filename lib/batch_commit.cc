@@ -23,7 +23,7 @@ Result<std::vector<uint32_t>> Store::Rep::CheckMembers(std::span<const std::stri
   const auto invalid = [&](std::string message) {
     return Status::Error(StatusCode::kInvalidArgument, operation, path, std::move(message));
   };
-  if (batch && !batch_log_offset) {
+  if (batch && !batch_log) {
     return invalid(
         "the store has no batch log: it was created without one (CreateOptions::batch_log, "
         "`regionctl create --batch-log`); commit its regions one at a time, or copy them into "
@@ -50,16 +50,6 @@ Result<std::vector<uint32_t>> Store::Rep::CheckMembers(std::span<const std::stri
     indexes.push_back(*found);
   }
   return indexes;
-}
-
-Result<uint64_t> Store::Rep::NextBatchId(Durability durability, const char* operation) {
-  const uint64_t id = next_batch_id;
-  if (id > batch::kMaxBatchId) {
-    return Status::Error(StatusCode::kCorruption, operation, path,
-                         "the batch id counter is exhausted");
-  }
-  if (Status s = MakeLogUnitReusable(id, durability); !s.ok()) return s;
-  return id;
 }
 
 Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> members,
@@ -145,7 +135,7 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
   }
   // The id is spent whatever happens now: a failed batch leaves traces
   // under it, and no later batch of this handle may take it again.
-  next_batch_id = id + 1;
+  batch_log->Spend(id);
   const batch::UnitBytes record_bytes = batch::EncodeRecord(record);
   Status written;
   if (journaled) {
@@ -169,7 +159,7 @@ Status Store::Rep::WithdrawBatch(std::span<const BatchPlanMember> plan, const St
 Status Store::Rep::WriteLoggedDurableBatch(std::vector<BatchPlanMember>& plan, uint64_t id,
                                            const batch::UnitBytes& record_bytes,
                                            Durability durability, bool payloads_in_place) {
-  const uint64_t record_offset = batch::UnitOffset(*batch_log_offset, id);
+  const uint64_t record_offset = batch_log->RecordOffset(id);
   const auto write_record = [&]() -> Status {
     if (Status s = file->WriteAt(record_offset, record_bytes); !s.ok()) {
       return WithdrawBatch(plan, s, "commit batch: pwrite (batch record)");
@@ -213,7 +203,7 @@ Status Store::Rep::WriteLoggedDurableBatch(std::vector<BatchPlanMember>& plan, u
     return WithdrawBatch(plan, s, "commit batch: pwrite (slot header)");
   }
   if (Status s = EndPublishing(kPublicationWord); !s.ok()) return s;
-  last_batch_id = id;
+  batch_log->Done(id);
   MarkCommitPhase(internal::kFlush);
   internal::ReachPoint(internal::Point::kBatchBeforeBarrier);
   // One barrier for every member, the record and the mark: fdatasync in
@@ -257,7 +247,7 @@ Status Store::Rep::WriteLoggedMappedBatch(std::vector<BatchPlanMember>& plan, ui
   }
   // By pwrite, not through the mapping (a store through the mapping
   // dirties its whole page-cache folio; see Rep::SetMark).
-  if (Status s = file->WriteAt(batch::UnitOffset(*batch_log_offset, id), record_bytes); !s.ok()) {
+  if (Status s = file->WriteAt(batch_log->RecordOffset(id), record_bytes); !s.ok()) {
     return WithdrawBatch(plan, s, "commit batch: pwrite (batch record)");
   }
   if (Status s = BeginPublishing(kPublicationWord); !s.ok()) return s;
@@ -267,7 +257,7 @@ Status Store::Rep::WriteLoggedMappedBatch(std::vector<BatchPlanMember>& plan, ui
     internal::ReachPoint(internal::Point::kBatchMemberHeader, m);
   }
   if (Status s = EndPublishing(kPublicationWord); !s.ok()) return s;
-  last_batch_id = id;
+  batch_log->Done(id);
   if (durability != Durability::kAsync) return Status::Ok();
   MarkCommitPhase(internal::kFlush);
   for (const BatchPlanMember& member : plan) {
@@ -419,14 +409,14 @@ Status Store::Rep::CopyJournaledBatch(std::span<const BatchPlanMember> plan, uin
       return failed_write(s, "commit batch: pwritev (payload)");
     }
   }
-  if (Status s = file->WriteAt(batch::UnitOffset(*batch_log_offset, id), record_bytes); !s.ok()) {
+  if (Status s = file->WriteAt(batch_log->RecordOffset(id), record_bytes); !s.ok()) {
     return failed_write(s, "commit batch: pwrite (batch record)");
   }
   if (Status s = WriteHeaderUnits(*file, info, plan); !s.ok()) {
     return failed_write(s, "commit batch: pwrite (slot header)");
   }
   if (Status s = EndPublishing(kPublicationWord); !s.ok()) return s;
-  last_batch_id = id;
+  batch_log->Done(id);
   // Where a logged durable batch is published and its call has not
   // returned (there: before its barrier): the tests that kill a writer with
   // a batch readers were given stop here.
@@ -461,64 +451,6 @@ std::vector<uint64_t> Store::Rep::RecordBatch(std::span<const BatchPlanMember> p
   ++stats.by_mode[static_cast<size_t>(durability)].batches;
   if (!IsDurable(durability)) ledger.VolatileCompleted();
   return generations;
-}
-
-Status Store::Rep::MakeLogUnitReusable(uint64_t id, Durability durability) {
-  // Unit id % 32 holds the record of batch id - 32, whose members may still
-  // need it: only a durable watermark at or above that batch frees it. When
-  // it does not, catch up all the way, so that the next 31 batches need
-  // nothing: one barrier makes every batch so far durable (and writes a
-  // watermark that says so), the next makes that watermark durable.
-  if (id <= batch::kUnits || watermark_durable >= id - batch::kUnits) return Status::Ok();
-  for (int round = 0; round < 3 && watermark_durable < id - 1; ++round) {
-    ++stats.batch_log_barriers;
-    if (Status s = Barrier({.kind = BarrierKind::kFdatasync,
-                            .counted_as = durability,
-                            .operation = "commit batch: fdatasync (free a batch log unit)"});
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (id > batch::kUnits && watermark_durable < id - batch::kUnits) {
-    return Status::Error(
-        StatusCode::kCorruption, "commit batch", path,
-        "the batch log's watermark does not advance (batch " + std::to_string(id) + ")");
-  }
-  return Status::Ok();
-}
-
-Status Store::Rep::RaiseWatermark() {
-  if (!batch_log_offset || batches_durable <= watermark_written.w) return Status::Ok();
-  const batch::Watermark next{batches_durable, watermark_written.sequence + 1, false};
-  if (Status s = SetMark(batch::WatermarkEntryIndex(next.sequence), batch::WatermarkEntry(next));
-      !s.ok()) {
-    ++stats.failed_writes;
-    return Poison(s, "pwrite (batch watermark)");
-  }
-  watermark_written = next;
-  return Status::Ok();
-}
-
-Status Store::Rep::AfterOpenBarrier() {
-  if (!batch_log_offset) return Status::Ok();
-  // ResolveBatchesOnOpen left every id below next_batch_id complete or gone,
-  // and the fdatasync just made that durable, with the open watermark.
-  watermark_durable = watermark_written.w;
-  last_batch_id = batches_durable = next_batch_id - 1;
-  return RaiseWatermark();
-}
-
-Store::Rep::~Rep() {
-  // A commit still being filled in place can no longer reach this store.
-  if (in_place && in_place->owner != nullptr) *in_place->owner = nullptr;
-  // A clean watermark tells the next open that no batch above it was ever
-  // issued, so it reads no slot header. True only when every batch this
-  // handle issued is durable; written without a barrier (if it is lost, the
-  // open watermark still on disk makes the next open check every header).
-  if (!writable || !poison.ok() || !batch_log_offset || !file) return;
-  if (last_batch_id + 1 != next_batch_id || batches_durable < last_batch_id) return;
-  const batch::Watermark clean{last_batch_id, watermark_written.sequence + 1, true};
-  (void)SetMark(batch::WatermarkEntryIndex(clean.sequence), batch::WatermarkEntry(clean));
 }
 
 }  // namespace regionstore

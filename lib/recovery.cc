@@ -120,8 +120,8 @@ Status Store::Rep::RecoverOnOpen() {
     slot::HeaderBytes bytes;
     const uint64_t unit = slot::HeaderFileOffset(region, mark.slot);
     if (Status s = read(unit, bytes); !s.ok()) return s;
-    const slot::DecodedHeader decoded = slot::DecodeHeader(
-        bytes, mark.region, mark.slot, region.capacity, batch_log_offset.has_value());
+    const slot::DecodedHeader decoded =
+        slot::DecodeHeader(bytes, mark.region, mark.slot, region.capacity, HeadersCarryBatchIds());
     if (decoded.kind != slot::DecodedHeader::Kind::kValid ||
         decoded.header.generation != mark.generation) {
       continue;
@@ -183,8 +183,8 @@ Status Store::Rep::RecoverOnOpen() {
 }
 
 Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& must_mark) {
-  batch_log_offset = batch::LogOffset(info);
-  if (!batch_log_offset) return Status::Ok();
+  batch_log = BatchLog::For(info);
+  if (!batch_log) return Status::Ok();
   const batch::Watermark found = batch::ReadWatermark(area);
   // A batch whose barrier did not return in this boot: it was in flight, so
   // losing it is allowed, and its pages may be clean in the cache but
@@ -210,7 +210,7 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& m
   // they all are: read every slot header.
   if (!found.clean || failed) {
     const ReadFn read = region_check::PreadReader(*file, path);
-    const region_check::BatchContext context{&info, batch_log_offset, found.w};
+    const region_check::BatchContext context{&info, batch_log->offset(), found.w};
     std::vector<std::pair<uint64_t, slot::Header>> traces;  // header unit, header
     std::vector<std::pair<uint64_t, uint64_t>> kept;        // [header unit, payload end)
     for (uint32_t r = 0; r < info.regions.size(); ++r) {
@@ -272,7 +272,7 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& m
     }
     // A kept batch needs its record on disk as much as its members.
     if (!kept.empty()) {
-      const uint64_t record = batch::UnitOffset(*batch_log_offset, *failed);
+      const uint64_t record = batch_log->RecordOffset(*failed);
       kept.emplace_back(record, record + batch::kUnitSize);
     }
     for (const auto& [begin, end] : kept) {
@@ -283,17 +283,11 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& m
       must_mark = true;
     }
   }
-  // Batches of the last writer had ids up to found.w + 32 at most (a batch
-  // reuses a log unit only once a durable watermark covers the batch 32
-  // before it); every one of them is now complete or gone.
-  next_batch_id = (found.clean && !failed ? found.w : found.w + batch::kUnits) + 1;
-  next_batch_id = std::max(next_batch_id, journal_max_id + 1);
-  const batch::Watermark open{found.w, found.sequence + 1, false};
-  if (Status s = SetMark(batch::WatermarkEntryIndex(open.sequence), batch::WatermarkEntry(open));
-      !s.ok()) {
+  const batch::Watermark open = batch_log->Opened(found, failed.has_value(), journal_max_id);
+  if (Status s = WriteWatermark(open); !s.ok()) {
     return s.WithOperation("open: pwrite (batch watermark)", path);
   }
-  watermark_written = open;
+  batch_log->WatermarkWritten(open);
   return Status::Ok();
 }
 
@@ -325,7 +319,7 @@ Status Store::Rep::ReplayJournal(const batch::Watermark& found, std::optional<ui
     }
     if (entry.record.id > watermark) chain.push_back(std::move(entry));
   }
-  const region_check::BatchContext context{&info, batch_log_offset, watermark};
+  const region_check::BatchContext context{&info, batch_log->offset(), watermark};
   for (size_t c = 0; c < chain.size(); ++c) {
     const journal::Record& record = chain[c].record;
     batch::Record log_record;
@@ -399,8 +393,8 @@ Status Store::Rep::ReplayJournal(const batch::Watermark& found, std::optional<ui
     // The members count by the log's record until a watermark covers them.
     // Its unit holds no later batch's: ids above the watermark are at most
     // 32 apart (MakeLogUnitReusable).
-    if (Status s = file->WriteAt(batch::UnitOffset(*batch_log_offset, record.id),
-                                 batch::EncodeRecord(log_record));
+    if (Status s =
+            file->WriteAt(batch_log->RecordOffset(record.id), batch::EncodeRecord(log_record));
         !s.ok()) {
       return s.WithOperation("open: replay a journaled batch's record", path);
     }
@@ -416,11 +410,11 @@ Status Store::Rep::RecoverEveryRegion() {
   // The batch log too: a member counts only with its record, and a failed
   // barrier may have left the record's page clean in the cache but missing
   // on disk.
-  if (batch_log_offset) {
+  if (batch_log) {
     std::vector<std::byte> log(format::kBatchLogSize);
     const ReadFn read = region_check::PreadReader(*file, path);
-    if (Status s = read(*batch_log_offset, log); !s.ok()) return s;
-    if (Status s = file->WriteAt(*batch_log_offset, log); !s.ok()) {
+    if (Status s = read(batch_log->offset(), log); !s.ok()) return s;
+    if (Status s = file->WriteAt(batch_log->offset(), log); !s.ok()) {
       return s.WithOperation("open: rewrite the batch log", path);
     }
   }
@@ -469,8 +463,7 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
   std::vector<slot::DecodedHeader> decoded(region.slot_count);
   for (uint32_t i = 0; i < region.slot_count; ++i) {
     if (Status s = read(slot::HeaderFileOffset(region, i), headers[i]); !s.ok()) return s;
-    decoded[i] =
-        slot::DecodeHeader(headers[i], index, i, region.capacity, batch_log_offset.has_value());
+    decoded[i] = slot::DecodeHeader(headers[i], index, i, region.capacity, HeadersCarryBatchIds());
     if (decoded[i].kind == slot::DecodedHeader::Kind::kValid) {
       state.max_generation = std::max(state.max_generation, decoded[i].header.generation);
       // Only to rank free targets (an older commit goes after empty slots,
@@ -497,8 +490,8 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
   // and the durable slot, and every other slot is a free target.
   uint64_t recovered_generation = 0;
   uint64_t recovered_length = 0;
-  for (const region_check::ValidHeader& candidate : region_check::ValidHeadersNewestFirst(
-           headers, region, index, batch_log_offset.has_value())) {
+  for (const region_check::ValidHeader& candidate :
+       region_check::ValidHeadersNewestFirst(headers, region, index, HeadersCarryBatchIds())) {
     if (candidate.header.batch_id == batch::kWithdrawnId) continue;
     Result<bool> matches = true;
     if (!internal::Mutated(internal::Mutation::kSettleTrustsHeader)) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "batch.h"
+#include "batch_log.h"
 #include "format.h"
 #include "intent.h"
 #include "ledger.h"
@@ -139,17 +140,11 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // protocol keeps them (shared_state.h); chosen at open. Declared after
   // `mapping` and `file`, which it uses: destroyed before them.
   std::unique_ptr<SharedState> shared;
-  // Writers of stores with a batch log only (batch.h, batch_commit.cc): the
-  // log's offset; the id the next batch gets; the newest batch whose writes
-  // are all done; every batch up to `batches_durable` has been made durable
-  // by a whole-file barrier that returned; the watermark entry last written,
-  // and the watermark known to be on disk.
-  std::optional<uint64_t> batch_log_offset;
-  uint64_t next_batch_id = 1;
-  uint64_t last_batch_id = 0;
-  uint64_t batches_durable = 0;
-  batch::Watermark watermark_written;
-  uint64_t watermark_durable = 0;
+  // Writers of stores with a batch log only (batch_log.h): its ids, what
+  // is done and durable, its watermark. Set by the open's recovery.
+  std::optional<BatchLog> batch_log;
+  // Whether slot headers carry batch ids (stores with a batch log).
+  bool HeadersCarryBatchIds() const { return batch_log.has_value(); }
   // Stores with a batch journal (journal.h): its file offset, where the next
   // record goes (back to 0 after every whole-file barrier that returns: the
   // records before it are then redundant), and the buffer records are
@@ -211,9 +206,12 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // After the open's fdatasync returned: every batch the log can hold is
   // complete or gone, and durable.
   Status AfterOpenBarrier();
-  // After a whole-file barrier returned: records what it made durable and
-  // writes a watermark that says so (by pwrite, durable at a later barrier).
+  // After a whole-file barrier returned: writes a watermark that says what
+  // it made durable (by pwrite, durable at a later barrier), if it raised
+  // anything (BatchLog::NextWatermark).
   Status RaiseWatermark();
+  // The watermark entry `watermark`'s sequence selects, by SetMark.
+  Status WriteWatermark(const batch::Watermark& watermark);
   // Before batch `id` overwrites its log unit (the record of batch id - 32):
   // whole-file barriers until a durable watermark covers that batch.
   Status MakeLogUnitReusable(uint64_t id, Durability durability);
