@@ -87,7 +87,8 @@ Status Store::Rep::WriteWatermark(const batch::Watermark& watermark) {
 }
 
 Status Store::Rep::RaiseWatermark() {
-  const std::optional<batch::Watermark> next = batch_log ? batch_log->NextWatermark() : std::nullopt;
+  const std::optional<batch::Watermark> next =
+      batch_log ? batch_log->NextWatermark() : std::nullopt;
   if (!next) return Status::Ok();
   if (Status s = WriteWatermark(*next); !s.ok()) {
     ++stats.failed_writes;

@@ -19,6 +19,48 @@ namespace regionstore {
 using intent::Kind;
 using region_check::ReadFn;
 
+namespace {
+
+// The commit and file-barrier marks an open acts on: those of this boot,
+// and those whose boot cannot be told (`unknown_boot`).
+struct BootMarks {
+  std::vector<intent::Entry> marks;
+  // The intent entry each of `marks` was read from.
+  std::vector<uint32_t> entries;
+  bool unknown_boot = false;
+};
+
+// Reads the marks of `area` (the intent area as read, with the sidecar's
+// entries put in) that this open must act on, given this boot's id
+// (`boot_known`: whether one could be read). Writes nothing; with the
+// kIgnoreIntentMarks mutation, finds none.
+BootMarks ThisBootsMarks(std::span<const std::byte> area, bool boot_known,
+                         const intent::BootId& boot_id) {
+  BootMarks found;
+  const bool ignore_marks = internal::Mutated(internal::Mutation::kIgnoreIntentMarks);
+  for (uint32_t e = 0; e < intent::kEntryCount && !ignore_marks; ++e) {
+    auto mark = intent::DecodeEntry(area.subspan(e * intent::kEntrySize));
+    // ResolveBatchesOnOpen has read these.
+    if (mark && (mark->kind == Kind::kBatchWatermark || mark->kind == Kind::kBatchBarrier)) {
+      mark.reset();
+    }
+    // A mark from another boot says nothing about today's page cache: it
+    // was filled from the disk since. (And the mark may be a durable copy of
+    // one whose clearing never reached the disk: zeroing its commit then
+    // would lose a commit that returned.)
+    // A mark made where no boot id could be read (all zero), or read where
+    // none can be, cannot be told from a stale one.
+    if (mark && (!boot_known || mark->boot_id == boot_id || mark->boot_id == intent::BootId{})) {
+      if (!boot_known || mark->boot_id == intent::BootId{}) found.unknown_boot = true;
+      found.marks.push_back(*mark);
+      found.entries.push_back(e);
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
 Status Store::Rep::RecoverOnOpen() {
   // Without checkpoint regions no promise rests on what earlier handles
   // left: raw writes keep only what their own mode promised. No barrier.
@@ -40,125 +82,26 @@ Status Store::Rep::RecoverOnOpen() {
   // The boot-scoped entries from where the protocol keeps them.
   bool marks_lost = false;
   if (Status s = shared->AdoptOnOpen(area, boot_id, boot.ok(), marks_lost); !s.ok()) return s;
-  // The publication word: an odd one is a dead writer's batch publication,
-  // which this open resolves, and a torn one (a power loss) counts on from
-  // its value half, far enough that no reader takes a later value for it.
-  // Either way it is even once the open is done (Store::Open), and the
-  // changes of what is visible this open makes (undoing a commit or a batch
-  // whose barrier failed in this boot) happen while it is odd.
-  const std::span<const std::byte> word =
-      std::span<const std::byte>(area).subspan(intent::kPublicationEntry * intent::kEntrySize);
-  if (const std::optional<uint64_t> p = intent::DecodePublication(word)) {
-    publication = *p;
-    // A dead writer's odd word: readers that found no writer alive may be
-    // taking snapshots under this very value (Store::LoadSet), so move it on
-    // before this open changes anything they read.
-    if ((publication & 1) != 0) {
-      if (Status s = WritePublication(publication + 2, "open: pwrite (publication word)");
-          !s.ok()) {
-        return s;
-      }
-    }
-  } else {
-    const uint64_t start = format::Load64(word, 0) + (uint64_t{1} << 32);
-    publication = start + (start & 1);
-    if (Status s = BeginPublishing("open: pwrite (publication word)"); !s.ok()) return s;
-  }
-  open_publishing = true;
+  if (Status s = MovePublicationOnAtOpen(area); !s.ok()) return s;
   // Batches first: their traces go before any region is settled below.
   bool batch_withdrawn = false;
   if (Status s = ResolveBatchesOnOpen(area, batch_withdrawn); !s.ok()) return s;
-  std::vector<intent::Entry> marks;
-  std::vector<uint32_t> mark_entries;
-  bool unknown_boot = false;
-  const bool ignore_marks = internal::Mutated(internal::Mutation::kIgnoreIntentMarks);
-  for (uint32_t e = 0; e < intent::kEntryCount && !ignore_marks; ++e) {
-    auto mark = intent::DecodeEntry(std::span(area).subspan(e * intent::kEntrySize));
-    // ResolveBatchesOnOpen has read these.
-    if (mark && (mark->kind == Kind::kBatchWatermark || mark->kind == Kind::kBatchBarrier)) {
-      mark.reset();
-    }
-    // A mark from another boot says nothing about today's page cache: it
-    // was filled from the disk since. (And the mark may be a durable copy of
-    // one whose clearing never reached the disk: zeroing its commit then
-    // would lose a commit that returned.)
-    // A mark made where no boot id could be read (all zero), or read where
-    // none can be, cannot be told from a stale one.
-    if (mark && (!boot.ok() || mark->boot_id == boot_id || mark->boot_id == intent::BootId{})) {
-      if (!boot.ok() || mark->boot_id == intent::BootId{}) unknown_boot = true;
-      marks.push_back(*mark);
-      mark_entries.push_back(e);
-    }
-  }
+  const BootMarks found = ThisBootsMarks(area, boot.ok(), boot_id);
   // Such a mark, or marks of this boot that were lost with a replaced
   // sidecar: zero nothing, and write every region's newest commit again
   // instead, which covers a failed barrier of any earlier handle.
-  if (unknown_boot || marks_lost) return RecoverEveryRegion();
+  if (found.unknown_boot || marks_lost) return RecoverEveryRegion();
   bool file_barrier = false;
   // Withdrawn batch members, like a commit mark's zeroed header, must not come
   // back: if the fdatasync below fails, the next open rewrites everything.
   bool must_mark = batch_withdrawn;
-  const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
-  for (const intent::Entry& mark : marks) {
-    if (mark.kind == Kind::kFileBarrier) file_barrier = true;
-    // Commits an earlier handle left without a barrier: this open's
-    // fdatasync makes them durable, and runs as a file barrier for that.
-    if (mark.kind == Kind::kVolatilePending) ledger.set_mark_down(true);
-    if (mark.kind != Kind::kCommitBarrier) continue;
-    // The barrier of this commit did not return: it may have failed,
-    // leaving pages the kernel marked clean but never wrote, and the
-    // fdatasync below would skip them. The commit was in flight, so losing
-    // it is allowed; counting it durable is not.
-    // Even where the header already reads zero (the failing handle zeroed
-    // it), that zero may be clean in the cache and missing on disk: the
-    // fdatasync below must make it durable, marked, before the generation
-    // can be issued again.
-    must_mark = true;
-    if (mark.region >= info.regions.size()) continue;
-    const RegionEntry& region = info.regions[mark.region];
-    if (mark.slot >= region.slot_count) continue;
-    slot::HeaderBytes bytes;
-    const uint64_t unit = slot::HeaderFileOffset(region, mark.slot);
-    if (Status s = read(unit, bytes); !s.ok()) return s;
-    const slot::DecodedHeader decoded =
-        slot::DecodeHeader(bytes, mark.region, mark.slot, region.capacity, HeadersCarryBatchIds());
-    if (decoded.kind != slot::DecodedHeader::Kind::kValid ||
-        decoded.header.generation != mark.generation) {
-      continue;
-    }
-    // The commit was visible from its header's store on, and readers may
-    // have been given it: keep it if it is whole (in this boot's page cache
-    // a kill cannot leave a valid header over a partial payload). Its pages
-    // are written again, so that the fdatasync below covers them even if the
-    // barrier failed and left them clean but unwritten; it is durable once
-    // this open returns, and its generation stays the region's floor.
-    if (!internal::Mutated(internal::Mutation::kRecoveryUndoesUnfinishedBarrier)) {
-      const uint64_t payload = slot::PayloadFileOffset(region, mark.slot);
-      auto matches = region_check::PayloadMatches(read, payload, decoded.header);
-      if (!matches.ok()) return matches.status();
-      if (*matches) {
-        if (Status s = RewriteRange(unit, payload + decoded.header.length,
-                                    "open: rewrite a commit whose barrier did not return");
-            !s.ok()) {
-          return s;
-        }
-        continue;
-      }
-    }
-    // Not whole (its payload pages were dropped and read back from the
-    // disk after a failed writeback): no commit, and never returned.
-    if (Status s = BeginPublishing("open: pwrite (publication word)"); !s.ok()) return s;
-    if (Status s = file->WriteAt(unit, zero_unit); !s.ok()) {
-      return s.WithOperation("open: clear the header of a commit whose barrier did not return",
-                             path);
-    }
-  }
+  if (Status s = ActOnMarks(found.marks, file_barrier, must_mark); !s.ok()) return s;
   // Each mark is acted on once: left in place, it would match the next
   // commit that gets the same generation in the same slot (a lost commit's
   // generation is issued again) and undo it at a later open.
-  for (size_t i = 0; i < marks.size(); ++i) {
-    if (marks[i].kind != Kind::kCommitBarrier) continue;
-    if (Status s = ClearMark(mark_entries[i]); !s.ok()) {
+  for (size_t i = 0; i < found.marks.size(); ++i) {
+    if (found.marks[i].kind != Kind::kCommitBarrier) continue;
+    if (Status s = ClearMark(found.entries[i]); !s.ok()) {
       return s.WithOperation("open: clear an intent mark", path);
     }
   }
@@ -180,6 +123,96 @@ Status Store::Rep::RecoverOnOpen() {
                   .length = 0,
                   .reset_page_tables = false,
                   .always_mark = must_mark});
+}
+
+Status Store::Rep::MovePublicationOnAtOpen(std::span<const std::byte> area) {
+  // The publication word: an odd one is a dead writer's batch publication,
+  // which this open resolves, and a torn one (a power loss) counts on from
+  // its value half, far enough that no reader takes a later value for it.
+  // Either way it is even once the open is done (Store::Open), and the
+  // changes of what is visible this open makes (undoing a commit or a batch
+  // whose barrier failed in this boot) happen while it is odd.
+  const std::span<const std::byte> word =
+      area.subspan(intent::kPublicationEntry * intent::kEntrySize);
+  if (const std::optional<uint64_t> p = intent::DecodePublication(word)) {
+    publication = *p;
+    // A dead writer's odd word: readers that found no writer alive may be
+    // taking snapshots under this very value (Store::LoadSet), so move it on
+    // before this open changes anything they read.
+    if ((publication & 1) != 0) {
+      if (Status s = WritePublication(publication + 2, "open: pwrite (publication word)");
+          !s.ok()) {
+        return s;
+      }
+    }
+  } else {
+    const uint64_t start = format::Load64(word, 0) + (uint64_t{1} << 32);
+    publication = start + (start & 1);
+    if (Status s = BeginPublishing("open: pwrite (publication word)"); !s.ok()) return s;
+  }
+  open_publishing = true;
+  return Status::Ok();
+}
+
+Status Store::Rep::ActOnMarks(const std::vector<intent::Entry>& marks, bool& file_barrier,
+                              bool& must_mark) {
+  for (const intent::Entry& mark : marks) {
+    if (mark.kind == Kind::kFileBarrier) file_barrier = true;
+    // Commits an earlier handle left without a barrier: this open's
+    // fdatasync makes them durable, and runs as a file barrier for that.
+    if (mark.kind == Kind::kVolatilePending) ledger.set_mark_down(true);
+    if (mark.kind != Kind::kCommitBarrier) continue;
+    // The barrier of this commit did not return: it may have failed,
+    // leaving pages the kernel marked clean but never wrote, and the open's
+    // fdatasync would skip them. The commit was in flight, so losing it is
+    // allowed; counting it durable is not.
+    // Even where the header already reads zero (the failing handle zeroed
+    // it), that zero may be clean in the cache and missing on disk: the
+    // open's fdatasync must make it durable, marked, before the generation
+    // can be issued again.
+    must_mark = true;
+    if (Status s = KeepOrClearMarkedCommit(mark); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status Store::Rep::KeepOrClearMarkedCommit(const intent::Entry& mark) {
+  if (mark.region >= info.regions.size()) return Status::Ok();
+  const RegionEntry& region = info.regions[mark.region];
+  if (mark.slot >= region.slot_count) return Status::Ok();
+  const ReadFn read = region_check::PreadReader(*file, path);
+  slot::HeaderBytes bytes;
+  const uint64_t unit = slot::HeaderFileOffset(region, mark.slot);
+  if (Status s = read(unit, bytes); !s.ok()) return s;
+  const slot::DecodedHeader decoded =
+      slot::DecodeHeader(bytes, mark.region, mark.slot, region.capacity, HeadersCarryBatchIds());
+  if (decoded.kind != slot::DecodedHeader::Kind::kValid ||
+      decoded.header.generation != mark.generation) {
+    return Status::Ok();
+  }
+  // The commit was visible from its header's store on, and readers may
+  // have been given it: keep it if it is whole (in this boot's page cache
+  // a kill cannot leave a valid header over a partial payload). Its pages
+  // are written again, so that the open's fdatasync covers them even if the
+  // barrier failed and left them clean but unwritten; it is durable once
+  // this open returns, and its generation stays the region's floor.
+  if (!internal::Mutated(internal::Mutation::kRecoveryUndoesUnfinishedBarrier)) {
+    const uint64_t payload = slot::PayloadFileOffset(region, mark.slot);
+    auto matches = region_check::PayloadMatches(read, payload, decoded.header);
+    if (!matches.ok()) return matches.status();
+    if (*matches) {
+      return RewriteRange(unit, payload + decoded.header.length,
+                          "open: rewrite a commit whose barrier did not return");
+    }
+  }
+  // Not whole (its payload pages were dropped and read back from the
+  // disk after a failed writeback): no commit, and never returned.
+  if (Status s = BeginPublishing("open: pwrite (publication word)"); !s.ok()) return s;
+  const std::vector<std::byte> zero_unit(slot::kHeaderUnitSize);
+  if (Status s = file->WriteAt(unit, zero_unit); !s.ok()) {
+    return s.WithOperation("open: clear the header of a commit whose barrier did not return", path);
+  }
+  return Status::Ok();
 }
 
 Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& must_mark) {

@@ -181,6 +181,23 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // area): then every region is settled at once and its newest commit
   // written again before the fdatasync (RecoverEveryRegion).
   Status RecoverOnOpen();
+  // Part of RecoverOnOpen: takes the publication word from `area` (the
+  // intent area as read, the sidecar's entries put in) into `publication`.
+  // An odd word moves on by 2 and a torn one to a fresh odd value (pwrite
+  // either way) before anything visible changes; then sets open_publishing.
+  Status MovePublicationOnAtOpen(std::span<const std::byte> area);
+  // Part of RecoverOnOpen: acts on this boot's `marks`. Sets `file_barrier`
+  // for a file-barrier mark and volatile_pending for a volatile one; for
+  // each commit mark sets `must_mark` and calls KeepOrClearMarkedCommit.
+  // Clears no mark.
+  Status ActOnMarks(const std::vector<intent::Entry>& marks, bool& file_barrier, bool& must_mark);
+  // Part of RecoverOnOpen, for one commit mark: preads the marked header
+  // and, if it still holds the marked generation, its payload. A whole
+  // commit is written again (RewriteRange) for the open's fdatasync; a
+  // partial one gets its header unit zeroed (pwrite), under an odd
+  // publication word. Anything else (a mark naming no slot, a header that
+  // moved on) is left alone.
+  Status KeepOrClearMarkedCommit(const intent::Entry& mark);
   // Settles region `index` (see RegionState): pread of its headers, then of
   // payloads newest first until one matches; that slot is newest and
   // durable. Headers that could piece a lost commit back together (invalid,

@@ -51,7 +51,6 @@ EXCEPTIONS = {
     "lib/batch_commit.cc": 4,
     "lib/copy.cc": 4,
     "lib/load.cc": 2,
-    "lib/load_set.cc": 3,
     "lib/recovery.cc": 5,
     "lib/region_check.cc": 2,
     "lib/store_rep.h": 1,
