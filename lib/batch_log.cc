@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "region_check.h"
 #include "store_rep.h"
 
 namespace regionstore {
@@ -46,6 +47,20 @@ void BatchLog::AfterOpenBarrier() {
 std::optional<batch::Watermark> BatchLog::CleanWatermark() const {
   if (last_done_ + 1 != next_id_ || batches_durable_ < last_done_) return std::nullopt;
   return batch::Watermark{last_done_, watermark_written_.sequence + 1, true};
+}
+
+// Declared in region_check.h, which judges batches by it; here because the
+// log's place and its watermark are this file's to know.
+Result<region_check::BatchContext> region_check::ReadBatchContext(const ReadFn& read,
+                                                                  const StoreInfo& info) {
+  BatchContext context;
+  context.info = &info;
+  context.log_offset = batch::LogOffset(info);
+  if (!context.log_offset) return context;
+  std::vector<std::byte> area(intent::kAreaSize);
+  if (Status s = read(*intent::AreaOffset(info), area); !s.ok()) return s;
+  context.watermark = batch::ReadWatermark(area).w;
+  return context;
 }
 
 Result<uint64_t> Store::Rep::NextBatchId(Durability durability, const char* operation) {

@@ -27,11 +27,10 @@ Result<CopyReport> Store::CopyTo(const std::string& destination, const CopyOptio
   const auto invalid = [&](std::string message) {
     return Status::Error(StatusCode::kInvalidArgument, kOperation, destination, std::move(message));
   };
-  const uint32_t protocol = options.protocol == 0 ? r.info.protocol() : options.protocol;
-  if (protocol != 1 && protocol != 2) {
-    return invalid("protocol " + std::to_string(options.protocol) +
-                   " does not exist: 1 or 2 (0 keeps the source's)");
-  }
+  auto layout = internal::LayoutLike(r.info, options.protocol);
+  if (!layout.ok()) return invalid(layout.status().message());
+  CreateOptions create = std::move(*layout);
+  const uint32_t protocol = create.protocol;
   const uint64_t data_size = options.data_size == 0 ? r.info.data_size : options.data_size;
   if (data_size < r.info.data_size) {
     return invalid("a data area of " + std::to_string(data_size) +
@@ -72,15 +71,9 @@ Result<CopyReport> Store::CopyTo(const std::string& destination, const CopyOptio
     report.payload_bytes += payloads[i].size();
   }
 
-  CreateOptions create;
   create.replace_existing = options.replace_existing;
   create.io = r.io;
   create.warnings = options.warnings;
-  create.protocol = protocol;
-  create.batch_log = (r.info.incompat_flags & format::kIncompatBatchLog) != 0;
-  // A protocol 2 source's journal size carries over; a migration gets the
-  // default.
-  if (protocol == 2 && r.info.journal_size != 0) create.journal_size = r.info.journal_size;
   for (const RegionEntry& region : r.info.regions) {
     create.checkpoints.push_back({region.name, region.capacity, region.layout});
   }

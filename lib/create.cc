@@ -276,4 +276,19 @@ Status internal::CreateStore(const std::string& path, uint64_t data_size,
   return Status::Ok();
 }
 
+Result<CreateOptions> internal::LayoutLike(const StoreInfo& info, uint32_t protocol) {
+  CreateOptions create;
+  create.protocol = protocol == 0 ? info.protocol() : protocol;
+  if (create.protocol != 1 && create.protocol != 2) {
+    return Status::Error(
+        StatusCode::kInvalidArgument, "copy", "",
+        "protocol " + std::to_string(protocol) + " does not exist: 1 or 2 (0 keeps the source's)");
+  }
+  create.batch_log = (info.incompat_flags & format::kIncompatBatchLog) != 0;
+  // A protocol 2 source's journal size carries over; a migration gets the
+  // default.
+  if (create.protocol == 2 && info.journal_size != 0) create.journal_size = info.journal_size;
+  return create;
+}
+
 }  // namespace regionstore

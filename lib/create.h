@@ -24,6 +24,13 @@ using PopulateFn = std::function<Status(File& file, const StoreInfo& info)>;
 Status CreateStore(const std::string& path, uint64_t data_size, const CreateOptions& options,
                    const PopulateFn& populate);
 
+// The CreateOptions that lay a new store out as the store `info` describes
+// (its batch log, its journal's size), in `protocol` (0: the same one; a
+// protocol 2 copy of a protocol 1 store gets the default journal). Regions
+// and everything else are the caller's. Errors: kInvalidArgument (no such
+// protocol), its message naming the choices.
+Result<CreateOptions> LayoutLike(const StoreInfo& info, uint32_t protocol);
+
 }  // namespace regionstore::internal
 
 #endif  // REGIONSTORE_LIB_CREATE_H_

@@ -44,17 +44,6 @@ Result<bool> PayloadMatches(const ReadFn& read, uint64_t offset, const slot::Hea
   return checksum.Digest() == header.payload_checksum;
 }
 
-Result<BatchContext> ReadBatchContext(const ReadFn& read, const StoreInfo& info) {
-  BatchContext context;
-  context.info = &info;
-  context.log_offset = batch::LogOffset(info);
-  if (!context.log_offset) return context;
-  std::vector<std::byte> area(intent::kAreaSize);
-  if (Status s = read(*intent::AreaOffset(info), area); !s.ok()) return s;
-  context.watermark = batch::ReadWatermark(area).w;
-  return context;
-}
-
 namespace {
 
 // Batches above the watermark form chains of at most a few dozen (the log

@@ -49,7 +49,7 @@ struct BatchContext {
   bool batch_ids() const { return log_offset.has_value(); }
 };
 // The context of the store `info` describes, its watermark read through
-// `read`.
+// `read` (batch_log.cc, the owner of the log's place and watermark).
 Result<BatchContext> ReadBatchContext(const ReadFn& read, const StoreInfo& info);
 
 // Whether the commit in slot `slot` of region `region`, whose header
