@@ -242,85 +242,108 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& m
   // members whose partners or record are missing, and no record says where
   // they all are: read every slot header.
   if (!found.clean || failed) {
-    const ReadFn read = region_check::PreadReader(*file, path);
-    const region_check::BatchContext context{&info, batch_log->offset(), found.w};
-    std::vector<std::pair<uint64_t, slot::Header>> traces;  // header unit, header
-    std::vector<std::pair<uint64_t, uint64_t>> kept;        // [header unit, payload end)
-    for (uint32_t r = 0; r < info.regions.size(); ++r) {
-      const RegionEntry& region = info.regions[r];
-      for (uint32_t i = 0; i < region.slot_count; ++i) {
-        slot::HeaderBytes bytes;
-        const uint64_t unit = slot::HeaderFileOffset(region, i);
-        if (Status s = read(unit, bytes); !s.ok()) return s;
-        const slot::DecodedHeader decoded =
-            slot::DecodeHeader(bytes, r, i, region.capacity, /*batch_ids=*/true);
-        if (decoded.kind != slot::DecodedHeader::Kind::kValid ||
-            decoded.header.batch_id <= found.w || decoded.header.batch_id == batch::kWithdrawnId) {
-          continue;
-        }
-        const bool unfinished_barrier = failed && decoded.header.batch_id == *failed;
-        if (unfinished_barrier &&
-            internal::Mutated(internal::Mutation::kRecoveryUndoesUnfinishedBarrier)) {
-          traces.emplace_back(unit, decoded.header);
-          continue;
-        }
-        // A member whose own payload is torn counts for nothing anyway, and
-        // is left for Load and verify to report; its partners fail below.
-        // (Of the batch whose barrier did not return, it is withdrawn.)
-        const uint64_t payload = slot::PayloadFileOffset(region, i);
-        auto matches = region_check::PayloadMatches(read, payload, decoded.header);
-        if (!matches.ok()) return matches.status();
-        if (!*matches) {
-          if (unfinished_barrier) traces.emplace_back(unit, decoded.header);
-          continue;
-        }
-        auto verdict = region_check::BatchVerdict(read, context, r, i, decoded.header);
-        if (!verdict.ok()) return verdict.status();
-        if (!verdict->empty()) {
-          traces.emplace_back(unit, decoded.header);
-        } else if (unfinished_barrier) {
-          // Whole, so visible, and readers may have been given it: kept, its
-          // pages written again for the open's fdatasync (as for a single
-          // commit whose barrier did not return).
-          kept.emplace_back(unit, payload + decoded.header.length);
-        }
-      }
-    }
-    // Decided on the file as it was, then withdrawn: no verdict above saw a
-    // change of this open. A withdrawn member keeps its generation, so no
-    // later commit to its region takes that generation again.
-    std::vector<std::byte> unit_bytes(slot::kHeaderUnitSize);
-    // The members of a batch whose barrier failed were visible.
-    if (failed && !traces.empty()) {
-      if (Status s = BeginPublishing("open: pwrite (publication word)"); !s.ok()) return s;
-    }
-    for (auto& [unit, header] : traces) {
-      header.batch_id = batch::kWithdrawnId;
-      const slot::HeaderBytes encoded = slot::EncodeHeader(header);
-      std::copy(encoded.begin(), encoded.end(), unit_bytes.begin());
-      if (Status s = file->WriteAt(unit, unit_bytes); !s.ok()) {
-        return s.WithOperation("open: withdraw a member of a batch that did not complete", path);
-      }
-      must_mark = true;
-    }
-    // A kept batch needs its record on disk as much as its members.
-    if (!kept.empty()) {
-      const uint64_t record = batch_log->RecordOffset(*failed);
-      kept.emplace_back(record, record + batch::kUnitSize);
-    }
-    for (const auto& [begin, end] : kept) {
-      if (Status s = RewriteRange(begin, end, "open: rewrite a batch whose barrier did not return");
-          !s.ok()) {
-        return s;
-      }
-      must_mark = true;
-    }
+    auto traces = JudgeUnfinishedBatches(found, failed);
+    if (!traces.ok()) return traces.status();
+    if (Status s = WithdrawAndKeep(*traces, failed, must_mark); !s.ok()) return s;
   }
   const batch::Watermark open = batch_log->Opened(found, failed.has_value(), journal_max_id);
   if (Status s = WriteWatermark(open); !s.ok()) {
     return s.WithOperation("open: pwrite (batch watermark)", path);
   }
   batch_log->WatermarkWritten(open);
+  return Status::Ok();
+}
+
+Result<Store::Rep::BatchTraces> Store::Rep::JudgeUnfinishedBatches(const batch::Watermark& found,
+                                                                   std::optional<uint64_t> failed) {
+  const ReadFn read = region_check::PreadReader(*file, path);
+  const region_check::BatchContext context{&info, batch_log->offset(), found.w};
+  BatchTraces traces;
+  for (uint32_t r = 0; r < info.regions.size(); ++r) {
+    const RegionEntry& region = info.regions[r];
+    for (uint32_t i = 0; i < region.slot_count; ++i) {
+      slot::HeaderBytes bytes;
+      const uint64_t unit = slot::HeaderFileOffset(region, i);
+      if (Status s = read(unit, bytes); !s.ok()) return s;
+      const slot::DecodedHeader decoded =
+          slot::DecodeHeader(bytes, r, i, region.capacity, /*batch_ids=*/true);
+      if (decoded.kind != slot::DecodedHeader::Kind::kValid || decoded.header.batch_id <= found.w ||
+          decoded.header.batch_id == batch::kWithdrawnId) {
+        continue;
+      }
+      if (Status s = JudgeMember(read, context, r, i, decoded.header, failed, traces); !s.ok()) {
+        return s;
+      }
+    }
+  }
+  return traces;
+}
+
+Status Store::Rep::JudgeMember(const ReadFn& read, const region_check::BatchContext& context,
+                               uint32_t r, uint32_t i, const slot::Header& header,
+                               std::optional<uint64_t> failed, BatchTraces& traces) {
+  const RegionEntry& region = info.regions[r];
+  const uint64_t unit = slot::HeaderFileOffset(region, i);
+  const bool unfinished_barrier = failed && header.batch_id == *failed;
+  if (unfinished_barrier &&
+      internal::Mutated(internal::Mutation::kRecoveryUndoesUnfinishedBarrier)) {
+    traces.withdraw.emplace_back(unit, header);
+    return Status::Ok();
+  }
+  // A member whose own payload is torn counts for nothing anyway, and is
+  // left for Load and verify to report; its partners fail below. (Of the
+  // batch whose barrier did not return, it is withdrawn.)
+  const uint64_t payload = slot::PayloadFileOffset(region, i);
+  auto matches = region_check::PayloadMatches(read, payload, header);
+  if (!matches.ok()) return matches.status();
+  if (!*matches) {
+    if (unfinished_barrier) traces.withdraw.emplace_back(unit, header);
+    return Status::Ok();
+  }
+  auto verdict = region_check::BatchVerdict(read, context, r, i, header);
+  if (!verdict.ok()) return verdict.status();
+  if (!verdict->empty()) {
+    traces.withdraw.emplace_back(unit, header);
+  } else if (unfinished_barrier) {
+    // Whole, so visible, and readers may have been given it: kept, its
+    // pages written again for the open's fdatasync (as for a single commit
+    // whose barrier did not return).
+    traces.keep.emplace_back(unit, payload + header.length);
+  }
+  return Status::Ok();
+}
+
+Status Store::Rep::WithdrawAndKeep(BatchTraces& traces, std::optional<uint64_t> failed,
+                                   bool& must_mark) {
+  // Decided on the file as it was, then withdrawn: no verdict saw a change
+  // of this open. A withdrawn member keeps its generation, so no later
+  // commit to its region takes that generation again.
+  std::vector<std::byte> unit_bytes(slot::kHeaderUnitSize);
+  // The members of a batch whose barrier failed were visible.
+  if (failed && !traces.withdraw.empty()) {
+    if (Status s = BeginPublishing("open: pwrite (publication word)"); !s.ok()) return s;
+  }
+  for (auto& [unit, header] : traces.withdraw) {
+    header.batch_id = batch::kWithdrawnId;
+    const slot::HeaderBytes encoded = slot::EncodeHeader(header);
+    std::copy(encoded.begin(), encoded.end(), unit_bytes.begin());
+    if (Status s = file->WriteAt(unit, unit_bytes); !s.ok()) {
+      return s.WithOperation("open: withdraw a member of a batch that did not complete", path);
+    }
+    must_mark = true;
+  }
+  // A kept batch needs its record on disk as much as its members.
+  if (!traces.keep.empty()) {
+    const uint64_t record = batch_log->RecordOffset(*failed);
+    traces.keep.emplace_back(record, record + batch::kUnitSize);
+  }
+  for (const auto& [begin, end] : traces.keep) {
+    if (Status s = RewriteRange(begin, end, "open: rewrite a batch whose barrier did not return");
+        !s.ok()) {
+      return s;
+    }
+    must_mark = true;
+  }
   return Status::Ok();
 }
 
@@ -506,23 +529,43 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
     }
   }
   if (internal::Mutated(internal::Mutation::kTargetFromRawGeneration)) {
-    uint64_t highest = 0;
-    for (uint32_t i = 0; i < region.slot_count; ++i) {
-      const uint64_t raw = format::Load64(headers[i], slot::hdr::kGeneration);
-      if (raw > highest && raw <= slot::kMaxGeneration) {
-        state.newest = state.durable = i;
-        highest = raw;
-      }
-    }
-    state.max_generation = std::max(state.max_generation, highest);
-    state.settled = true;
+    SettleByRawGeneration(index, headers);
     return Status::Ok();
   }
+  auto recovered = FindNewestCommit(index, headers);
+  if (!recovered.ok()) return recovered.status();
+  if (Status s = ZeroUnownedHeaders(index, decoded, recovered->generation, rewrite); !s.ok()) {
+    return s;
+  }
+  if (rewrite) {
+    if (Status s = RewriteRegion(index, recovered->length); !s.ok()) return s;
+  }
+  state.settled = true;
+  return Status::Ok();
+}
+
+void Store::Rep::SettleByRawGeneration(uint32_t index, std::span<const slot::HeaderBytes> headers) {
+  RegionState& state = regions[index];
+  uint64_t highest = 0;
+  for (uint32_t i = 0; i < headers.size(); ++i) {
+    const uint64_t raw = format::Load64(headers[i], slot::hdr::kGeneration);
+    if (raw > highest && raw <= slot::kMaxGeneration) {
+      state.newest = state.durable = i;
+      highest = raw;
+    }
+  }
+  state.max_generation = std::max(state.max_generation, highest);
+  state.settled = true;
+}
+
+Result<Store::Rep::Recovered> Store::Rep::FindNewestCommit(
+    uint32_t index, const std::vector<slot::HeaderBytes>& headers) {
+  RegionState& state = regions[index];
+  const RegionEntry& region = info.regions[index];
+  const ReadFn read = region_check::PreadReader(*file, path);
   // Newest header first; the first whose payload matches is the commit.
   // Older slots are not checked: the protocol only needs to know the newest
   // and the durable slot, and every other slot is a free target.
-  uint64_t recovered_generation = 0;
-  uint64_t recovered_length = 0;
   for (const region_check::ValidHeader& candidate :
        region_check::ValidHeadersNewestFirst(headers, region, index, HeadersCarryBatchIds())) {
     if (candidate.header.batch_id == batch::kWithdrawnId) continue;
@@ -535,11 +578,16 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
     if (*matches) {
       state.newest = state.durable = candidate.slot;
       state.known_generation[candidate.slot] = candidate.header.generation;
-      recovered_generation = candidate.header.generation;
-      recovered_length = candidate.header.length;
-      break;
+      return Recovered{candidate.header.generation, candidate.header.length};
     }
   }
+  return Recovered{};
+}
+
+Status Store::Rep::ZeroUnownedHeaders(uint32_t index, std::span<const slot::DecodedHeader> decoded,
+                                      uint64_t recovered_generation, bool rewrite) {
+  RegionState& state = regions[index];
+  const RegionEntry& region = info.regions[index];
   // Zero every header that holds no commit this settle trusts and is not an
   // older commit: an invalid one, an unfinished one, or one newer than the
   // recovered commit (a torn commit, or damage). Left in place, a later
@@ -564,7 +612,7 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
       return Poison(s, rewrite ? "open: clear a checkpoint slot header no commit owns"
                                : "commit: clear a checkpoint slot header no commit owns");
     }
-    // A whole-file barrier follows the rewrite below.
+    // A whole-file barrier follows the rewrite (RewriteRegion).
     if (rewrite) continue;
     // Marked whatever else is pending: if this fails, the zero unit may be
     // clean in the cache and missing on disk, and the next open must write
@@ -580,31 +628,30 @@ Status Store::Rep::SettleRegion(uint32_t index, bool rewrite) {
       return s;
     }
   }
+  return Status::Ok();
+}
+
+Status Store::Rep::RewriteRegion(uint32_t index, uint64_t recovered_length) {
+  const RegionState& state = regions[index];
+  const RegionEntry& region = info.regions[index];
+  const ReadFn read = region_check::PreadReader(*file, path);
   // Write every header unit and the recovered commit again, byte for byte,
   // for the whole-file barrier that follows: an earlier handle's failed
   // barrier may have left their pages clean in the cache but missing on disk
   // (a commit, or a header it zeroed), and the barrier skips clean pages.
-  if (rewrite) {
-    std::vector<std::byte> unit_bytes(slot::kHeaderUnitSize);
-    for (uint32_t i = 0; i < region.slot_count; ++i) {
-      if (state.newest == i) continue;  // with its payload, below
-      const uint64_t unit = slot::HeaderFileOffset(region, i);
-      if (Status s = read(unit, unit_bytes); !s.ok()) return s;
-      if (Status s = file->WriteAt(unit, unit_bytes); !s.ok()) {
-        return s.WithOperation("open: rewrite a checkpoint slot header", path);
-      }
+  std::vector<std::byte> unit_bytes(slot::kHeaderUnitSize);
+  for (uint32_t i = 0; i < region.slot_count; ++i) {
+    if (state.newest == i) continue;  // with its payload, below
+    const uint64_t unit = slot::HeaderFileOffset(region, i);
+    if (Status s = read(unit, unit_bytes); !s.ok()) return s;
+    if (Status s = file->WriteAt(unit, unit_bytes); !s.ok()) {
+      return s.WithOperation("open: rewrite a checkpoint slot header", path);
     }
   }
-  if (rewrite && state.newest) {
-    if (Status s = RewriteRange(slot::HeaderFileOffset(region, *state.newest),
-                                slot::PayloadFileOffset(region, *state.newest) + recovered_length,
-                                "open: rewrite the recovered checkpoint");
-        !s.ok()) {
-      return s;
-    }
-  }
-  state.settled = true;
-  return Status::Ok();
+  if (!state.newest) return Status::Ok();
+  return RewriteRange(slot::HeaderFileOffset(region, *state.newest),
+                      slot::PayloadFileOffset(region, *state.newest) + recovered_length,
+                      "open: rewrite the recovered checkpoint");
 }
 
 }  // namespace regionstore

@@ -16,6 +16,7 @@
 #include "format.h"
 #include "intent.h"
 #include "ledger.h"
+#include "region_check.h"
 #include "regionstore/store.h"
 #include "shared_state.h"
 #include "slot.h"
@@ -204,6 +205,24 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // or newer than that slot) are zeroed and synced first. With `rewrite`,
   // the newest commit is written again, for a whole-file barrier to follow.
   Status SettleRegion(uint32_t index, bool rewrite);
+  // SettleRegion's steps. With the kTargetFromRawGeneration mutation: the
+  // highest raw generation is newest and durable, nothing checked.
+  void SettleByRawGeneration(uint32_t index, std::span<const slot::HeaderBytes> headers);
+  // The newest header of region `index` whose payload matches (pread), set
+  // as newest and durable; its generation and length (0 and 0: none).
+  struct Recovered {
+    uint64_t generation = 0;
+    uint64_t length = 0;
+  };
+  Result<Recovered> FindNewestCommit(uint32_t index, const std::vector<slot::HeaderBytes>& headers);
+  // Zeroes every header of region `index` that holds no commit the settle
+  // trusts and is not an older one; without `rewrite`, each zeroed unit is
+  // synced (marked) before anything else is written to the region.
+  Status ZeroUnownedHeaders(uint32_t index, std::span<const slot::DecodedHeader> decoded,
+                            uint64_t recovered_generation, bool rewrite);
+  // Writes every header unit and the recovered commit of region `index`
+  // again, for the whole-file barrier that follows.
+  Status RewriteRegion(uint32_t index, uint64_t recovered_length);
   Status RecoverEveryRegion();
   // Reads [begin, end) with pread and writes it back unchanged, so that the
   // next fdatasync writes it even where a failed barrier left its pages
@@ -220,6 +239,29 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // the intent area as read; `must_mark` is set when anything was written
   // that the open's fdatasync must make durable under the file-barrier mark.
   Status ResolveBatchesOnOpen(std::span<const std::byte> area, bool& must_mark);
+  // ResolveBatchesOnOpen's steps. What the open does about batches above
+  // the watermark: members to withdraw (header unit, header) and ranges to
+  // write again ([begin, end): the kept members of the batch whose barrier
+  // did not return).
+  struct BatchTraces {
+    std::vector<std::pair<uint64_t, slot::Header>> withdraw;
+    std::vector<std::pair<uint64_t, uint64_t>> keep;
+  };
+  // Reads every slot header and judges each member above `found`'s
+  // watermark (JudgeMember); writes nothing. `failed`: the batch whose
+  // barrier mark of this boot says its call never returned.
+  Result<BatchTraces> JudgeUnfinishedBatches(const batch::Watermark& found,
+                                             std::optional<uint64_t> failed);
+  // One member, whose valid header is `header` (slot `i` of region `r`):
+  // withdrawn if its payload is torn and it belongs to `failed`, or if its
+  // batch is not whole; kept and rewritten if whole and of `failed`.
+  Status JudgeMember(const region_check::ReadFn& read, const region_check::BatchContext& context,
+                     uint32_t r, uint32_t i, const slot::Header& header,
+                     std::optional<uint64_t> failed, BatchTraces& traces);
+  // Writes what JudgeUnfinishedBatches decided (withdrawn headers keep
+  // their generations; kept members and their record written again for
+  // the open's fdatasync); sets `must_mark` when it wrote anything.
+  Status WithdrawAndKeep(BatchTraces & traces, std::optional<uint64_t> failed, bool& must_mark);
   // After the open's fdatasync returned: every batch the log can hold is
   // complete or gone, and durable.
   Status AfterOpenBarrier();
