@@ -3,6 +3,8 @@
 // destination, synced, published by one rename). docs/USING.md ("Copying a
 // store") says what a copy promises.
 #include <algorithm>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,70 @@ namespace {
 // The data area goes over in pieces of this size, each one pwrite from the
 // source's mapping.
 constexpr uint64_t kDataChunk = 8 * format::kMiB;
+
+// The source's regions (`made`, the first `sources` of them) changed as the
+// caller's specs say: a larger capacity, another layout, or a new region.
+// Errors (their message only): a region given twice, or one that would
+// shrink.
+Status ApplyRegionChanges(std::vector<CheckpointSpec>& made, std::span<const CheckpointSpec> specs,
+                          size_t sources) {
+  const auto invalid = [](std::string message) {
+    return Status::Error(StatusCode::kInvalidArgument, "copy", "", std::move(message));
+  };
+  for (const CheckpointSpec& spec : specs) {
+    auto same = std::find_if(made.begin(), made.end(),
+                             [&](const CheckpointSpec& one) { return one.name == spec.name; });
+    if (same == made.end()) {
+      made.push_back(spec);  // a new region (Create checks its name)
+      continue;
+    }
+    if (static_cast<size_t>(same - made.begin()) >= sources) {
+      return invalid("region '" + spec.name + "' is given twice");
+    }
+    if (spec.capacity < same->capacity) {
+      return invalid("region '" + spec.name + "' would shrink from " +
+                     std::to_string(same->capacity) + " to " + std::to_string(spec.capacity) +
+                     " bytes: a copy never drops bytes");
+    }
+    if (spec.capacity != same->capacity || spec.layout != SlotLayout::kAuto) {
+      same->capacity = spec.capacity;
+      same->layout = spec.layout;
+    }
+  }
+  return Status::Ok();
+}
+
+// Each commit into slot 0 of its region of the new store `info` describes,
+// as a commit leaves a slot: the header unit (its first 64 bytes; the rest
+// is zero), the payload. `wrote` is told each payload's size.
+Status WriteCommitsInSlotZero(File& file, const StoreInfo& info,
+                              std::span<const CheckpointMeta> metas,
+                              std::span<const std::vector<std::byte>> payloads,
+                              const std::string& destination,
+                              const std::function<void(uint64_t)>& wrote) {
+  for (size_t i = 0; i < metas.size(); ++i) {
+    if (metas[i].generation == 0) continue;
+    const RegionEntry& region = info.regions[i];
+    slot::Header header;
+    header.region = static_cast<uint32_t>(i);
+    header.slot = 0;
+    header.generation = metas[i].generation;
+    header.length = payloads[i].size();
+    header.commit_unix_ns = metas[i].commit_unix_ns;
+    header.payload_checksum = format::Checksum(payloads[i]);
+    if (!payloads[i].empty()) {
+      if (Status s = file.WriteAt(slot::PayloadFileOffset(region, 0), payloads[i]); !s.ok()) {
+        return s.WithOperation("copy: write a payload", destination);
+      }
+    }
+    if (Status s = file.WriteAt(slot::HeaderFileOffset(region, 0), slot::EncodeHeader(header));
+        !s.ok()) {
+      return s.WithOperation("copy: write a slot header", destination);
+    }
+    wrote(payloads[i].size());
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -77,26 +143,9 @@ Result<CopyReport> Store::CopyTo(const std::string& destination, const CopyOptio
   for (const RegionEntry& region : r.info.regions) {
     create.checkpoints.push_back({region.name, region.capacity, region.layout});
   }
-  for (const CheckpointSpec& spec : options.checkpoints) {
-    auto same = std::find_if(create.checkpoints.begin(), create.checkpoints.end(),
-                             [&](const CheckpointSpec& made) { return made.name == spec.name; });
-    if (same == create.checkpoints.end()) {
-      create.checkpoints.push_back(spec);  // a new region (Create checks its name)
-      continue;
-    }
-    const size_t index = static_cast<size_t>(same - create.checkpoints.begin());
-    if (index >= r.info.regions.size()) {
-      return invalid("region '" + spec.name + "' is given twice");
-    }
-    if (spec.capacity < same->capacity) {
-      return invalid("region '" + spec.name + "' would shrink from " +
-                     std::to_string(same->capacity) + " to " + std::to_string(spec.capacity) +
-                     " bytes: a copy never drops bytes");
-    }
-    if (spec.capacity != same->capacity || spec.layout != SlotLayout::kAuto) {
-      same->capacity = spec.capacity;
-      same->layout = spec.layout;
-    }
+  if (Status s = ApplyRegionChanges(create.checkpoints, options.checkpoints, r.info.regions.size());
+      !s.ok()) {
+    return invalid(s.message());
   }
   uint64_t file_size = 0;
   const auto progress = [&](uint64_t done) {
@@ -112,29 +161,10 @@ Result<CopyReport> Store::CopyTo(const std::string& destination, const CopyOptio
   auto populate = [&](File& file, const StoreInfo& info) -> Status {
     file_size = info.file_size;
     uint64_t done = file_size;
-    // Each commit into slot 0 of its region, as a commit leaves a slot:
-    // the header unit (its first 64 bytes; the rest is zero), the payload.
-    for (size_t i = 0; i < metas.size(); ++i) {
-      if (metas[i].generation == 0) continue;
-      const RegionEntry& region = info.regions[i];
-      slot::Header header;
-      header.region = static_cast<uint32_t>(i);
-      header.slot = 0;
-      header.generation = metas[i].generation;
-      header.length = payloads[i].size();
-      header.commit_unix_ns = metas[i].commit_unix_ns;
-      header.payload_checksum = format::Checksum(payloads[i]);
-      if (!payloads[i].empty()) {
-        if (Status s = file.WriteAt(slot::PayloadFileOffset(region, 0), payloads[i]); !s.ok()) {
-          return s.WithOperation("copy: write a payload", destination);
-        }
-      }
-      if (Status s = file.WriteAt(slot::HeaderFileOffset(region, 0), slot::EncodeHeader(header));
-          !s.ok()) {
-        return s.WithOperation("copy: write a slot header", destination);
-      }
-      done += payloads[i].size();
-      progress(done);
+    if (Status s = WriteCommitsInSlotZero(file, info, metas, payloads, destination,
+                                          [&](uint64_t bytes) { progress(done += bytes); });
+        !s.ok()) {
+      return s;
     }
     for (uint64_t offset = 0; offset < r.info.data_size;) {
       const uint64_t length = std::min(kDataChunk, r.info.data_size - offset);
