@@ -171,7 +171,7 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
     // The snapshot: every read the decision makes lies between the two
     // reads of the word.
     region_check::BatchContext batch = *region_check::ReadBatchContext(mapped, r.info);
-    if (!r.journal_generations.empty()) batch.journal_generations = &r.journal_generations;
+    if (r.journal) batch.journal_generations = r.journal->pending_generations();
     std::vector<Choice> choices(names.size());
     std::vector<std::vector<slot::HeaderBytes>> headers(names.size());
     // Batches found whole in this snapshot: a member's verdict reads every
@@ -249,7 +249,7 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
     for (size_t i = 0; i < choices.size(); ++i) {
       const Choice& choice = choices[i];
       if (choice.slot || missing(choice.failure)) continue;
-      const bool journal_may_cover = !r.journal_overlay.empty() && r.journal_overlay[indices[i]] &&
+      const bool journal_may_cover = r.journal && r.journal->PendingFor(indices[i]) &&
                                      (choice.failure.code() == StatusCode::kNotFound ||
                                       choice.failure.code() == StatusCode::kTornCommit ||
                                       choice.failure.code() == StatusCode::kCorruption);
@@ -311,9 +311,9 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
     }
     // Journaled batches no writer has replayed yet: whole records, the same
     // for every region of the set, so the set stays one instant.
-    for (size_t i = 0; i < names.size() && !r.journal_overlay.empty(); ++i) {
+    for (size_t i = 0; i < names.size() && r.journal && r.journal->has_pending(); ++i) {
       std::vector<std::byte> newer_bytes;
-      if (auto newer = r.JournalNewer(indices[i], metas[i].generation, newer_bytes)) {
+      if (auto newer = r.journal->Newer(indices[i], metas[i].generation, *r.mapping, newer_bytes)) {
         metas[i] = *newer;
         outs[i] = std::move(newer_bytes);
       } else if (!choices[i].slot && !missing(choices[i].failure)) {
