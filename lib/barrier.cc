@@ -95,7 +95,7 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
   // writes are done, and the watermark entry as last written.
   const std::optional<BatchLog::Cover> batches =
       batch_log ? std::optional(batch_log->Begin()) : std::nullopt;
-  const uint64_t journal_end = journal_pos;
+  const uint64_t journal_mark = journal ? journal->AppendMark() : 0;
   // Only what completed before the call begins is covered (ledger.h).
   const std::optional<DurabilityLedger::Cover> cover =
       whole_file ? std::optional(ledger.Begin()) : std::nullopt;
@@ -142,7 +142,7 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
   // Every record of the journal the call covered is redundant now: their
   // members are durable in their slots. One appended meanwhile keeps the
   // journal where it is.
-  if (status.ok() && whole_file && journal_pos == journal_end) journal_pos = 0;
+  if (status.ok() && whole_file && journal) journal->RestartIfNoneAppendedSince(journal_mark);
   if (status.ok() && whole_file && batches) {
     batch_log->Returned(*batches);
     status = RaiseWatermark();

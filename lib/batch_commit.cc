@@ -122,10 +122,10 @@ Result<std::vector<uint64_t>> Store::Rep::WriteBatch(std::vector<BatchPlanMember
   // (Payloads filled in place are in their slots already: the journal would
   // copy them out again, and they are logged instead.)
   bool journaled = false;
-  if (journal_offset && IsDurable(durability) && !payloads_in_place) {
-    uint64_t bytes = journal::HeadBytes(plan.size());
-    for (const BatchPlanMember& member : plan) bytes += journal::ImageBytes(member.header.length);
-    journaled = bytes <= info.journal_size / 2;
+  if (journal && IsDurable(durability) && !payloads_in_place) {
+    std::vector<uint64_t> lengths;
+    for (const BatchPlanMember& member : plan) lengths.push_back(member.header.length);
+    journaled = journal->Takes(lengths);
   }
   batch::Record record;
   record.id = id;
@@ -273,45 +273,6 @@ Status Store::Rep::WriteLoggedMappedBatch(std::vector<BatchPlanMember>& plan, ui
   return Status::Ok();
 }
 
-namespace {
-
-// Batch `plan`'s journal record in `journal_record`, but for its head: the
-// head's bytes stay zero (EncodeHead needs the checksums of the images).
-// Each image is its member's pieces, copied once, then zeros to the next
-// unit, appended without a zero fill first. Returns each member's payload
-// within it.
-std::vector<std::span<const std::byte>> AssembleJournalRecord(
-    std::span<const BatchPlanMember> plan, std::span<const journal::Member> members,
-    std::vector<std::byte>& journal_record) {
-  journal_record.clear();
-  journal_record.reserve(journal::RecordBytes(members));
-  journal_record.resize(journal::HeadBytes(members.size()));
-  std::vector<uint64_t> starts;
-  for (size_t m = 0; m < plan.size(); ++m) {
-    starts.push_back(journal_record.size());
-    for (std::span<const std::byte> piece : plan[m].pieces) {
-      journal_record.insert(journal_record.end(), piece.begin(), piece.end());
-    }
-    journal_record.resize(starts.back() + journal::ImageBytes(members[m].length));
-  }
-  std::vector<std::span<const std::byte>> images;
-  for (size_t m = 0; m < plan.size(); ++m) {
-    images.emplace_back(journal_record.data() + starts[m], members[m].length);
-  }
-  return images;
-}
-
-// A journal record at `at` whose batch is not reported as committed must
-// not be applied by a later open in this boot: its first unit goes (best
-// effort; after a power loss the record may still be whole on disk, like
-// any write whose barrier failed).
-void ForgetJournalRecord(File& file, uint64_t at) {
-  static constexpr std::array<std::byte, journal::kUnit> kZeroUnit{};
-  (void)file.WriteAt(at, kZeroUnit);
-}
-
-}  // namespace
-
 Status Store::Rep::WriteJournaledBatch(std::vector<BatchPlanMember>& plan, uint64_t id,
                                        const batch::UnitBytes& record_bytes,
                                        Durability durability) {
@@ -325,8 +286,9 @@ Status Store::Rep::WriteJournaledBatch(std::vector<BatchPlanMember>& plan, uint6
   // it. Read more than once, a buffer another thread changes meanwhile would
   // give a member checksum, a record checksum and slot bytes of different
   // contents: a returned batch that does not load.
-  const std::vector<std::span<const std::byte>> images =
-      AssembleJournalRecord(plan, members, journal_record);
+  std::vector<PayloadPieces> pieces;
+  for (const BatchPlanMember& member : plan) pieces.push_back(member.pieces);
+  const std::vector<std::span<const std::byte>> images = journal->Assemble(members, pieces);
   std::vector<slot::HeaderBytes> headers;
   std::vector<std::array<std::span<const std::byte>, 1>> image_pieces(plan.size());
   std::vector<PayloadPieces> payloads;
@@ -336,21 +298,17 @@ Status Store::Rep::WriteJournaledBatch(std::vector<BatchPlanMember>& plan, uint6
     image_pieces[m][0] = images[m];
     payloads.push_back(image_pieces[m]);
   }
-  const std::vector<std::byte> head = journal::EncodeHead(id, members, headers, payloads);
-  std::memcpy(journal_record.data(), head.data(), head.size());
-  auto at = AppendJournalRecord(id, journal::RecordBytes(members), durability);
+  journal->SealHead(id, members, headers, payloads);
+  auto at = AppendJournalRecord(id, durability);
   if (!at.ok()) return at.status();
   return CopyJournaledBatch(plan, id, record_bytes, payloads, *at);
 }
 
-Result<uint64_t> Store::Rep::AppendJournalRecord(uint64_t id, uint64_t record_size,
-                                                 Durability durability) {
-  const std::array<std::span<const std::byte>, 1> parts{journal_record};
+Result<uint64_t> Store::Rep::AppendJournalRecord(uint64_t id, Durability durability) {
   MarkCommitPhase(internal::kCopy);
-  // The journal starts over after a whole-file barrier (Barrier sets
-  // journal_pos to 0): every member its records named is then durable in
-  // its slot.
-  if (journal_pos + record_size > info.journal_size) {
+  // The journal starts over after a whole-file barrier (Barrier restarts
+  // it): every member its records named is then durable in its slot.
+  if (journal->NeedsBarrierFirst()) {
     ++stats.journal_checkpoints;
     if (Status s = Barrier({.kind = BarrierKind::kFdatasync,
                             .counted_as = durability,
@@ -359,7 +317,6 @@ Result<uint64_t> Store::Rep::AppendJournalRecord(uint64_t id, uint64_t record_si
       return s;
     }
   }
-  const uint64_t at = *journal_offset + journal_pos;
   // As in a logged durable batch: if the record's write does not return in
   // this boot, the next open treats the batch as one whose barrier did not
   // return.
@@ -370,20 +327,16 @@ Result<uint64_t> Store::Rep::AppendJournalRecord(uint64_t id, uint64_t record_si
   MarkCommitPhase(internal::kFlush);
   // The commit point: once this returns, the batch is on stable storage,
   // and a writer's open applies it again if its slots are not.
-  const Status written =
-      internal::Mutated(internal::Mutation::kJournalRecordNotSynced)
-          ? file->WriteGatherAt(at, parts, /*data_sync=*/false)
-          : Barrier({.kind = BarrierKind::kDsyncWrite,
-                     .counted_as = durability,
-                     .operation = "commit batch: pwritev2(RWF_DSYNC) (journal record)",
-                     .file_offset = at,
-                     .parts = parts});
-  if (!written.ok()) {
-    ForgetJournalRecord(*file, at);
-    return written;
-  }
-  journal_pos += record_size;
-  return at;
+  return journal->Append(
+      *file, [&](uint64_t at, std::span<const std::span<const std::byte>> parts) {
+        return internal::Mutated(internal::Mutation::kJournalRecordNotSynced)
+                   ? file->WriteGatherAt(at, parts, /*data_sync=*/false)
+                   : Barrier({.kind = BarrierKind::kDsyncWrite,
+                              .counted_as = durability,
+                              .operation = "commit batch: pwritev2(RWF_DSYNC) (journal record)",
+                              .file_offset = at,
+                              .parts = parts});
+      });
 }
 
 Status Store::Rep::CopyJournaledBatch(std::span<const BatchPlanMember> plan, uint64_t id,
@@ -395,7 +348,7 @@ Status Store::Rep::CopyJournaledBatch(std::span<const BatchPlanMember> plan, uin
   // A failed write leaves neither a member nor the journal's record behind.
   const auto failed_write = [&](const Status& s, const char* operation) {
     const Status reported = WithdrawBatch(plan, s, operation);
-    ForgetJournalRecord(*file, at);
+    BatchJournal::Forget(*file, at);
     return reported;
   };
   MarkCommitPhase(internal::kCopy);

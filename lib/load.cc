@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "bytes.h"
-#include "journal.h"
 #include "region_check.h"
 #include "shared_copy.h"
 #include "store_rep.h"
@@ -54,54 +53,10 @@ Status TornOnly(const std::string& path, const std::string& name, uint64_t gener
 
 }  // namespace
 
-void Store::Rep::BuildJournalOverlay() {
-  const std::optional<uint64_t> journal = journal::Offset(info);
-  const std::optional<uint64_t> area = intent::AreaOffset(info);
-  if (writable || !journal || !area) return;
-  const std::span<const std::byte> intent_area(mapping->data() + *area, intent::kAreaSize);
-  if (journal::ReplayedThisBoot(intent_area, io->BootId())) return;
-  const batch::Watermark watermark = batch::ReadWatermark(intent_area);
-  const auto chain =
-      journal::ReadChain(region_check::MappingReader(*mapping), info, *journal, watermark);
-  if (!chain.ok()) return;  // the mapping reader cannot fail
-  for (const journal::ChainRecord& entry : chain->records) {
-    const journal::Record& record = entry.record;
-    if (record.id <= watermark.w) continue;
-    journal_overlay.resize(info.regions.size());
-    journal_generations.resize(info.regions.size());
-    for (size_t m = 0; m < record.members.size(); ++m) {
-      const journal::Member& member = record.members[m];
-      const slot::DecodedHeader decoded =
-          slot::DecodeHeader(record.headers[m], member.region, member.slot,
-                             info.regions[member.region].capacity, /*batch_ids=*/true);
-      journal_overlay[member.region] =
-          JournalMember{decoded.header, entry.offset + record.image_offsets[m]};
-      journal_generations[member.region] = member.generation;
-    }
-  }
-}
-
-std::optional<CheckpointMeta> Store::Rep::JournalNewer(uint32_t index, uint64_t generation,
-                                                       std::vector<std::byte>& out) const {
-  if (journal_overlay.empty() || !journal_overlay[index]) return std::nullopt;
-  const JournalMember& member = *journal_overlay[index];
-  if (member.header.generation <= generation) return std::nullopt;
-  std::vector<std::byte> copy(member.header.length);
-  shared_copy::CopyFromShared(copy.data(), mapping->data() + member.payload_offset, copy.size());
-  if (format::Checksum(copy) != member.header.payload_checksum) return std::nullopt;
-  out = std::move(copy);
-  CheckpointMeta meta;
-  meta.generation = member.header.generation;
-  meta.length = member.header.length;
-  meta.commit_unix_ns = member.header.commit_unix_ns;
-  meta.slot = member.header.slot;
-  return meta;
-}
-
 Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>& out) const {
   Result<CheckpointMeta> loaded = LoadFromSlots(name, out);
   const Rep& r = *rep_;
-  if (r.journal_overlay.empty()) return loaded;
+  if (!r.journal || !r.journal->has_pending()) return loaded;
   // A journaled batch a writer has not replayed yet: newer than anything
   // the slots hold, or than a region with none, only a torn one, or only
   // damaged headers (the replay writes the member into its slot).
@@ -113,7 +68,8 @@ Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>
   auto found = r.FindRegion(name, "load");
   if (!found.ok()) return loaded;
   std::vector<std::byte> newer_bytes;
-  if (auto newer = r.JournalNewer(*found, loaded.ok() ? loaded->generation : 0, newer_bytes)) {
+  if (auto newer =
+          r.journal->Newer(*found, loaded.ok() ? loaded->generation : 0, *r.mapping, newer_bytes)) {
     out = std::move(newer_bytes);
     return *newer;
   }
@@ -131,7 +87,7 @@ Result<CheckpointMeta> Store::LoadFromSlots(std::string_view name,
   const region_check::ReadFn mapped = region_check::MappingReader(*r.mapping);
   // The watermark only rises; one read of it is at worst conservative.
   region_check::BatchContext batch = *region_check::ReadBatchContext(mapped, r.info);
-  if (!r.journal_generations.empty()) batch.journal_generations = &r.journal_generations;
+  if (r.journal) batch.journal_generations = r.journal->pending_generations();
   const bool batch_ids = batch.batch_ids();
 
   const auto read_headers = [&] {

@@ -261,7 +261,7 @@ class SetReader {
   // and chooses its slot; writes nothing.
   [[nodiscard]] Snapshot TakeSnapshot() const {
     region_check::BatchContext batch = *region_check::ReadBatchContext(mapped_, r_.info);
-    if (!r_.journal_generations.empty()) batch.journal_generations = &r_.journal_generations;
+    if (r_.journal) batch.journal_generations = r_.journal->pending_generations();
     Snapshot snapshot{.choices = std::vector<Choice>(indices_.size()),
                       .headers = std::vector<std::vector<slot::HeaderBytes>>(indices_.size())};
     // Batches found whole in this snapshot: a member's verdict reads every
@@ -295,8 +295,7 @@ class SetReader {
     for (size_t i = 0; i < choices.size(); ++i) {
       const Choice& choice = choices[i];
       if (choice.slot || TakenAsEmpty(missing_ok_, choice.failure)) continue;
-      const bool journal_may_cover = !r_.journal_overlay.empty() &&
-                                     r_.journal_overlay[indices_[i]] &&
+      const bool journal_may_cover = r_.journal && r_.journal->PendingFor(indices_[i]) &&
                                      (choice.failure.code() == StatusCode::kNotFound ||
                                       choice.failure.code() == StatusCode::kTornCommit ||
                                       choice.failure.code() == StatusCode::kCorruption);
@@ -379,9 +378,10 @@ class SetReader {
     }
     // Journaled batches no writer has replayed yet: whole records, the same
     // for every region of the set, so the set stays one instant.
-    for (size_t i = 0; i < indices_.size() && !r_.journal_overlay.empty(); ++i) {
+    for (size_t i = 0; i < indices_.size() && r_.journal && r_.journal->has_pending(); ++i) {
       std::vector<std::byte> newer_bytes;
-      if (auto newer = r_.JournalNewer(indices_[i], metas[i].generation, newer_bytes)) {
+      if (auto newer =
+              r_.journal->Newer(indices_[i], metas[i].generation, *r_.mapping, newer_bytes)) {
         metas[i] = *newer;
         outs_[i] = std::move(newer_bytes);
       } else if (!choices[i].slot && !TakenAsEmpty(missing_ok_, choices[i].failure)) {

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <vector>
 
-#include "journal.h"
 #include "region_check.h"
 #include "shared_copy.h"
 #include "store_rep.h"
@@ -233,8 +232,8 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& m
   }
   // Journaled batches whose record returned are whole again before any
   // header is judged below.
-  journal_offset = journal::Offset(info);
-  if (journal_offset && !internal::Mutated(internal::Mutation::kJournalNotReplayed)) {
+  journal = BatchJournal::ForStore(info);
+  if (journal && !internal::Mutated(internal::Mutation::kJournalNotReplayed)) {
     if (Status s = ReplayJournal(found, failed, must_mark); !s.ok()) return s;
   }
   // A clean watermark: the last writer issued no batch above it, and every
@@ -246,7 +245,8 @@ Status Store::Rep::ResolveBatchesOnOpen(std::span<const std::byte> area, bool& m
     if (!traces.ok()) return traces.status();
     if (Status s = WithdrawAndKeep(*traces, failed, must_mark); !s.ok()) return s;
   }
-  const batch::Watermark open = batch_log->Opened(found, failed.has_value(), journal_max_id);
+  const batch::Watermark open =
+      batch_log->Opened(found, failed.has_value(), journal ? journal->max_id() : 0);
   if (Status s = WriteWatermark(open); !s.ok()) {
     return s.WithOperation("open: pwrite (batch watermark)", path);
   }
@@ -349,114 +349,13 @@ Status Store::Rep::WithdrawAndKeep(BatchTraces& traces, std::optional<uint64_t> 
 
 Status Store::Rep::ReplayJournal(const batch::Watermark& found, std::optional<uint64_t> failed,
                                  bool& must_mark) {
-  const uint64_t watermark = found.w;
-  const ReadFn read = region_check::PreadReader(*file, path);
-  // A whole-file barrier sends the writer back to the journal's start, so the
-  // records past the chain's end are older ones, all redundant; a newer one
-  // past a damaged record is the chain's still (ReadChain), and is applied.
-  auto read_chain = journal::ReadChain(read, info, *journal_offset, found);
-  if (!read_chain.ok())
-    return read_chain.status().WithOperation("open: read the batch journal", path);
-  journal_pos = read_chain->end - *journal_offset;
-  std::vector<journal::ChainRecord> chain;
-  for (journal::ChainRecord& entry : read_chain->records) {
-    journal_max_id = entry.record.id;
-    if (failed && entry.record.id == *failed) {
-      // Its call never returned and it is the newest record: nothing
-      // follows it in the chain.
-      static constexpr std::array<std::byte, journal::kUnit> kZeroUnit{};
-      if (Status s = file->WriteAt(entry.offset, kZeroUnit); !s.ok()) {
-        return s.WithOperation("open: remove the journal record of a batch that did not return",
-                               path);
-      }
-      must_mark = true;
-      journal_pos = entry.offset - *journal_offset;
-      break;
-    }
-    if (entry.record.id > watermark) chain.push_back(std::move(entry));
-  }
-  const region_check::BatchContext context{&info, batch_log->offset(), watermark};
-  for (size_t c = 0; c < chain.size(); ++c) {
-    const journal::Record& record = chain[c].record;
-    batch::Record log_record;
-    log_record.id = record.id;
-    for (size_t m = 0; m < record.members.size(); ++m) {
-      const journal::Member& member = record.members[m];
-      log_record.members.push_back({member.region, member.slot, member.generation});
-      // A later record of the chain that names the region supersedes this
-      // member: it is applied after.
-      bool newer = false;
-      for (size_t later = c + 1; later < chain.size() && !newer; ++later) {
-        for (const journal::Member& other : chain[later].record.members) {
-          newer = newer || other.region == member.region;
-        }
-      }
-      // So does a newer commit in the region's slots that counts; the slot
-      // already holding this member, whole, only needs its pages written
-      // again for the open's fdatasync.
-      const RegionEntry& region = info.regions[member.region];
-      bool whole_here = false;
-      for (uint32_t i = 0; i < region.slot_count && !newer; ++i) {
-        slot::HeaderBytes header_bytes;
-        if (Status s = read(slot::HeaderFileOffset(region, i), header_bytes); !s.ok()) return s;
-        const slot::DecodedHeader decoded =
-            slot::DecodeHeader(header_bytes, member.region, i, region.capacity, /*batch_ids=*/true);
-        if (decoded.kind != slot::DecodedHeader::Kind::kValid ||
-            decoded.header.batch_id == batch::kWithdrawnId ||
-            decoded.header.generation < member.generation) {
-          continue;
-        }
-        auto matches =
-            region_check::PayloadMatches(read, slot::PayloadFileOffset(region, i), decoded.header);
-        if (!matches.ok()) return matches.status();
-        if (!*matches) continue;
-        if (decoded.header.generation == member.generation) {
-          whole_here = whole_here || (i == member.slot && decoded.header.batch_id == record.id);
-          continue;
-        }
-        auto verdict = region_check::BatchVerdict(read, context, member.region, i, decoded.header);
-        if (!verdict.ok()) return verdict.status();
-        newer = verdict->empty();
-      }
-      if (newer) continue;
-      if (Status s = BeginPublishing("open: pwrite (publication word)"); !s.ok()) return s;
-      const uint64_t unit = slot::HeaderFileOffset(region, member.slot);
-      const uint64_t payload_end = slot::PayloadFileOffset(region, member.slot) + member.length;
-      if (whole_here) {
-        if (Status s = RewriteRange(unit, payload_end, "open: rewrite a journaled batch member");
-            !s.ok()) {
-          return s;
-        }
-      } else {
-        // As a commit writes a slot: the payload behind a zero header unit,
-        // then the header.
-        const std::span<const std::byte> payload(chain[c].bytes.data() + record.image_offsets[m],
-                                                 member.length);
-        static constexpr std::array<std::byte, slot::kHeaderUnitSize> kZeroUnit{};
-        const std::array<std::span<const std::byte>, 2> parts{std::span<const std::byte>(kZeroUnit),
-                                                              payload};
-        if (Status s = file->WriteGatherAt(unit, parts, /*data_sync=*/false); !s.ok()) {
-          return s.WithOperation("open: replay a journaled batch member", path);
-        }
-        std::array<std::byte, slot::kHeaderUnitSize> header_unit{};
-        std::memcpy(header_unit.data(), record.headers[m].data(), record.headers[m].size());
-        if (Status s = file->WriteAt(unit, header_unit); !s.ok()) {
-          return s.WithOperation("open: replay a journaled batch member", path);
-        }
-      }
-      must_mark = true;
-    }
-    // The members count by the log's record until a watermark covers them.
-    // Its unit holds no later batch's: ids above the watermark are at most
-    // 32 apart (MakeLogUnitReusable).
-    if (Status s =
-            file->WriteAt(batch_log->RecordOffset(record.id), batch::EncodeRecord(log_record));
-        !s.ok()) {
-      return s.WithOperation("open: replay a journaled batch's record", path);
-    }
-    must_mark = true;
-  }
-  return Status::Ok();
+  const BatchJournal::ReplayWriter writer{
+      .file = file.get(),
+      .path = &path,
+      .begin_publishing = [this] { return BeginPublishing("open: pwrite (publication word)"); },
+      .rewrite = [this](uint64_t begin, uint64_t end,
+                        const char* operation) { return RewriteRange(begin, end, operation); }};
+  return journal->Replay(writer, found, failed, must_mark);
 }
 
 Status Store::Rep::RecoverEveryRegion() {

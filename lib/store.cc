@@ -80,7 +80,11 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
       {rep->io, &rep->path, rep->file.get(), rep->mapping.get(), &rep->info, rep->writable});
   if (!shared.ok()) return shared.status();
   rep->shared = std::move(*shared);
-  if (!rep->writable) rep->BuildJournalOverlay();
+  // A read-only handle shows the journal's batches no writer has replayed.
+  if (!rep->writable) {
+    rep->journal = BatchJournal::ForStore(rep->info);
+    if (rep->journal) rep->journal->KeepPending(*rep->mapping, *rep->io);
+  }
   if (rep->writable) {
     if (Status s = rep->RecoverOnOpen(); !s.ok()) return s;
     if (Status s = rep->AfterOpenBarrier(); !s.ok()) return s;

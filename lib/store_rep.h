@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "batch.h"
+#include "batch_journal.h"
 #include "batch_log.h"
 #include "format.h"
 #include "intent.h"
@@ -146,16 +147,10 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   std::optional<BatchLog> batch_log;
   // Whether slot headers carry batch ids (stores with a batch log).
   bool HeadersCarryBatchIds() const { return batch_log.has_value(); }
-  // Stores with a batch journal (journal.h): its file offset, where the next
-  // record goes (back to 0 after every whole-file barrier that returns: the
-  // records before it are then redundant), and the buffer records are
-  // built in.
-  std::optional<uint64_t> journal_offset;
-  uint64_t journal_pos = 0;
-  // A durable batch's journal record, assembled here once from the
-  // caller's payloads; the record write, the slots and every checksum are
-  // taken from it (WriteJournaledBatch).
-  std::vector<std::byte> journal_record;
+  // The store's batch journal (batch_journal.h), null in stores without
+  // one: a writer's appends and replay (set by ResolveBatchesOnOpen), or
+  // what a read-only handle must show of it (set at open).
+  std::unique_ptr<BatchJournal> journal;
   // Append's private copy of the caller's bytes, at most 1 MiB:
   // hashed and written from here (AppendToFill).
   std::vector<std::byte> append_copy;
@@ -315,10 +310,11 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // "Batches: a journal in every store").
   Status WriteJournaledBatch(std::vector<BatchPlanMember> & plan, uint64_t id,
                              const batch::UnitBytes& record_bytes, Durability durability);
-  // The journal's record of batch `id`, assembled in `journal_record`, made
-  // durable at the write position (after a whole-file barrier if it does
-  // not fit). Returns its file offset.
-  Result<uint64_t> AppendJournalRecord(uint64_t id, uint64_t record_size, Durability durability);
+  // The journal's record of batch `id`, assembled in the journal's buffer
+  // (BatchJournal::Assemble), made durable at the write position (after a
+  // whole-file barrier if it does not fit): BatchJournal::Append, with this
+  // handle's intent mark and barrier. Returns its file offset.
+  Result<uint64_t> AppendJournalRecord(uint64_t id, Durability durability);
   // A journaled batch's members (from the record's `payloads`), the log's
   // record and the headers, into the page cache; a failed write also
   // withdraws the journal's record at `at`.
@@ -340,43 +336,11 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // their removal is one change of what is visible (best effort: the handle
   // is poisoned next).
   void ForgetBatchHeaders(std::span<const BatchPlanMember> plan);
-  // A writer's open, before it reads any slot header for the batches: each
-  // record of the journal's chain (from offset 0, while records are whole
-  // and their ids rise) above `watermark` is applied again, member by
-  // member, unless the member's region holds a newer commit; a member found
-  // in place is rewritten, so that the open's fdatasync covers it. Sets
-  // `must_mark` when it wrote anything, and the position for the next
-  // record. The record of `failed` (the batch whose barrier mark of this
-  // boot says its call never returned) is not applied but removed, its
-  // first unit zeroed: the batch is judged as protocol 1 judges one whose
-  // barrier did not return (kept if whole, else withdrawn), so that what
-  // readers were shown after the kill stays.
+  // A writer's open, before it reads any slot header for the batches: the
+  // journal's replay (BatchJournal::Replay), through this handle's file,
+  // publication pair and RewriteRange.
   Status ReplayJournal(const batch::Watermark& found, std::optional<uint64_t> failed,
                        bool& must_mark);
-  // The highest batch id in the journal's chain, as ReplayJournal found it.
-  uint64_t journal_max_id = 0;
-  // Read-only handles of a store with a journal, opened when no writer of
-  // this boot has opened it since the journal was last written (after a
-  // power loss or a reboot: the store's sidecar identity entry names
-  // another boot): per region, the newest member that the journal's chain
-  // holds above the watermark, which a writer's open would replay. Load and
-  // LoadSet return it when the region's slots hold nothing as new, so a
-  // reader sees what the next writer will (docs/CHECKPOINTS.md, "Batches: a
-  // journal in every store").
-  struct JournalMember {
-    slot::Header header;
-    uint64_t payload_offset = 0;  // file offset of its payload, in the journal
-  };
-  std::vector<std::optional<JournalMember>> journal_overlay;
-  // Their generations (0: none), for region_check::BatchContext.
-  std::vector<uint64_t> journal_generations;
-  void BuildJournalOverlay();
-  // The overlay's member of region `index` if it is newer than
-  // `generation`: its payload copied into `out`, checked against its
-  // header (a mismatch means a writer has replayed the journal since and
-  // moved on: nullopt, the slots hold it).
-  std::optional<CheckpointMeta> JournalNewer(uint32_t index, uint64_t generation,
-                                             std::vector<std::byte> & out) const;
 
   // The intent area's entry `entry`, by pwrite (no-ops without an intent
   // area). A torn entry fails its checksum and records nothing.

@@ -3,13 +3,12 @@
 // error and not SIGBUS.
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "batch.h"
-#include "intent.h"
-#include "journal.h"
+#include "batch_journal.h"
 #include "region_check.h"
 #include "regionstore/checkpoint.h"
 #include "store_rep.h"
@@ -37,45 +36,10 @@ Status ReadDataArea(File& file, const std::string& path, const StoreInfo& info,
   return Status::Ok();
 }
 
-// Journaled batches that no writer of this boot has replayed (the rule of
-// Store::Rep::BuildJournalOverlay, by pread): a member newer than what its
-// region's slots hold is the region's newest commit, as Load returns it.
-struct JournalNewest {
-  journal::Member member;
-  uint64_t commit_unix_ns = 0;
-};
-
-Status ReadJournal(Io& os, const region_check::ReadFn& read, const StoreInfo& info,
-                   std::vector<std::optional<JournalNewest>>& newest,
-                   std::vector<DamagedJournalRecord>& damaged) {
-  const std::optional<uint64_t> journal = journal::Offset(info);
-  const std::optional<uint64_t> area = intent::AreaOffset(info);
-  if (!journal || !area) return Status::Ok();
-  std::vector<std::byte> intent_area(intent::kAreaSize);
-  if (Status s = read(*area, intent_area); !s.ok()) return s;
-  if (journal::ReplayedThisBoot(intent_area, os.BootId())) return Status::Ok();
-  const batch::Watermark watermark = batch::ReadWatermark(intent_area);
-  auto chain = journal::ReadChain(read, info, *journal, watermark);
-  if (!chain.ok()) return chain.status();
-  for (const journal::DamagedRecord& bad : chain->damaged) {
-    damaged.push_back({bad.offset, bad.length, bad.head_id.value_or(0), bad.next_id});
-  }
-  for (const journal::ChainRecord& entry : chain->records) {
-    const journal::Record& record = entry.record;
-    if (record.id <= watermark.w) continue;
-    newest.resize(info.regions.size());
-    for (size_t m = 0; m < record.members.size(); ++m) {
-      const journal::Member& member = record.members[m];
-      const slot::DecodedHeader decoded =
-          slot::DecodeHeader(record.headers[m], member.region, member.slot,
-                             info.regions[member.region].capacity, /*batch_ids=*/true);
-      newest[member.region] = JournalNewest{member, decoded.header.commit_unix_ns};
-    }
-  }
-  return Status::Ok();
-}
-
-void ApplyJournal(const std::optional<JournalNewest>& newest, RegionReport& report) {
+// A journaled batch that no writer of this boot has replayed
+// (BatchJournal::ReadPending): a member newer than what its region's slots
+// hold is the region's newest commit, as Load returns it.
+void ApplyJournal(const std::optional<BatchJournal::PendingMember>& newest, RegionReport& report) {
   if (!newest) return;
   const journal::Member& member = newest->member;
   if (report.has_commit && report.generation >= member.generation) return;
@@ -84,7 +48,7 @@ void ApplyJournal(const std::optional<JournalNewest>& newest, RegionReport& repo
   report.active_slot = member.slot;
   report.generation = member.generation;
   report.length = member.length;
-  report.commit_unix_ns = newest->commit_unix_ns;
+  report.commit_unix_ns = newest->header.commit_unix_ns;
   // A torn newest header below the journaled commit (or its own slot, torn
   // by the power loss) is no longer the region's newest: the replay writes
   // over it or a newer commit stands above it.
@@ -132,22 +96,24 @@ Result<VerifyReport> VerifyRegions(const std::string& path, const VerifyOptions&
   };
   auto batch = region_check::ReadBatchContext(pread, info);
   if (!batch.ok()) return batch.status();
-  std::vector<std::optional<JournalNewest>> journaled;
-  if (Status s = ReadJournal(os, pread, info, journaled, verified.damaged_journal_records);
-      !s.ok()) {
-    return s;
+  BatchJournal::Pending pending;
+  if (const std::unique_ptr<BatchJournal> journal = BatchJournal::ForStore(info)) {
+    auto read_pending = journal->ReadPending(pread, os);
+    if (!read_pending.ok()) return read_pending.status();
+    pending = std::move(*read_pending);
   }
-  std::vector<uint64_t> journal_generations;
-  for (const auto& newest : journaled) {
-    journal_generations.push_back(newest ? newest->member.generation : 0);
+  for (const journal::DamagedRecord& bad : pending.damaged) {
+    verified.damaged_journal_records.push_back(
+        {bad.offset, bad.length, bad.head_id.value_or(0), bad.next_id});
   }
+  const std::vector<uint64_t> journal_generations = pending.Generations();
   if (!journal_generations.empty()) batch->journal_generations = &journal_generations;
   verified.regions.reserve(info.regions.size());
   for (uint32_t i = 0; i < info.regions.size(); ++i) {
     auto report =
         region_check::ExamineRegion(read, info.regions[i], i, options.check_payloads, &*batch);
     if (!report.ok()) return report.status();
-    if (!journaled.empty()) ApplyJournal(journaled[i], *report);
+    if (!pending.newest.empty()) ApplyJournal(pending.newest[i], *report);
     if (options.on_region) options.on_region(i, *report);
     verified.regions.push_back(std::move(*report));
   }

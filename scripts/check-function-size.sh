@@ -24,9 +24,9 @@ files=(
   lib/batch_log.cc
   lib/ledger.cc
 )
-# To add when cut: lib/batch_commit.cc (WriteBatch 159 lines, WriteJournaledBatch 136),
-# lib/load_set.cc (LoadSetImpl 320), lib/recovery.cc (RecoverOnOpen 162,
-# ResolveBatchesOnOpen 113, ReplayJournal 109, SettleRegion 119).
+# To add when cut: lib/load_set.cc (LoadSetImpl 320), lib/recovery.cc (RecoverOnOpen 161,
+# ResolveBatchesOnOpen 113, SettleRegion 119). lib/batch_commit.cc has no function over
+# 100 lines since the batch paths were cut and the journal moved to lib/batch_journal.cc.
 
 threshold=100
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
