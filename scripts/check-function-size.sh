@@ -15,18 +15,25 @@
 set -euo pipefail
 
 # The files checked; a missing one is skipped (the owners are being written).
+# The files the release 0.13 refactor of the protocol's owners touched.
 files=(
   lib/barrier.cc
-  lib/create.cc
-  lib/store.cc
-  lib/shared_state.cc
+  lib/batch_commit.cc
   lib/batch_journal.cc
   lib/batch_log.cc
+  lib/commit.cc
+  lib/commit_in_place.cc
+  lib/copy.cc
+  lib/create.cc
   lib/ledger.cc
+  lib/load.cc
+  lib/load_set.cc
+  lib/recovery.cc
+  lib/shared_state.cc
+  lib/store.cc
+  lib/verify.cc
+  lib/wait.cc
 )
-# To add when cut: lib/load_set.cc (LoadSetImpl 320), lib/recovery.cc (RecoverOnOpen 161,
-# ResolveBatchesOnOpen 113, SettleRegion 119). lib/batch_commit.cc has no function over
-# 100 lines since the batch paths were cut and the journal moved to lib/batch_journal.cc.
 
 threshold=100
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
