@@ -5,6 +5,7 @@
 #include <atomic>
 #include <new>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -51,6 +52,235 @@ Status TornOnly(const std::string& path, const std::string& name, uint64_t gener
                            "older commit of the region is intact");
 }
 
+// One Load of one region's slots through the mapping: its attempts at a
+// copy, and what they learn on the way (slots found torn, an incomplete
+// batch passed over). `StoreRep` is Store::Rep: a template parameter only
+// because that type is private to Store, whose LoadFromSlots is the one
+// user (as SetReader in load_set.cc).
+template <typename StoreRep>
+class RegionReader {
+ public:
+  // `index` is the region's (checked). Reads the batch context once: the
+  // watermark only rises, so one read of it is at worst conservative.
+  RegionReader(const StoreRep& r, uint32_t index)
+      : r_(r),
+        index_(index),
+        region_(r.info.regions[index]),
+        base_(r.mapping->data()),
+        mapped_(region_check::MappingReader(*r.mapping)),
+        batch_(ReadBatch(r, mapped_)),
+        batch_ids_(batch_.batch_ids()),
+        excluded_(region_.slot_count, false),
+        failed_copy_(region_.slot_count) {}
+
+  // Up to kLoadAttempts attempts: each takes the newest valid header not
+  // excluded, copies its payload into `out` and checks the copy against the
+  // headers read again. Returns the first copy that holds; the failure that
+  // says why the region has none; kBusy if no attempt held.
+  Result<CheckpointMeta> Run(std::vector<std::byte>& out) {
+    headers_ = ReadHeaders();
+    for (int attempt = 0; attempt < kLoadAttempts; ++attempt) {
+      const std::vector<ValidHeader> all =
+          region_check::ValidHeadersNewestFirst(headers_, region_, index_, batch_ids_);
+      std::vector<ValidHeader> candidates = all;
+      std::erase_if(candidates, [&](const ValidHeader& c) { return excluded_[c.slot]; });
+      if (candidates.empty()) {
+        if (Status s = NoCandidate(all); !s.ok()) return s;
+        continue;
+      }
+      const ValidHeader& newest = candidates.front();
+      const Result<uint64_t> copy_checksum = CopyPayload(newest, out);
+      if (!copy_checksum.ok()) return copy_checksum.status();
+      const bool payload_ok = *copy_checksum == newest.header.payload_checksum ||
+                              internal::Mutated(internal::Mutation::kSkipPayloadCheck);
+      std::vector<slot::HeaderBytes> after = ReadHeaders();
+      const bool in_transition = InTransition();
+      if (payload_ok && PassOverIncompleteBatch(newest, after)) {
+        headers_ = std::move(after);
+        continue;
+      }
+      if (payload_ok && after[newest.slot] == headers_[newest.slot] &&
+          (!in_transition || after == headers_)) {
+        return Conclude(all, newest);
+      }
+      CopyFailed(newest, *copy_checksum, std::move(after));
+    }
+    return Status::Error(StatusCode::kBusy, "load", r_.path,
+                         "region '" + region_.name + "': the writer kept changing it during " +
+                             std::to_string(kLoadAttempts) + " attempts to copy it; retry later");
+  }
+
+ private:
+  static region_check::BatchContext ReadBatch(const StoreRep& r,
+                                              const region_check::ReadFn& mapped) {
+    region_check::BatchContext batch = *region_check::ReadBatchContext(mapped, r.info);
+    if (r.journal) batch.journal_generations = r.journal->pending_generations();
+    return batch;
+  }
+
+  [[nodiscard]] std::vector<slot::HeaderBytes> ReadHeaders() const {
+    std::vector<slot::HeaderBytes> headers(region_.slot_count);
+    for (uint32_t i = 0; i < region_.slot_count; ++i) {
+      headers[i] = shared_copy::LoadHeaderWords(base_ + slot::HeaderFileOffset(region_, i));
+    }
+    return headers;
+  }
+
+  // Every header changed since the slots were last judged: what was
+  // learnt of them no longer holds.
+  void Forget() {
+    std::fill(excluded_.begin(), excluded_.end(), false);
+    std::fill(failed_copy_.begin(), failed_copy_.end(), std::nullopt);
+    stable_without_candidate_ = 0;
+    incomplete_batch_ = 0;
+  }
+
+  // No valid header is left to copy (`all` the valid ones, excluded or
+  // not). The failure that says why, or OK when the headers are all
+  // invalid but changed or may still change: they are read again for the
+  // next attempt.
+  Status NoCandidate(const std::vector<ValidHeader>& all) {
+    if (incomplete_batch_ != 0 && all.front().header.batch_id == incomplete_batch_) {
+      return Status::Error(StatusCode::kNotFound, "load", r_.path,
+                           "region '" + region_.name +
+                               "': no complete commit: its only one (generation " +
+                               std::to_string(incomplete_generation_) +
+                               ") is a member of an interrupted batch: " + incomplete_reason_);
+    }
+    if (!all.empty()) return TornOnly(r_.path, region_.name, all.front().header.generation);
+    if (NoCommitHeader(headers_)) return NoCommitYet(r_.path, region_.name);
+    // Headers that are all invalid: damage if they hold still, else a
+    // header being written.
+    std::this_thread::yield();
+    std::vector<slot::HeaderBytes> after = ReadHeaders();
+    if (after == headers_) {
+      if (r_.writable || ++stable_without_candidate_ >= 3) {
+        return NoValidSlot(r_.path, region_.name);
+      }
+    } else {
+      Forget();
+    }
+    headers_ = std::move(after);
+    return Status::Ok();
+  }
+
+  // Copies the payload of `newest` into `out` and returns the copy's
+  // checksum; kIOError when the copy's memory cannot be allocated.
+  Result<uint64_t> CopyPayload(const ValidHeader& newest, std::vector<std::byte>& out) const {
+    try {
+      out.resize(newest.header.length);
+    } catch (const std::bad_alloc&) {
+      return Status::Error(StatusCode::kIOError, "load", r_.path,
+                           "region '" + region_.name + "': cannot allocate " +
+                               std::to_string(newest.header.length) + " bytes for the copy");
+    }
+    shared_copy::CopyFromShared(out.data(), base_ + slot::PayloadFileOffset(region_, newest.slot),
+                                out.size());
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return format::Checksum(out);
+  }
+
+  // The headers were read one slot after another. While every one of them
+  // checked out or was empty, the newest commit at the first read was
+  // among them (a slot is rewritten only after a newer commit completed
+  // elsewhere). A slot caught mid-rewrite (unfinished or invalid) breaks
+  // that: the reader may have read the slot of a newer commit before it
+  // was complete and the previous newest after its own rewrite began, and
+  // see only an older commit. Then the whole set must read the same twice,
+  // so it held at one instant between the two reads.
+  [[nodiscard]] bool InTransition() const {
+    bool in_transition = false;
+    for (uint32_t i = 0; i < region_.slot_count && !in_transition; ++i) {
+      const auto kind =
+          slot::DecodeHeader(headers_[i], index_, i, region_.capacity, batch_ids_).kind;
+      in_transition = kind == slot::DecodedHeader::Kind::kUnfinished ||
+                      kind == slot::DecodedHeader::Kind::kInvalid;
+    }
+    return in_transition;
+  }
+
+  // A member of a batch above the watermark counts only once its whole
+  // batch is in place; until then (a batch being written, or one a crash
+  // interrupted) the region's previous commit is the one to return.
+  // Whether `newest`, its header unchanged in `after`, is such a member:
+  // then its slot is excluded and its batch remembered.
+  bool PassOverIncompleteBatch(const ValidHeader& newest,
+                               const std::vector<slot::HeaderBytes>& after) {
+    if (!batch_ids_ || newest.header.batch_id <= batch_.watermark ||
+        after[newest.slot] != headers_[newest.slot]) {
+      return false;
+    }
+    auto verdict = region_check::BatchVerdict(mapped_, batch_, index_, newest.slot, newest.header);
+    if (verdict->empty()) return false;
+    excluded_[newest.slot] = true;
+    incomplete_batch_ = newest.header.batch_id;
+    incomplete_generation_ = newest.header.generation;
+    incomplete_reason_ = *verdict;
+    return true;
+  }
+
+  // A copy that held: the meta of `newest`, with what was passed over on
+  // the way to it among `all` (the valid headers, newest first).
+  [[nodiscard]] CheckpointMeta Conclude(const std::vector<ValidHeader>& all,
+                                        const ValidHeader& newest) const {
+    CheckpointMeta meta{newest.header.generation, newest.header.length,
+                        newest.header.commit_unix_ns, newest.slot};
+    // Passed over a newer header whose payload does not match: say so.
+    if (all.front().slot != newest.slot &&
+        (incomplete_batch_ == 0 || all.front().header.batch_id != incomplete_batch_)) {
+      meta.skipped_torn_generation = all.front().header.generation;
+    }
+    meta.skipped_incomplete_batch = incomplete_batch_;
+    for (uint32_t i = 0; i < region_.slot_count; ++i) {
+      const auto kind =
+          slot::DecodeHeader(headers_[i], index_, i, region_.capacity, batch_ids_).kind;
+      meta.invalid_header_slots += kind == slot::DecodedHeader::Kind::kInvalid ? 1 : 0;
+    }
+    return meta;
+  }
+
+  // A copy that did not hold (its checksum failed, or a header changed
+  // under it), with the headers read `after` it: a slot whose copies fail
+  // twice while no header changes is excluded; a change forgets it all.
+  void CopyFailed(const ValidHeader& newest, uint64_t copy_checksum,
+                  std::vector<slot::HeaderBytes> after) {
+    if (after == headers_) {
+      if (r_.writable || failed_copy_[newest.slot] == copy_checksum) {
+        excluded_[newest.slot] = true;
+      } else {
+        failed_copy_[newest.slot] = copy_checksum;
+        std::this_thread::yield();
+      }
+    } else {
+      Forget();
+      std::this_thread::yield();
+    }
+    headers_ = std::move(after);
+  }
+
+  const StoreRep& r_;
+  const uint32_t index_;
+  const RegionEntry& region_;
+  const std::byte* const base_;
+  const region_check::ReadFn mapped_;
+  const region_check::BatchContext batch_;
+  const bool batch_ids_;
+  // The headers as last read, which the current attempt judges.
+  std::vector<slot::HeaderBytes> headers_;
+  // A payload that fails its checksum while no header of the region changes
+  // is torn or damaged: the writer stores a header only after its whole
+  // payload and never rewrites the newest slot. A reader in another process
+  // still takes two identical copies before it skips a slot (a copy racing
+  // the writer's rewrite of an older slot fails too); the writer's own
+  // handle has no one racing it. Both are forgotten when a header changes.
+  std::vector<bool> excluded_;
+  std::vector<std::optional<uint64_t>> failed_copy_;
+  int stable_without_candidate_ = 0;
+  // A newer member passed over because its batch is not (or not yet) whole.
+  uint64_t incomplete_batch_ = 0, incomplete_generation_ = 0;
+  std::string incomplete_reason_;
+};
+
 }  // namespace
 
 Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>& out) const {
@@ -81,145 +311,8 @@ Result<CheckpointMeta> Store::LoadFromSlots(std::string_view name,
   const Rep& r = *rep_;
   auto found = r.FindRegion(name, "load");
   if (!found.ok()) return found.status();
-  const uint32_t index = *found;
-  const RegionEntry& region = r.info.regions[index];
-  const std::byte* base = r.mapping->data();
-  const region_check::ReadFn mapped = region_check::MappingReader(*r.mapping);
-  // The watermark only rises; one read of it is at worst conservative.
-  region_check::BatchContext batch = *region_check::ReadBatchContext(mapped, r.info);
-  if (r.journal) batch.journal_generations = r.journal->pending_generations();
-  const bool batch_ids = batch.batch_ids();
-
-  const auto read_headers = [&] {
-    std::vector<slot::HeaderBytes> headers(region.slot_count);
-    for (uint32_t i = 0; i < region.slot_count; ++i) {
-      headers[i] = shared_copy::LoadHeaderWords(base + slot::HeaderFileOffset(region, i));
-    }
-    return headers;
-  };
-
-  // A payload that fails its checksum while no header of the region changes
-  // is torn or damaged: the writer stores a header only after its whole
-  // payload and never rewrites the newest slot. A reader in another process
-  // still takes two identical copies before it skips a slot (a copy racing
-  // the writer's rewrite of an older slot fails too); the writer's own
-  // handle has no one racing it. Both are forgotten when a header changes.
-  std::vector<bool> excluded(region.slot_count, false);
-  std::vector<std::optional<uint64_t>> failed_copy(region.slot_count);
-  int stable_without_candidate = 0;
-  // A newer member passed over because its batch is not (or not yet) whole.
-  uint64_t incomplete_batch = 0, incomplete_generation = 0;
-  std::string incomplete_reason;
-  std::vector<slot::HeaderBytes> headers = read_headers();
-  const auto forget = [&] {
-    std::fill(excluded.begin(), excluded.end(), false);
-    std::fill(failed_copy.begin(), failed_copy.end(), std::nullopt);
-    stable_without_candidate = 0;
-    incomplete_batch = 0;
-  };
-  for (int attempt = 0; attempt < kLoadAttempts; ++attempt) {
-    const std::vector<ValidHeader> all =
-        region_check::ValidHeadersNewestFirst(headers, region, index, batch_ids);
-    std::vector<ValidHeader> candidates = all;
-    std::erase_if(candidates, [&](const ValidHeader& c) { return excluded[c.slot]; });
-    if (candidates.empty()) {
-      if (incomplete_batch != 0 && all.front().header.batch_id == incomplete_batch) {
-        return Status::Error(StatusCode::kNotFound, "load", r.path,
-                             "region '" + region.name +
-                                 "': no complete commit: its only one (generation " +
-                                 std::to_string(incomplete_generation) +
-                                 ") is a member of an interrupted batch: " + incomplete_reason);
-      }
-      if (!all.empty()) return TornOnly(r.path, region.name, all.front().header.generation);
-      if (NoCommitHeader(headers)) return NoCommitYet(r.path, region.name);
-      // Headers that are all invalid: damage if they hold still, else a
-      // header being written.
-      std::this_thread::yield();
-      std::vector<slot::HeaderBytes> after = read_headers();
-      if (after == headers) {
-        if (r.writable || ++stable_without_candidate >= 3) return NoValidSlot(r.path, region.name);
-      } else {
-        forget();
-      }
-      headers = std::move(after);
-      continue;
-    }
-    const ValidHeader& newest = candidates.front();
-    try {
-      out.resize(newest.header.length);
-    } catch (const std::bad_alloc&) {
-      return Status::Error(StatusCode::kIOError, "load", r.path,
-                           "region '" + region.name + "': cannot allocate " +
-                               std::to_string(newest.header.length) + " bytes for the copy");
-    }
-    shared_copy::CopyFromShared(out.data(), base + slot::PayloadFileOffset(region, newest.slot),
-                                out.size());
-    std::atomic_thread_fence(std::memory_order_acquire);
-    const uint64_t copy_checksum = format::Checksum(out);
-    const bool payload_ok = copy_checksum == newest.header.payload_checksum ||
-                            internal::Mutated(internal::Mutation::kSkipPayloadCheck);
-    std::vector<slot::HeaderBytes> after = read_headers();
-    // The headers were read one slot after another. While every one of them
-    // checked out or was empty, the newest commit at the first read was
-    // among them (a slot is rewritten only after a newer commit completed
-    // elsewhere). A slot caught mid-rewrite (unfinished or invalid) breaks
-    // that: the reader may have read the slot of a newer commit before it
-    // was complete and the previous newest after its own rewrite began, and
-    // see only an older commit. Then the whole set must read the same twice,
-    // so it held at one instant between the two reads.
-    bool in_transition = false;
-    for (uint32_t i = 0; i < region.slot_count && !in_transition; ++i) {
-      const auto kind = slot::DecodeHeader(headers[i], index, i, region.capacity, batch_ids).kind;
-      in_transition = kind == slot::DecodedHeader::Kind::kUnfinished ||
-                      kind == slot::DecodedHeader::Kind::kInvalid;
-    }
-    // A member of a batch above the watermark counts only once its whole
-    // batch is in place; until then (a batch being written, or one a crash
-    // interrupted) the region's previous commit is the one to return.
-    if (payload_ok && batch_ids && newest.header.batch_id > batch.watermark &&
-        after[newest.slot] == headers[newest.slot]) {
-      auto verdict = region_check::BatchVerdict(mapped, batch, index, newest.slot, newest.header);
-      if (!verdict->empty()) {
-        excluded[newest.slot] = true;
-        incomplete_batch = newest.header.batch_id;
-        incomplete_generation = newest.header.generation;
-        incomplete_reason = *verdict;
-        headers = std::move(after);
-        continue;
-      }
-    }
-    if (payload_ok && after[newest.slot] == headers[newest.slot] &&
-        (!in_transition || after == headers)) {
-      CheckpointMeta meta{newest.header.generation, newest.header.length,
-                          newest.header.commit_unix_ns, newest.slot};
-      // Passed over a newer header whose payload does not match: say so.
-      if (all.front().slot != newest.slot &&
-          (incomplete_batch == 0 || all.front().header.batch_id != incomplete_batch)) {
-        meta.skipped_torn_generation = all.front().header.generation;
-      }
-      meta.skipped_incomplete_batch = incomplete_batch;
-      for (uint32_t i = 0; i < region.slot_count; ++i) {
-        const auto kind = slot::DecodeHeader(headers[i], index, i, region.capacity, batch_ids).kind;
-        meta.invalid_header_slots += kind == slot::DecodedHeader::Kind::kInvalid ? 1 : 0;
-      }
-      return meta;
-    }
-    if (after == headers) {
-      if (r.writable || failed_copy[newest.slot] == copy_checksum) {
-        excluded[newest.slot] = true;
-      } else {
-        failed_copy[newest.slot] = copy_checksum;
-        std::this_thread::yield();
-      }
-    } else {
-      forget();
-      std::this_thread::yield();
-    }
-    headers = std::move(after);
-  }
-  return Status::Error(StatusCode::kBusy, "load", r.path,
-                       "region '" + region.name + "': the writer kept changing it during " +
-                           std::to_string(kLoadAttempts) + " attempts to copy it; retry later");
+  RegionReader<Rep> reader(r, *found);
+  return reader.Run(out);
 }
 
 std::vector<RegionReport> Store::List() const {
