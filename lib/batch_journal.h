@@ -99,9 +99,9 @@ class BatchJournal {
   // anything, the write position for the next record and max_id(). The
   // record of `failed` (the batch whose barrier mark of this boot says its
   // call never returned) is not applied but removed, its first unit zeroed:
-  // the batch is judged as protocol 1 judges one whose barrier did not
-  // return (kept if whole, else withdrawn), so that what readers were shown
-  // after the kill stays.
+  // the batch is judged as a logged batch whose barrier did not return is
+  // (kept if whole, else withdrawn), so that what readers were shown after
+  // the kill stays.
   Status Replay(const ReplayWriter& writer, const batch::Watermark& found,
                 std::optional<uint64_t> failed, bool& must_mark);
   // The highest batch id in the chain, as Replay found it (0 before).
