@@ -53,6 +53,39 @@ Status ApplyRegionChanges(std::vector<CheckpointSpec>& made, std::span<const Che
   return Status::Ok();
 }
 
+// Create with replace_existing would take the source's lock and rename
+// over it (a writer's handle would go on writing into an unlinked file).
+// Checked through the source's descriptor `source` (its path `source_path`),
+// so a second name for the same file (a hard link, a path through a
+// symbolic link) is caught too. Errors: kInvalidArgument, those of fstat.
+Status CheckNotSelf(Io& io, File& source, const std::string& source_path,
+                    const std::string& destination) {
+  auto target = io.StatPath(destination);
+  if (!target.ok()) return Status::Ok();
+  auto self = source.Stat();
+  if (!self.ok()) return self.status().WithOperation("copy: fstat the source", source_path);
+  if (target->device == self->device && target->inode == self->inode) {
+    return Status::Error(StatusCode::kInvalidArgument, "copy", destination,
+                         "is the store being copied; copy to another file");
+  }
+  return Status::Ok();
+}
+
+// The source's data area `data` into the new store's at `data_offset`, in
+// pieces of kDataChunk; `wrote` is told each piece's size.
+Status WriteDataArea(File& file, uint64_t data_offset, std::span<const std::byte> data,
+                     const std::string& destination, const std::function<void(uint64_t)>& wrote) {
+  for (uint64_t offset = 0; offset < data.size();) {
+    const uint64_t length = std::min<uint64_t>(kDataChunk, data.size() - offset);
+    if (Status s = file.WriteAt(data_offset + offset, data.subspan(offset, length)); !s.ok()) {
+      return s.WithOperation("copy: write the data area", destination);
+    }
+    offset += length;
+    wrote(length);
+  }
+  return Status::Ok();
+}
+
 // Each commit into slot 0 of its region of the new store `info` describes,
 // as a commit leaves a slot: the header unit (its first 64 bytes; the rest
 // is zero), the payload. `wrote` is told each payload's size.
@@ -103,17 +136,7 @@ Result<CopyReport> Store::CopyTo(const std::string& destination, const CopyOptio
                    " bytes is smaller than the source's " + std::to_string(r.info.data_size) +
                    ": a copy never drops bytes");
   }
-  // Create with replace_existing would take this store's lock and rename
-  // over it (a writer's handle would go on writing into an unlinked file).
-  // Checked through the source's descriptor, so a second name for the same
-  // file (a hard link, a path through a symbolic link) is caught too.
-  if (auto target = r.io->StatPath(destination); target.ok()) {
-    auto self = r.file->Stat();
-    if (!self.ok()) return self.status().WithOperation("copy: fstat the source", r.path);
-    if (target->device == self->device && target->inode == self->inode) {
-      return invalid("is the store being copied; copy to another file");
-    }
-  }
+  if (Status s = CheckNotSelf(*r.io, *r.file, r.path, destination); !s.ok()) return s;
 
   // Every region as of one point of the commit history.
   std::vector<std::string_view> names;
@@ -166,18 +189,9 @@ Result<CopyReport> Store::CopyTo(const std::string& destination, const CopyOptio
         !s.ok()) {
       return s;
     }
-    for (uint64_t offset = 0; offset < r.info.data_size;) {
-      const uint64_t length = std::min(kDataChunk, r.info.data_size - offset);
-      if (Status s = file.WriteAt(info.data_offset + offset,
-                                  std::span(source + r.info.data_offset + offset, length));
-          !s.ok()) {
-        return s.WithOperation("copy: write the data area", destination);
-      }
-      offset += length;
-      done += length;
-      progress(done);
-    }
-    return Status::Ok();
+    return WriteDataArea(file, info.data_offset,
+                         std::span(source + r.info.data_offset, r.info.data_size), destination,
+                         [&](uint64_t bytes) { progress(done += bytes); });
   };
   if (Status s = internal::CreateStore(destination, data_size, create, populate); !s.ok()) {
     return s.WithOperation(
