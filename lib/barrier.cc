@@ -31,8 +31,7 @@ Status Store::Rep::WritePublication(uint64_t p, const char* operation, PublishBy
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (Status s = shared->WritePublication(intent::EncodePublication(p), by == PublishBy::kMapping);
       !s.ok()) {
-    ++stats.failed_writes;
-    return Poison(s, operation);
+    return FailedWrite(s, operation);
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
   publication = p;
@@ -63,8 +62,7 @@ Status Store::Rep::NoteVolatileCommit() {
   if (!ledger.mark_down()) {
     if (Status s = SetMark(intent::kVolatileEntry, {Kind::kVolatilePending, 0, 0, 0, boot_id});
         !s.ok()) {
-      ++stats.failed_writes;
-      return Poison(s, "commit: pwrite (intent mark)");
+      return FailedWrite(s, "commit: pwrite (intent mark)");
     }
     ledger.set_mark_down(true);
     publish_next_by_pwrite = true;

@@ -106,8 +106,7 @@ Status Store::Rep::RaiseWatermark() {
       batch_log ? batch_log->NextWatermark() : std::nullopt;
   if (!next) return Status::Ok();
   if (Status s = WriteWatermark(*next); !s.ok()) {
-    ++stats.failed_writes;
-    return Poison(s, "pwrite (batch watermark)");
+    return FailedWrite(s, "pwrite (batch watermark)");
   }
   batch_log->WatermarkWritten(*next);
   return Status::Ok();

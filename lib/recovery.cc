@@ -507,9 +507,8 @@ Status Store::Rep::ZeroUnownedHeaders(uint32_t index, std::span<const slot::Deco
     const uint64_t unit = slot::HeaderFileOffset(region, i);
     state.known_generation[i] = 0;
     if (Status s = file->WriteAt(unit, zero_unit); !s.ok()) {
-      ++stats.failed_writes;
-      return Poison(s, rewrite ? "open: clear a checkpoint slot header no commit owns"
-                               : "commit: clear a checkpoint slot header no commit owns");
+      return FailedWrite(s, rewrite ? "open: clear a checkpoint slot header no commit owns"
+                                    : "commit: clear a checkpoint slot header no commit owns");
     }
     // A whole-file barrier follows the rewrite (RewriteRegion).
     if (rewrite) continue;

@@ -23,11 +23,6 @@ static_assert(sidecar::kAreaOffset + intent::kAreaSize == sidecar::kSize);
 // sidecar of the writer's it can write (so no writer wakes it).
 constexpr std::chrono::milliseconds kPollWithoutSidecar{10};
 
-uint64_t SaturatingAdd(uint64_t a, std::chrono::nanoseconds b) {
-  const auto add = static_cast<uint64_t>(std::max<int64_t>(b.count(), 0));
-  return add > UINT64_MAX - a ? UINT64_MAX : a + add;
-}
-
 // P as two 8-byte stores, value then checksum.
 void StorePublicationWords(std::byte* word, const intent::PublicationBytes& bytes) {
   for (size_t i = 0; i < bytes.size(); i += 8) {

@@ -10,6 +10,8 @@
 #ifndef REGIONSTORE_LIB_SHARED_STATE_H_
 #define REGIONSTORE_LIB_SHARED_STATE_H_
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -24,6 +26,13 @@
 #include "sidecar.h"
 
 namespace regionstore {
+
+// `a` (monotonic nanoseconds) plus `b`, at most UINT64_MAX: the deadlines
+// of waiting readers.
+inline uint64_t SaturatingAdd(uint64_t a, std::chrono::nanoseconds b) {
+  const auto add = static_cast<uint64_t>(std::max<int64_t>(b.count(), 0));
+  return add > UINT64_MAX - a ? UINT64_MAX : a + add;
+}
 
 class SharedState {
  public:

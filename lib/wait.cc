@@ -33,11 +33,6 @@ namespace {
 
 constexpr const char* kWait = "wait";
 
-uint64_t SaturatingAdd(uint64_t a, std::chrono::nanoseconds b) {
-  const auto add = static_cast<uint64_t>(std::max<int64_t>(b.count(), 0));
-  return add > UINT64_MAX - a ? UINT64_MAX : a + add;
-}
-
 }  // namespace
 
 uint64_t Store::Rep::NewestHeaderGeneration(uint32_t index) const {
