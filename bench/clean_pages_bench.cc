@@ -52,6 +52,7 @@
 
 #include "lab/bench_dir.h"
 #include "lab/die.h"
+#include "lab/folio_census.h"
 #include "lab/median.h"
 #include "lab/raw_io.h"
 #include "lab/rounds.h"
@@ -251,7 +252,8 @@ std::string Ratio(double ratio) {
 
 nlohmann::json PrintTable(uint64_t size, Regime regime, const std::vector<ArmResult>& results) {
   std::printf("### %s, pages %s\n\n", SizeName(size).c_str(), RegimeName(regime));
-  std::printf("| arm | median ms | min-max ms | / private memcpy (range) | minor faults per call |\n");
+  std::printf(
+      "| arm | median ms | min-max ms | / private memcpy (range) | minor faults per call |\n");
   std::printf("| --- | ---: | ---: | ---: | ---: |\n");
   nlohmann::json arms = nlohmann::json::array();
   for (const ArmResult& r : results) {
@@ -291,6 +293,8 @@ nlohmann::json RunSize(const Options& options, uint64_t size, bool& populate_mis
   auto opened = Store::Open(store_path, OpenMode::kReadWrite);
   if (!opened.ok()) Die(opened.status().ToString());
   Store store = std::move(*opened);
+  const RegionEntry& region = store.info().regions.at(0);
+  const uint64_t slots_length = static_cast<uint64_t>(region.slot_count) * region.slot_stride;
   // The store's own descriptor is the library's; fdatasync through a second
   // one cleans the same inode's pages.
   const Fd store_fd(store_path, O_RDWR | O_CLOEXEC);
@@ -336,18 +340,28 @@ nlohmann::json RunSize(const Options& options, uint64_t size, bool& populate_mis
                     g_hash_sink = XXH3_64bits_dispatch(mapped, p.size());
                     return std::string();
                   }});
-  arms.push_back({"raw: memcpy into the mapping", false, plain,
-                  [mapped](std::span<const std::byte> p) {
-                    std::memcpy(mapped, p.data(), p.size());
-                    return std::string();
-                  }});
+  arms.push_back(
+      {"raw: memcpy into the mapping", false, plain, [mapped](std::span<const std::byte> p) {
+         std::memcpy(mapped, p.data(), p.size());
+         return std::string();
+       }});
   arms.push_back({"raw: pwrite + fdatasync (durable floor)", true, plain,
                   [plain](std::span<const std::byte> p) { return PwriteFdatasync(plain, p, 0); }});
 
   nlohmann::json tables = nlohmann::json::array();
   for (const Regime regime : {Regime::kDirty, Regime::kClean}) {
     std::fprintf(stderr, "    %s\n", RegimeName(regime));
-    tables.push_back(PrintTable(size, regime, RunRegime(arms, regime, sources, options.rounds)));
+    nlohmann::json table =
+        PrintTable(size, regime, RunRegime(arms, regime, sources, options.rounds));
+    // Where the pages sit after the rounds: a fault per 4 KiB page or per
+    // large folio depends on it (/proc/kpageflags: root only, else "unknown").
+    table["store_slots_page_cache"] = CensusText(store_path, region.slots_offset, slots_length);
+    table["plain_file_page_cache"] = CensusText(plain_path, 0, size);
+    std::printf("Page cache after these rounds: store slots %s; plain file %s.\n\n",
+                table["store_slots_page_cache"].get<std::string>().c_str(),
+                table["plain_file_page_cache"].get<std::string>().c_str());
+    std::fflush(stdout);
+    tables.push_back(std::move(table));
   }
   return tables;
 }
@@ -367,14 +381,16 @@ int main(int argc, char** argv) {
   utsname machine{};
   ::uname(&machine);
   std::printf("# regionstore clean-pages benchmark\n\n");
-  std::printf("Linux %s %s, %ld CPUs online; files in %s (%s). %d interleaved rounds per size and "
-              "regime, one call per arm per round.\n\n",
-              machine.release, machine.machine, ::sysconf(_SC_NPROCESSORS_ONLN),
-              options.dir.c_str(), fs->type_name.c_str(), options.rounds);
+  std::printf(
+      "Linux %s %s, %ld CPUs online; files in %s (%s). %d interleaved rounds per size and "
+      "regime, one call per arm per round.\n\n",
+      machine.release, machine.machine, ::sysconf(_SC_NPROCESSORS_ONLN), options.dir.c_str(),
+      fs->type_name.c_str(), options.rounds);
   if (MeasuresNoDisk(*fs)) {
-    std::printf("**WARNING: the directory is on %s: durable arms measure no disk, and its pages "
-                "may never be write-protected.**\n\n",
-                fs->type_name.c_str());
+    std::printf(
+        "**WARNING: the directory is on %s: durable arms measure no disk, and its pages "
+        "may never be write-protected.**\n\n",
+        fs->type_name.c_str());
   }
   std::printf(
       "dirty: the arm's pages were written by its previous call, no barrier between. clean: "
@@ -394,8 +410,9 @@ int main(int argc, char** argv) {
     }
   }
   if (populate_missing) {
-    std::printf("MADV_POPULATE_WRITE is not available here (EINVAL): its arm did memcpy + XXH3 "
-                "alone.\n\n");
+    std::printf(
+        "MADV_POPULATE_WRITE is not available here (EINVAL): its arm did memcpy + XXH3 "
+        "alone.\n\n");
   }
   doc["populate_write_available"] = !populate_missing;
   std::filesystem::remove(options.dir + "/clean-pages.rgn", error);
