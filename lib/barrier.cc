@@ -108,6 +108,7 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
     if (marked) internal::ReachPoint(internal::Point::kFileBarrierMarked);
     step = call.operation;
     if (whole_file) {
+      cleaned_at_ns = io->MonotonicNanos();
       status = file->DataSync();
     } else if (call.kind == BarrierKind::kDsyncWrite) {
       const std::array<std::span<const std::byte>, 1> one{call.data};

@@ -46,9 +46,14 @@ Result<uint64_t> Store::CommitPieces(std::string_view name, PayloadPieces pieces
 
   // From here the target's old content is gone: a failure below may leave
   // the slot unfinished or empty, never another commit's header.
-  const Status outcome = IsDurable(durability)
-                             ? r.DurableCommit(index, target, *header, pieces, durability)
-                             : r.MappedCommit(index, target, *header, pieces, durability);
+  Status outcome;
+  if (IsDurable(durability)) {
+    outcome = r.DurableCommit(index, target, *header, pieces, durability);
+  } else if (r.VolatileCommitByMapping(index, target, *length)) {
+    outcome = r.MappedCommit(index, target, *header, pieces, durability);
+  } else {
+    outcome = r.PwriteCommit(index, target, *header, pieces, durability);
+  }
   MarkCommitPhase(internal::kIdle);
   if (!outcome.ok()) return outcome;
   r.RecordCommit(index, target, header->generation, durability, *length);
@@ -166,6 +171,44 @@ uint32_t Store::Rep::CommitTarget(uint32_t index) const {
   return *target;
 }
 
+namespace {
+// A commit without a barrier goes through the mapping at or below this
+// size, whatever the state of its pages: a few write faults at most, and
+// no system call.
+constexpr uint64_t kMappedUpTo = 16 * 1024;
+// How long after this handle wrote a slot its pages are taken to be still
+// dirty, their page-table entries writable: the kernel's flusher wakes
+// every 5 s (vm.dirty_writeback_centisecs) and writes back an inode dirtied
+// more than 30 s before (vm.dirty_expire_centisecs); the shorter bound
+// mispredicts less.
+constexpr uint64_t kPagesStayDirtyNanos = 5'000'000'000;
+}  // namespace
+
+bool Store::Rep::VolatileCommitByMapping(uint32_t index, uint32_t target, uint64_t length) const {
+  // A store into a page whose writeback has run takes a write fault (and
+  // the filesystem's page_mkwrite) per 4 KiB page, whatever the folio's
+  // size: a 1 MiB commit into clean pages cost 4.7x a private memcpy
+  // (257 faults), by pwrite and a hash of what it stored 1.6x; into dirty,
+  // writable pages both cost about 1.8x, and at 64 KiB the mapping 2.0x
+  // where pwrite cost 4.0x (regionstore_clean_pages_bench, ext4, Linux
+  // 6.18; docs/BENCHMARKS.md, "Commits into clean pages"). The handle
+  // cannot ask the kernel whether a page is dirty; it knows what it wrote
+  // and which of its own barriers cleaned it. A wrong guess costs time, not
+  // safety: both paths keep the protocol's order.
+  if (length <= kMappedUpTo) return true;
+  switch (internal::CurrentVolatilePath()) {
+    case internal::VolatilePath::kMapping:
+      return true;
+    case internal::VolatilePath::kPwrite:
+      return false;
+    case internal::VolatilePath::kAuto:
+      break;
+  }
+  const uint64_t written = regions[index].written_at_ns[target];
+  if (written == 0 || written <= cleaned_at_ns) return false;
+  return io->MonotonicNanos() - written < kPagesStayDirtyNanos;
+}
+
 Status Store::Rep::MappedCommit(uint32_t index, uint32_t target, slot::Header& header,
                                 PayloadPieces pieces, Durability durability) {
   const RegionEntry& region = info.regions[index];
@@ -184,10 +227,34 @@ Status Store::Rep::MappedCommit(uint32_t index, uint32_t target, slot::Header& h
   return PublishMappedHeader(index, target, header, durability);
 }
 
+Status Store::Rep::PwriteCommit(uint32_t index, uint32_t target, slot::Header& header,
+                                PayloadPieces pieces, Durability durability) {
+  // The durable path's writes without its barrier (DurableCommit has the
+  // order and why): no store into the mapping, so no write fault, whatever
+  // writeback did to the slot's pages. The hash reads them back through
+  // the mapping, which takes no fault where the page-table entries are
+  // there, writable or not.
+  if (Status s = NoteVolatileCommit(); !s.ok()) return s;
+  MarkCommitPhase(internal::kCopy);
+  if (Status s = WriteSlotPayload(index, target, header, pieces, /*start_writeback=*/false);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = WriteHeaderUnit(index, target, header); !s.ok()) return s;
+  return PublishVolatile(index, target, header, durability);
+}
+
 Status Store::Rep::PublishMappedHeader(uint32_t index, uint32_t target, const slot::Header& header,
                                        Durability durability) {
   const uint64_t unit_offset = slot::HeaderFileOffset(info.regions[index], target);
   shared_copy::StoreHeaderWords(mapping->data() + unit_offset, slot::EncodeHeader(header));
+  return PublishVolatile(index, target, header, durability);
+}
+
+Status Store::Rep::PublishVolatile(uint32_t index, uint32_t target, const slot::Header& header,
+                                   Durability durability) {
+  const uint64_t unit_offset = slot::HeaderFileOffset(info.regions[index], target);
+  regions[index].written_at_ns[target] = io->MonotonicNanos();
   // Through the mapping, no system call, except for the first mapped
   // commit since a whole-file barrier: that barrier wrote the intent area's
   // folio back and write-protected it, so a store would take a write fault
@@ -216,13 +283,23 @@ constexpr uint64_t kStartWritebackFrom = 64 * 1024;
 
 Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& header,
                                  PayloadPieces pieces, Durability durability) {
-  const uint64_t unit_offset = slot::HeaderFileOffset(info.regions[index], target);
   MarkCommitPhase(internal::kCopy);
   // A zero header unit, then the payload, in one call (the unit comes first
   // in the file, so a kill stops the write after it), then the header unit:
   // a kill at any point leaves the slot empty or unfinished, never a valid
   // header over a partial payload. All of it goes through the page cache the
   // mapping shares.
+  const bool start_writeback =
+      header.length >= kStartWritebackFrom && info.regions[index].layout == SlotLayout::kAligned;
+  if (Status s = WriteSlotPayload(index, target, header, pieces, start_writeback); !s.ok()) {
+    return s;
+  }
+  return DurableHeaderAndBarrier(index, target, header, durability);
+}
+
+Status Store::Rep::WriteSlotPayload(uint32_t index, uint32_t target, slot::Header& header,
+                                    PayloadPieces pieces, bool start_writeback) {
+  const uint64_t unit_offset = slot::HeaderFileOffset(info.regions[index], target);
   if (Status s = WriteZeroUnitAndPieces(unit_offset, pieces); !s.ok()) {
     ForgetSlot(unit_offset, "commit: pwrite (publication word)");
     return FailedWrite(s, "commit: pwritev (payload)");
@@ -239,11 +316,21 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
   // pwrite waited for the payload's writeback, and 64 KiB durable commits
   // took 1.52x a raw write instead of 1.07x (commit bench section 1, three
   // alternating pairs).
-  if (header.length >= kStartWritebackFrom && info.regions[index].layout == SlotLayout::kAligned) {
-    file->StartWriteback(unit_offset + slot::kHeaderUnitSize, header.length);
-  }
+  if (start_writeback) file->StartWriteback(unit_offset + slot::kHeaderUnitSize, header.length);
   header.payload_checksum = StoredPayloadChecksum(index, target, header.length);
-  return DurableHeaderAndBarrier(index, target, header, durability);
+  return Status::Ok();
+}
+
+Status Store::Rep::WriteHeaderUnit(uint32_t index, uint32_t target, const slot::Header& header) {
+  const uint64_t unit_offset = slot::HeaderFileOffset(info.regions[index], target);
+  const slot::HeaderBytes header_bytes = slot::EncodeHeader(header);
+  std::array<std::byte, slot::kHeaderUnitSize> unit{};
+  std::memcpy(unit.data(), header_bytes.data(), header_bytes.size());
+  if (Status s = file->WriteAt(unit_offset, unit); !s.ok()) {
+    ForgetSlot(unit_offset, "commit: pwrite (publication word)");
+    return FailedWrite(s, "commit: pwrite (slot header)");
+  }
+  return Status::Ok();
 }
 
 uint64_t Store::Rep::StoredPayloadChecksum(uint32_t index, uint32_t target, uint64_t length) const {
@@ -269,9 +356,7 @@ Status Store::Rep::DurableHeaderAndBarrier(uint32_t index, uint32_t target,
                                            const slot::Header& header, Durability durability) {
   const uint64_t unit_offset = slot::HeaderFileOffset(info.regions[index], target);
   constexpr const char* kWord = "commit: pwrite (publication word)";
-  const slot::HeaderBytes header_bytes = slot::EncodeHeader(header);
-  std::array<std::byte, slot::kHeaderUnitSize> unit{};
-  std::memcpy(unit.data(), header_bytes.data(), header_bytes.size());
+  regions[index].written_at_ns[target] = 0;  // the barrier cleans its pages
   // Recorded before the header reaches the page cache: if the barrier fails
   // and the process dies before the header is zeroed again, the next open
   // in this boot zeroes it.
@@ -280,10 +365,7 @@ Status Store::Rep::DurableHeaderAndBarrier(uint32_t index, uint32_t target,
       !s.ok()) {
     return FailedWrite(s, "commit: pwrite (intent mark)");
   }
-  if (Status s = file->WriteAt(unit_offset, unit); !s.ok()) {
-    ForgetSlot(unit_offset, kWord);
-    return FailedWrite(s, "commit: pwrite (slot header)");
-  }
+  if (Status s = WriteHeaderUnit(index, target, header); !s.ok()) return s;
   if (Status s = Published(kWord); !s.ok()) return s;
   MarkCommitPhase(internal::kFlush);
   internal::ReachPoint(internal::Point::kCommitBeforeBarrier);

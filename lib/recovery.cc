@@ -68,6 +68,7 @@ Status Store::Rep::RecoverOnOpen() {
   ledger.Reset(static_cast<uint32_t>(info.regions.size()));
   for (uint32_t r = 0; r < info.regions.size(); ++r) {
     regions[r].known_generation.assign(info.regions[r].slot_count, 0);
+    regions[r].written_at_ns.assign(info.regions[r].slot_count, 0);
   }
   const std::optional<uint64_t> intent_area = shared->area_offset();
   if (!intent_area) return RecoverEveryRegion();

@@ -51,6 +51,10 @@ struct RegionState {
   // Per slot: the generation of a commit known valid there, 0 if unknown or
   // invalid (such a slot is free).
   std::vector<uint64_t> known_generation;
+  // Per slot: when this handle last wrote the slot without a barrier
+  // (Io::MonotonicNanos), 0 if never or if a barrier of its own covered it
+  // since. What VolatileCommitByMapping judges the slot's pages by.
+  std::vector<uint64_t> written_at_ns;
 };
 
 inline bool IsDurable(Durability durability) {
@@ -129,6 +133,9 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // mapped commit since a whole-file barrier); the commit then publishes by
   // pwrite too (PublishMappedHeader says why).
   bool publish_next_by_pwrite = false;
+  // When the newest whole-file barrier of this handle began
+  // (Io::MonotonicNanos): it cleaned every page written before it.
+  uint64_t cleaned_at_ns = 0;
   // The publication word as this writer last wrote it (even when idle), and
   // whether the open made it odd (Store::Open makes it even when done).
   uint64_t publication = 0;
@@ -439,17 +446,36 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // region `index` as they are in the file now, read through the mapping:
   // what a pwrite stored, whatever the caller's buffer holds since.
   uint64_t StoredPayloadChecksum(uint32_t index, uint32_t target, uint64_t length) const;
+  // Whether a kNone/kAsync commit of `length` bytes into slot `target` of
+  // region `index` goes through the mapping (its pages are likely dirty and
+  // writable from this handle's last write) or by pwrite (commit.cc says
+  // why and what each costs).
+  bool VolatileCommitByMapping(uint32_t index, uint32_t target, uint64_t length) const;
   // The writes of a commit of `header` (its payload checksum filled in
   // here) into slot `target` of region `index`, and its barrier:
-  // kNone/kAsync through the mapping, kSync/kPwriteFdatasync by pwrite.
+  // kNone/kAsync through the mapping or by pwrite (no barrier),
+  // kSync/kPwriteFdatasync by pwrite.
   Status MappedCommit(uint32_t index, uint32_t target, slot::Header & header, PayloadPieces pieces,
+                      Durability durability);
+  Status PwriteCommit(uint32_t index, uint32_t target, slot::Header & header, PayloadPieces pieces,
                       Durability durability);
   Status DurableCommit(uint32_t index, uint32_t target, slot::Header & header, PayloadPieces pieces,
                        Durability durability);
+  // A zero header unit and the pieces by one pwritev (a failure forgets the
+  // slot and poisons the handle), then the checksum of what was stored.
+  Status WriteSlotPayload(uint32_t index, uint32_t target, slot::Header & header,
+                          PayloadPieces pieces, bool start_writeback);
+  // The header unit of `header` by pwrite (a failure forgets the slot and
+  // poisons the handle).
+  Status WriteHeaderUnit(uint32_t index, uint32_t target, const slot::Header& header);
   // The second half of MappedCommit (the payload is in the slot): the
-  // header through the mapping, the publication word, kAsync's msync.
+  // header through the mapping, then PublishVolatile.
   Status PublishMappedHeader(uint32_t index, uint32_t target, const slot::Header& header,
                              Durability durability);
+  // After the header of a commit without a barrier is in the slot: the
+  // publication word, kAsync's msync.
+  Status PublishVolatile(uint32_t index, uint32_t target, const slot::Header& header,
+                         Durability durability);
   // The second half of DurableCommit (the payload is in the slot, behind a
   // header unit with no valid header): the intent mark, the header unit by
   // pwrite, the publication word, the barrier, the mark cleared.

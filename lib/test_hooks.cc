@@ -10,6 +10,7 @@ inline namespace with_test_hooks {
 namespace {
 std::atomic<std::atomic<uint32_t>*> g_phase_word{nullptr};
 std::atomic<Mutation> g_mutation{Mutation::kCorrect};
+std::atomic<VolatilePath> g_volatile_path{VolatilePath::kAuto};
 std::atomic<LoadSetPause> g_pause{nullptr};
 std::atomic<void*> g_pause_context{nullptr};
 std::atomic<WaitPause> g_wait_pause{nullptr};
@@ -27,6 +28,8 @@ void MarkCommitPhase(CommitPhase phase) {
 
 void SetMutation(Mutation mutation) { g_mutation.store(mutation); }
 Mutation CurrentMutation() { return g_mutation.load(std::memory_order_relaxed); }
+void SetVolatilePath(VolatilePath path) { g_volatile_path.store(path); }
+VolatilePath CurrentVolatilePath() { return g_volatile_path.load(std::memory_order_relaxed); }
 
 void SetLoadSetPause(LoadSetPause pause, void* context) {
   g_pause_context.store(context);

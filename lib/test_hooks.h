@@ -92,8 +92,16 @@ enum class Point : uint32_t {
   kFileBarrierMarked,
 };
 
+// Which way a commit without a barrier, above the size that always goes
+// through the mapping, writes its slot: as the handle judges (commit.cc),
+// or always one way, for tests that must cover one path.
+enum class VolatilePath : uint32_t { kAuto = 0, kMapping, kPwrite };
+
 #if defined(REGIONSTORE_TESTING)
 inline namespace with_test_hooks {
+// Set before any commit.
+void SetVolatilePath(VolatilePath path);
+VolatilePath CurrentVolatilePath();
 // Not synchronised with running commits: set it before any.
 void SetCommitPhaseWord(std::atomic<uint32_t>* word);
 void MarkCommitPhase(CommitPhase phase);
@@ -125,6 +133,7 @@ inline void PauseLoadSet(size_t) {}
 inline void PauseWait() {}
 inline void ReachPoint(Point, uint32_t = 0) {}
 constexpr bool Mutated(Mutation) { return false; }
+constexpr VolatilePath CurrentVolatilePath() { return VolatilePath::kAuto; }
 }  // namespace without_test_hooks
 #endif
 
