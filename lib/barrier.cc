@@ -138,6 +138,7 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
     if (status.ok()) ledger.set_mark_down(false);
   }
   if (covered) PromoteCovered(covered->durable);
+  if (covered && call.covered) *call.covered = *covered;
   // Every record of the journal the call covered is redundant now: their
   // members are durable in their slots. One appended meanwhile keeps the
   // journal where it is.

@@ -410,6 +410,9 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
     // Set the kFileBarrier mark even with no commit without a barrier
     // pending (recovery zeroed headers that must not come back).
     bool always_mark = false;
+    // A whole-file barrier that returned: what it made durable
+    // (Store::Sync reports it).
+    DurabilityLedger::Covered* covered = nullptr;
   };
   // Every barrier goes through here: it is marked where it must be (below),
   // run, counted and timed against `counted_as`, and a failure poisons the

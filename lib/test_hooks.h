@@ -69,6 +69,9 @@ enum class Mutation : uint32_t {
   // A writer's open does not replay the batch journal: members that had
   // not reached the disk from the page cache stay lost.
   kJournalNotReplayed,
+  // Store::Sync returns success without its fdatasync: commits made without
+  // a barrier are reported durable though only the page cache holds them.
+  kSyncWithoutBarrier,
 };
 
 // Fixed points of a commit, a batch and an open, where a test can stop the

@@ -218,6 +218,8 @@ struct SimTotals {
   uint64_t reopens = 0;        // kills between commits, each followed by a reopen
   uint64_t failed_opens = 0;   // reopens whose fdatasync failed first
   uint64_t sidecars_lost = 0;  // protocol 2: reopens after the sidecar was removed
+  uint64_t syncs = 0;          // Store::Sync calls that returned (in flight or not)
+  uint64_t failed_syncs = 0;   // Store::Sync calls whose fdatasync failed
   std::vector<std::string> violations;
 };
 
@@ -332,6 +334,48 @@ void RunTrial(uint64_t seed, const std::vector<CheckpointSpec>& regions, int epo
     uint64_t last_header_unit = 0;
     for (int op = 0; op < ops; ++op) {
       const std::string where = where_epoch + " op " + std::to_string(op);
+      // One op in six is a Store::Sync: every commit returned before it is
+      // durable once it returns (G4), unless it was in flight or failed.
+      if (rng() % 6 == 0) {
+        const bool sync_in_flight = op == ops - 1 && rng() % 3 == 0;
+        const bool sync_fail = !sync_in_flight && rng() % 10 == 0;
+        const bool kill_at_sync_failure = sync_fail && rng() % 2 == 0;
+        if (sync_in_flight) sim.BeginInFlight();
+        if (sync_fail) sim.FailNextBarrier(kill_at_sync_failure);
+        auto synced = store->Sync();
+        if (sync_in_flight) sim.EndInFlight();
+        sim.Observe();
+        if (sync_fail) {
+          if (synced.ok() || synced.status().code() != StatusCode::kIOError) {
+            totals.violations.push_back(
+                where + ": a Sync whose fdatasync failed returned " +
+                (synced.ok() ? std::string("OK") : synced.status().ToString()));
+            return;
+          }
+          ++totals.failed_syncs;
+          if (kill_at_sync_failure) sim.RestoreKilledState();
+          store.reset();
+          maybe_lose_sidecar(sim);
+          store = OpenAndRecover(sim, regions, model, &expected,
+                                 where + " (reopened after a failed Sync)", totals, &rng);
+          if (!store) return;
+          for (size_t i = 0; i < regions.size(); ++i) {
+            expected[i] = Expected{model[i].durable, std::nullopt};
+          }
+          continue;
+        }
+        if (!synced.ok()) {
+          totals.violations.push_back(where + ": Sync failed: " + synced.status().ToString());
+          return;
+        }
+        ++totals.syncs;
+        if (!sync_in_flight) {
+          for (size_t i = 0; i < regions.size(); ++i) {
+            model[i].durable = std::max(model[i].durable, expected[i].returned);
+          }
+        }
+        continue;
+      }
       const size_t r = rng() % regions.size();
       const std::vector<std::byte> payload = NextPayload(rng, regions[r].capacity, bodies[r]);
       const Durability mode = RandomMode(rng);
@@ -433,12 +477,15 @@ void RunSimulation(const std::vector<CheckpointSpec>& regions, uint64_t trials, 
                                 << totals.reopens << " reopens in the same boot ("
                                 << totals.failed_opens << " after a failed open, "
                                 << totals.sidecars_lost << " after the sidecar was lost), "
-                                << totals.violations.size() << " violations; base seed " << base);
+                                << totals.syncs << " Syncs (" << totals.failed_syncs
+                                << " more failed), " << totals.violations.size()
+                                << " violations; base seed " << base);
   for (size_t i = 0; i < std::min<size_t>(totals.violations.size(), 10); ++i) {
     UNSCOPED_INFO(totals.violations[i]);
   }
   CHECK(totals.violations.empty());
   CHECK(totals.images == trials * 3 * 12);
+  CHECK(totals.syncs > 0);
 }
 
 TEST_CASE("Power loss at random points: every recovered region obeys G1 and G3",
@@ -501,7 +548,8 @@ TEST_CASE("The simulator catches each deliberately broken protocol",
           Broken{Mutation::kTargetFromRawGeneration, "target chosen from unvalidated generations"},
           Broken{Mutation::kSettleTrustsHeader,
                  "settle trusts a header without checking its payload", false, 1500},
-          Broken{Mutation::kIgnoreIntentMarks, "open ignores the intent marks"}}) {
+          Broken{Mutation::kIgnoreIntentMarks, "open ignores the intent marks"},
+          Broken{Mutation::kSyncWithoutBarrier, "Sync returns without its fdatasync"}}) {
       if (regions == &kEdgeRegions && !broken.on_edges) continue;
       MutationScope scope(broken.mutation);
       SimTotals totals;

@@ -297,6 +297,24 @@ struct CopyReport {
   uint64_t file_size = 0;          // of the new store
 };
 
+// A commit that a Store::Sync made durable: the newest commit of `region`
+// then, made without a barrier of its own (kNone, kAsync, or a member of a
+// batch without one).
+struct SyncedCommit {
+  std::string region;
+  uint64_t generation = 0;
+};
+
+// What Store::Sync did.
+struct SyncReport {
+  // The commits its barrier made durable, in region order: each region's
+  // newest commit without a barrier that had returned when the barrier
+  // began, if no barrier had covered it yet. Earlier commits of the region
+  // were superseded; later ones were not covered (the next Sync covers them).
+  std::vector<SyncedCommit> made_durable;
+  uint64_t barrier_nanos = 0;  // time in the fdatasync
+};
+
 // Threads and processes. A Store is not internally synchronised; on one
 // handle:
 //  - Write, Flush and Commit change the handle: one thread at a time, and
@@ -437,6 +455,38 @@ class REGIONSTORE_EXPORT Store {
   // write-protect fault per 4 KiB page (docs/history/BENCH-CHECKPOINTS-0.13.md, "Working
   // in place"). Errors: as Write.
   Status Flush(uint64_t offset, uint64_t length, Durability durability);
+
+  // Makes every commit and batch that returned before the call, and every
+  // raw write (Write, Pwrite, stores through a MutableView), durable with
+  // one barrier: fdatasync of the file. A commit made without a barrier of
+  // its own (kNone, kAsync) costs a copy and no flush; a later Sync makes it
+  // durable, so a loop can commit every step and Sync when it chooses. Only
+  // what completed before the barrier began is covered. After a power cut,
+  // each region holds the newest commit a returned Sync (or any durable
+  // commit or whole-file barrier) covered, or a newer whole one
+  // (docs/GUARANTEES.md, G4). Reports which commits it made durable.
+  // Errors: kInvalidArgument (a read-only store), kIOError (the fdatasync
+  // failed: the store is poisoned, and the data since the last barrier that
+  // returned may be lost), kPoisoned.
+  Result<SyncReport> Sync();
+
+  // The generation of the newest commit of region `name` known durable
+  // through this writable handle: made by a durable commit or batch,
+  // covered by a Sync or another whole-file barrier that returned, or found
+  // on disk when the handle opened (a writer's open makes what the last
+  // writer left durable, or undoes it). 0 when the region holds none. A
+  // commit of generation g is durable once this is g or more. The first
+  // call for a region reads its headers, as its first commit would.
+  // Errors: kNotFound, kInvalidArgument (a read-only store), those of
+  // reading the headers, kPoisoned.
+  Result<uint64_t> DurableGeneration(std::string_view name);
+
+  // Returns once the commit of generation `generation` of region `name` (or
+  // a newer one) is durable: at once if it is, else after a Sync, which
+  // covers it if it had returned. Errors: kNotFound, kInvalidArgument (a
+  // generation this handle never issued, or a read-only store), those of
+  // Sync.
+  Status WaitDurable(std::string_view name, uint64_t generation);
 
   // Copies `out.size()` bytes from data offset `offset` out of the mapping.
   // Errors: kInvalidArgument (range outside the data area).

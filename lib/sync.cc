@@ -1,0 +1,66 @@
+// Store::Sync, DurableGeneration and WaitDurable: durability after the
+// fact, for commits made without a barrier of their own. One whole-file
+// barrier (Rep::Barrier) covers every commit whose writes completed before
+// it began (ledger.h); docs/GUARANTEES.md, G4, has what that promises.
+#include <algorithm>
+#include <chrono>
+
+#include "store_rep.h"
+#include "test_hooks.h"
+
+namespace regionstore {
+
+Result<SyncReport> Store::Sync() {
+  Rep& r = *rep_;
+  if (Status s = r.CheckWritable("sync"); !s.ok()) return s;
+  if (internal::Mutated(internal::Mutation::kSyncWithoutBarrier)) return SyncReport{};
+  DurabilityLedger::Covered covered;
+  const auto start = std::chrono::steady_clock::now();
+  if (Status s = r.Barrier({.kind = Rep::BarrierKind::kFdatasync,
+                            .counted_as = Durability::kPwriteFdatasync,
+                            .operation = "sync: fdatasync",
+                            .covered = &covered});
+      !s.ok()) {
+    return s;
+  }
+  SyncReport report;
+  report.barrier_nanos = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count());
+  report.made_durable.reserve(covered.durable.size());
+  for (const DurabilityLedger::Commit& commit : covered.durable) {
+    report.made_durable.push_back({r.info.regions[commit.region].name, commit.generation});
+  }
+  std::sort(report.made_durable.begin(), report.made_durable.end(),
+            [](const SyncedCommit& a, const SyncedCommit& b) { return a.region < b.region; });
+  return report;
+}
+
+Result<uint64_t> Store::DurableGeneration(std::string_view name) {
+  Rep& r = *rep_;
+  if (Status s = r.CheckWritable("durable generation"); !s.ok()) return s;
+  auto found = r.FindRegion(name, "durable generation");
+  if (!found.ok()) return found.status();
+  if (Status s = r.SettleRegion(*found, /*rewrite=*/false); !s.ok()) return s;
+  const RegionState& state = r.regions[*found];
+  return state.durable ? state.known_generation[*state.durable] : 0;
+}
+
+Status Store::WaitDurable(std::string_view name, uint64_t generation) {
+  auto durable = DurableGeneration(name);
+  if (!durable.ok()) return durable.status();
+  if (*durable >= generation) return Status::Ok();
+  const Rep& r = *rep_;
+  const uint32_t index = *r.FindRegion(name, "wait durable");
+  if (generation > r.regions[index].max_generation) {
+    return Status::Error(StatusCode::kInvalidArgument, "wait durable", r.path,
+                         "region '" + std::string(name) + "' has no commit of generation " +
+                             std::to_string(generation) + " (its newest is " +
+                             std::to_string(r.regions[index].max_generation) + ")");
+  }
+  auto synced = Sync();
+  if (!synced.ok()) return synced.status().WithOperation("wait durable", r.path);
+  return Status::Ok();
+}
+
+}  // namespace regionstore
