@@ -321,14 +321,14 @@ TEST_CASE("A kill inside the pwritev of a commit without a barrier leaves the co
       // kernel's copy stopped half-way by the signal, then die.
       const std::vector<std::byte> partial = [&] {
         std::vector<std::byte> out(4096 + new_bytes.size() / 2, std::byte{0});
-        std::copy(new_bytes.begin(), new_bytes.begin() + static_cast<ptrdiff_t>(new_bytes.size() / 2),
+        std::copy(new_bytes.begin(),
+                  new_bytes.begin() + static_cast<ptrdiff_t>(new_bytes.size() / 2),
                   out.begin() + 4096);
         return out;
       }();
       const int fd = ::open(path.c_str(), O_RDWR);
-      if (fd < 0 ||
-          ::pwrite(fd, partial.data(), partial.size(), static_cast<off_t>(unit_offset)) !=
-              static_cast<ssize_t>(partial.size())) {
+      if (fd < 0 || ::pwrite(fd, partial.data(), partial.size(), static_cast<off_t>(unit_offset)) !=
+                        static_cast<ssize_t>(partial.size())) {
         ::_exit(3);
       }
       ::raise(SIGKILL);
