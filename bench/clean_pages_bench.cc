@@ -104,7 +104,7 @@ uint64_t ParseSize(std::string_view text) {
   return value * unit;
 }
 
-std::string SizeName(uint64_t size) {
+std::string StateSizeName(uint64_t size) {
   if (size % kGiB == 0) return std::to_string(size / kGiB) + " GiB";
   if (size % kMiB == 0) return std::to_string(size / kMiB) + " MiB";
   if (size % kKiB == 0) return std::to_string(size / kKiB) + " KiB";
@@ -301,7 +301,7 @@ std::string Count(const std::vector<double>& values) {
 }
 
 nlohmann::json PrintTable(uint64_t size, Regime regime, const std::vector<ArmResult>& results) {
-  std::printf("### %s, pages %s\n\n", SizeName(size).c_str(), RegimeName(regime));
+  std::printf("### %s, pages %s\n\n", StateSizeName(size).c_str(), RegimeName(regime));
   std::printf(
       "| arm | median ms | min-max ms | / private memcpy (range) | minor faults | pwrites, "
       "barriers (seam) | device writes, KiB |\n");
@@ -343,7 +343,7 @@ nlohmann::json PrintTable(uint64_t size, Regime regime, const std::vector<ArmRes
 
 nlohmann::json RunSize(const Options& options, uint64_t size, const std::string& device_stat,
                        bool& populate_missing) {
-  std::fprintf(stderr, "  %s\n", SizeName(size).c_str());
+  std::fprintf(stderr, "  %s\n", StateSizeName(size).c_str());
   const std::string store_path = options.dir + "/clean-pages.rgn";
   const std::string behind_path = options.dir + "/clean-pages-behind.rgn";
   // "state" takes the commits; the raw arms write into "floor", a region
@@ -521,9 +521,9 @@ int main(int argc, char** argv) {
     const uint64_t needed = 9 * size + size / 4 + 64 * kMiB;
     const std::filesystem::space_info space = std::filesystem::space(options.dir, error);
     if (!error && space.available < needed) {
-      std::printf("### %s: skipped: %s free in %s, %s needed\n\n", SizeName(size).c_str(),
-                  SizeName(space.available / kMiB * kMiB).c_str(), options.dir.c_str(),
-                  SizeName(needed / kMiB * kMiB).c_str());
+      std::printf("### %s: skipped: %s free in %s, %s needed\n\n", StateSizeName(size).c_str(),
+                  StateSizeName(space.available / kMiB * kMiB).c_str(), options.dir.c_str(),
+                  StateSizeName(needed / kMiB * kMiB).c_str());
       doc["skipped"].push_back(size);
       continue;
     }
