@@ -1,4 +1,4 @@
-// Simulated power loss (docs/CHECKPOINTS.md, "Why G1-G3 hold"): random sequences of
+// Simulated power loss (docs/CHECKPOINTS.md, "Why G1-G4 hold"): random sequences of
 // commits in every mode and many sizes run against CrashSim; at the end of a
 // sequence the simulator makes crash images, each is recovered by a writer
 // open and every region is checked against G1 and G3. One image then becomes

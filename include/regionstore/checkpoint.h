@@ -11,16 +11,28 @@
 //      call returned or the one in flight, in any mode;
 //  G3  after a power loss, a region holds the newest commit whose call
 //      returned in a durable mode (kSync, kPwriteFdatasync), or a newer
-//      complete commit, whatever mix of modes came before and after it.
+//      complete commit, whatever mix of modes came before and after it;
+//  G4  after a power loss, a region holds the newest commit covered by a
+//      whole-file barrier that returned (Store::Sync, a kPwriteFdatasync
+//      commit or Flush, a writer's open), or a newer complete one: a barrier
+//      covers every commit whose call returned before the barrier began.
 //
 // What each mode does on Commit in a protocol 2 store, the default (one
 // barrier per durable commit; the header always reaches the page cache after
 // the whole payload, so a kill leaves the target slot empty or unfinished,
 // never a valid header over a partial payload). The intent marks, the
 // publication word and the wake word are stores into the sidecar, PATH.shm:
-//  kNone             through the mapping: clear the target's magic, copy the
-//                    payload, store the header (its magic last). No system
-//                    call, but a futex wake when a reader waits on the store
+//  kNone             up to 16 KiB, and above it while this handle wrote the
+//                    target slot through the mapping less than 5 s before
+//                    with no whole-file barrier since (its pages are then
+//                    most likely dirty and writable): through the mapping:
+//                    clear the target's magic, copy the payload, store the
+//                    header (its magic last). No system call, but a futex
+//                    wake when a reader waits on the store. Otherwise the
+//                    writes of kSync below without its barrier (pwritev,
+//                    pwrite: 2 system calls): a store into a page writeback
+//                    cleaned takes a write fault per 4 KiB page, a pwrite
+//                    none (docs/BENCHMARKS.md, "Commits into clean pages")
 //  kAsync            as kNone, then msync(MS_ASYNC) of the slot's pages
 //  kSync             pwritev of a zero header unit and the payload (from
 //                    64 KiB, sync_file_range to start its writeback), pwrite
@@ -33,8 +45,8 @@
 // call after every commit whether or not a reader waits. docs/CHECKPOINTS.md,
 // "Commit" and "Protocol 1: how it differs".
 // In every mode the payload checksum is of the bytes the slot received
-// (kNone/kAsync: hashed from the mapping just after the copy; kSync,
-// kPwriteFdatasync: read back through the mapping after the pwritev), never
+// (through the mapping: hashed as it is copied; by pwritev: read back
+// through the mapping after it), never
 // of the caller's buffer read a second time: a buffer another thread changes
 // during the call gives a commit of mixed bytes that loads as returned. A
 // commit filled in place through PendingCommit::payload() is the store's own

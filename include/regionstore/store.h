@@ -514,9 +514,10 @@ class REGIONSTORE_EXPORT Store {
 
   // Replaces the content of region `name` with `payload`, all or nothing:
   // the bytes go to a slot that holds neither the newest commit nor the
-  // newest durable one, the header always after the whole payload
-  // (kNone/kAsync: through the mapping; kSync/kPwriteFdatasync: pwritev of a
-  // zero header unit and the payload, pwrite of the header unit), then the
+  // newest durable one, the header always after the whole payload (pwritev
+  // of a zero header unit and the payload, pwrite of the header unit; kNone
+  // and kAsync through the mapping instead up to 16 KiB, or while the
+  // slot's pages are likely dirty from this handle's last write), then the
   // barrier of `durability` (kSync: msync of that slot's range;
   // kPwriteFdatasync: fdatasync of the file). checkpoint.h lists each
   // mode's system calls per protocol. The first commit into a

@@ -1,6 +1,6 @@
 // CrashSim: an in-memory Io for one store file that remembers, per 4 KiB
 // unit, every content the unit held since its last covering barrier, and
-// builds power-loss images from that history (docs/CHECKPOINTS.md, "Why G1-G3 hold").
+// builds power-loss images from that history (docs/CHECKPOINTS.md, "Why G1-G4 hold").
 //
 // The "page cache" is one buffer: pread, pwrite and the mapping all see it,
 // as on Linux. A memcpy into the mapping makes no call, so the simulator
