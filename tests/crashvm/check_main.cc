@@ -78,7 +78,8 @@ class Checker {
     if (!ReadMarkers()) return 2;
     const std::string& w = plan_.base;
     if (w == "commits" || w == "commits-barrier-header-only" || w == "eio" || w == "batches" ||
-        w == "batches-record-late" || w == "seen" || w == "seen-recovery-undoes") {
+        w == "batches-record-late" || w == "seen" || w == "seen-recovery-undoes" || w == "sync" ||
+        w == "sync-no-barrier") {
       CheckCommits();
     } else if (w == "raw") {
       CheckRaw();
@@ -86,6 +87,8 @@ class Checker {
       CheckExport();
     } else if (w == "create") {
       CheckCreate();
+    } else {
+      Error("no check for workload %s", w.c_str());
     }
     if (error_) return 2;
     return violations_ == 0 ? 0 : 1;
@@ -236,9 +239,15 @@ class Checker {
     std::vector<uint64_t> pending(regions, 0);  // newest returned non-durable
     for (size_t i = 0; i < plan_.ops.size() && Issued(i); ++i) {
       const Op& op = plan_.ops[i];
-      if ((op.kind == OpKind::kReopen || op.kind == OpKind::kReopenLoad) && ReturnedOk(i)) {
-        // An open calls fdatasync: every commit before it is durable.
+      if ((op.kind == OpKind::kReopen || op.kind == OpKind::kReopenLoad ||
+           op.kind == OpKind::kSync) &&
+          ReturnedOk(i)) {
+        // An open calls fdatasync, and a Sync is one: every commit returned
+        // before it is durable (G4).
         for (size_t r = 0; r < regions; ++r) required[r] = std::max(required[r], pending[r]);
+      }
+      if (op.kind == OpKind::kSync && Returned(i) && !ReturnedOk(i)) {
+        Violation("op %zu: sync failed: %s", i, markers_[i]->message.c_str());
       }
       if (op.kind == OpKind::kReopenLoad && Returned(i)) CheckReopenLoad(i);
       if (op.kind != OpKind::kCommit && op.kind != OpKind::kBatch) continue;

@@ -267,6 +267,9 @@ int Run(const Args& args) {
   if (plan.breakage == Breakage::kRecoveryUndoesSeen) {
     internal::SetMutation(internal::Mutation::kRecoveryUndoesUnfinishedBarrier);
   }
+  if (plan.breakage == Breakage::kSyncWithoutBarrier) {
+    internal::SetMutation(internal::Mutation::kSyncWithoutBarrier);
+  }
   NoDirectorySyncIo no_dirsync;
   Io* export_io = plan.breakage == Breakage::kNoDirectorySync ? &no_dirsync : nullptr;
 
@@ -386,6 +389,16 @@ int Run(const Args& args) {
           status = Status::Error(StatusCode::kInvalidArgument, "crashvm", store_path, "no writer");
         } else {
           status = store->Flush(op.offset, op.size, op.mode);
+        }
+        marker = MarkerFor(i, status, store);
+        break;
+      }
+      case OpKind::kSync: {
+        if (!store) {
+          status = Status::Error(StatusCode::kInvalidArgument, "crashvm", store_path, "no writer");
+        } else {
+          Result<SyncReport> synced = store->Sync();
+          status = synced.ok() ? Status() : synced.status();
         }
         marker = MarkerFor(i, status, store);
         break;

@@ -106,6 +106,43 @@ Plan CommitsPlan(Plan plan) {
   return plan;
 }
 
+// Commits without a barrier (kNone and kAsync, sizes from 1 byte to 1 MiB:
+// through the mapping up to 16 KiB, above it by pwrite or through the
+// mapping as the handle judges its pages) into three regions of a protocol
+// 2 store, a Store::Sync after every two to five of them, then a kSync
+// commit to a fourth region (its msync flushes the device but writes back
+// only its own range, so the log has a flush after every Sync's marker that
+// a skipped fdatasync leaves the other regions' pages behind), and one
+// close and reopen of the writer in the middle: after a power cut each
+// region holds the newest commit a returned Sync covered, or a newer whole
+// one (G4). `breakage` kSyncWithoutBarrier makes every Sync skip its
+// fdatasync.
+Plan SyncPlan(Plan plan) {
+  plan.protocol = 2;
+  plan.data_size = 64 * 1024;
+  plan.regions = {{"big", 1024 * 1024, SlotLayout::kAuto},
+                  {"mid", 200000, SlotLayout::kAuto},
+                  {"odd", 70001, SlotLayout::kAligned},
+                  {"small", 4096, SlotLayout::kAuto}};
+  std::mt19937_64 rng(plan.seed);
+  std::vector<uint64_t> generation(plan.regions.size(), 0);
+  plan.ops.push_back(KindOp(OpKind::kCreateStore));
+  const int rounds = 10;
+  for (int round = 0; round < rounds; ++round) {
+    if (round == rounds / 2) plan.ops.push_back(KindOp(OpKind::kReopen));
+    const uint64_t commits = Between(rng, 2, 5);
+    for (uint64_t c = 0; c < commits; ++c) {
+      const auto region = static_cast<uint32_t>(rng() % 3);
+      const Durability mode = rng() % 3 == 0 ? Durability::kAsync : Durability::kNone;
+      const uint64_t size = CommitSize(rng, plan.regions[region].capacity);
+      plan.ops.push_back(CommitOp(region, size, mode, ++generation[region]));
+    }
+    plan.ops.push_back(KindOp(OpKind::kSync));
+    plan.ops.push_back(CommitOp(3, CommitSize(rng, 4096), Durability::kSync, ++generation[3]));
+  }
+  return plan;
+}
+
 // Batches of 2 to 6 regions and single commits interleaved, in every mode,
 // into six regions (large and compact slots, capacities that are and are not
 // whole pages) of a store with a batch log, with one close and reopen of the
@@ -318,12 +355,14 @@ const std::vector<std::string>& WorkloadNames() {
                                                  "commits-p2",
                                                  "batches-p2",
                                                  "seen-p2",
+                                                 "sync",
                                                  "commits-barrier-header-only",
                                                  "batches-record-late",
                                                  "export-no-dirsync",
                                                  "seen-recovery-undoes",
                                                  "commits-p2-barrier-header-only",
-                                                 "batches-p2-record-late"};
+                                                 "batches-p2-record-late",
+                                                 "sync-no-barrier"};
   return names;
 }
 
@@ -344,7 +383,7 @@ std::string WithoutProtocol2(std::string_view workload) {
 bool IsNegativeControl(std::string_view workload) {
   const std::string base = WithoutProtocol2(workload);
   return base == "commits-barrier-header-only" || base == "batches-record-late" ||
-         base == "export-no-dirsync" || base == "seen-recovery-undoes";
+         base == "export-no-dirsync" || base == "seen-recovery-undoes" || base == "sync-no-barrier";
 }
 
 Plan MakePlan(std::string_view name, uint64_t seed) {
@@ -379,6 +418,11 @@ Plan MakePlan(std::string_view name, uint64_t seed) {
   }
   if (workload == "create") return CreatePlan(std::move(plan));
   if (workload == "eio") return EioPlan(std::move(plan));
+  if (workload == "sync") return SyncPlan(std::move(plan));
+  if (workload == "sync-no-barrier") {
+    plan.breakage = Breakage::kSyncWithoutBarrier;
+    return SyncPlan(std::move(plan));
+  }
   if (workload == "seen") return SeenPlan(std::move(plan));
   if (workload == "seen-recovery-undoes") {
     plan.breakage = Breakage::kRecoveryUndoesSeen;
@@ -482,6 +526,8 @@ std::string_view OpKindName(OpKind kind) {
       return "create";
     case OpKind::kCreateReplace:
       return "create-replace";
+    case OpKind::kSync:
+      return "sync";
   }
   return "?";
 }

@@ -27,6 +27,7 @@ enum class OpKind : uint8_t {
   kExport,         // ReplaceFileAtomically(path, ExportBytes(op))
   kCreate,         // Store::Create(path, size) of a new store
   kCreateReplace,  // the same with replace_existing
+  kSync,           // Store::Sync(): every commit returned before it is durable (G4)
 };
 
 // A broken variant of the library or of how it is called, run through the
@@ -39,6 +40,8 @@ enum class Breakage : uint8_t {
   // A writer's open undoes a commit or batch whose barrier never returned,
   // though readers were given it (the rule before 0.11).
   kRecoveryUndoesSeen,
+  // Store::Sync returns success without its fdatasync.
+  kSyncWithoutBarrier,
 };
 
 // One region of a kBatch op.
