@@ -265,6 +265,36 @@ rs_code rs_flush(rs_store* store, uint64_t offset, uint64_t length, rs_durabilit
   });
 }
 
+rs_code rs_sync(rs_store* store, uint64_t* regions_made_durable) {
+  return Guard([&] {
+    if (store == nullptr) return Null("store");
+    auto synced = store->store.Sync();
+    if (!synced.ok()) return From(synced.status());
+    if (regions_made_durable != nullptr) *regions_made_durable = synced->made_durable.size();
+    return RS_OK;
+  });
+}
+
+rs_code rs_durable_generation(rs_store* store, const char* name, uint64_t* generation) {
+  return Guard([&] {
+    if (store == nullptr) return Null("store");
+    if (name == nullptr) return Null("name");
+    if (generation == nullptr) return Null("generation");
+    auto durable = store->store.DurableGeneration(name);
+    if (!durable.ok()) return From(durable.status());
+    *generation = *durable;
+    return RS_OK;
+  });
+}
+
+rs_code rs_wait_durable(rs_store* store, const char* name, uint64_t generation) {
+  return Guard([&] {
+    if (store == nullptr) return Null("store");
+    if (name == nullptr) return Null("name");
+    return From(store->store.WaitDurable(name, generation));
+  });
+}
+
 rs_code rs_view(const rs_store* store, uint64_t offset, uint64_t length, const void** out) {
   return Guard([&] {
     if (store == nullptr) return Null("store");

@@ -164,6 +164,25 @@ RS_API rs_code rs_write(rs_store* store, uint64_t offset, const void* data, size
 RS_API rs_code rs_read(const rs_store* store, uint64_t offset, void* out, size_t length);
 RS_API rs_code rs_flush(rs_store* store, uint64_t offset, uint64_t length,
                         rs_durability durability);
+/* Durability after the fact (Store::Sync, DurableGeneration, WaitDurable;
+ * docs/GUARANTEES.md, G4), writer only: RS_INVALID_ARGUMENT on a read-only
+ * handle. Each changes the handle, as rs_commit does.
+ *
+ * rs_sync makes every commit and batch that returned before it, and every
+ * raw write, durable with one fdatasync of the file. *regions_made_durable
+ * (may be NULL) is how many regions' newest commits made without a barrier
+ * of their own (RS_NONE, RS_ASYNC, or in such a batch) it made durable: 0
+ * when nothing was pending. RS_IO_ERROR if the fdatasync failed (the store
+ * is poisoned: RS_POISONED from then on). */
+RS_API rs_code rs_sync(rs_store* store, uint64_t* regions_made_durable);
+/* The generation of region `name`'s newest commit known durable through
+ * this handle (0 if none): a commit of generation g is durable once this is
+ * g or more. RS_NOT_FOUND for an unknown region. */
+RS_API rs_code rs_durable_generation(rs_store* store, const char* name, uint64_t* generation);
+/* Returns once commit `generation` of region `name` (or a newer one) is
+ * durable: at once if it is, else after an rs_sync. RS_INVALID_ARGUMENT for
+ * a generation this handle never issued. */
+RS_API rs_code rs_wait_durable(rs_store* store, const char* name, uint64_t generation);
 /* Views point into the store's mapping until rs_close. */
 RS_API rs_code rs_view(const rs_store* store, uint64_t offset, uint64_t length, const void** out);
 RS_API rs_code rs_mutable_view(rs_store* store, uint64_t offset, uint64_t length, void** out);

@@ -23,6 +23,10 @@ call that returned:
 Commits are all-or-nothing in every mode; write() and stores through a
 mutable view are not.
 
+A loop may commit with 'none' at every step and make its commits durable
+when it chooses: store.sync() (one fdatasync; returns a SyncReport),
+store.durable_generation(name), store.wait_durable(name, generation).
+
 Errors are regionstore.Error subclasses (see regionstore._errors).
 """
 
@@ -32,7 +36,7 @@ from ._errors import (  # noqa: F401  (re-exported)
     TimedOut, TornCommit, UnsupportedVersion,
 )
 from ._regionstore import (  # noqa: F401  (re-exported)
-    Durability, Meta, PendingCommit, RegionInfo, Store, create, open, version,
+    Durability, Meta, PendingCommit, RegionInfo, Store, SyncReport, create, open, version,
 )
 
 __version__ = version()
@@ -105,5 +109,6 @@ from ._errors import __all__ as _error_names  # noqa: E402
 # Not in __all__: open and IOError, which `from regionstore import *` would
 # let shadow the built-in open() and IOError (OSError). Use regionstore.open
 # and regionstore.IOError.
-__all__ = ["Batch", "Durability", "Meta", "PendingCommit", "RegionInfo", "Store", "create",
-           "version", "__version__", *[name for name in _error_names if name != "IOError"]]
+__all__ = ["Batch", "Durability", "Meta", "PendingCommit", "RegionInfo", "Store", "SyncReport",
+           "create", "version", "__version__",
+           *[name for name in _error_names if name != "IOError"]]

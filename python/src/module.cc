@@ -648,6 +648,22 @@ class StoreObject {
     }
   }
 
+  rs::SyncReport Sync() {
+    return Take(Changing(*handle_, [](rs::Store& store) { return store.Sync(); }));
+  }
+
+  // Changing: the first call for a region reads its headers into the handle.
+  uint64_t DurableGeneration(std::string_view name) {
+    return Take(
+        Changing(*handle_, [&](rs::Store& store) { return store.DurableGeneration(name); }));
+  }
+
+  void WaitDurable(std::string_view name, const IntArg& generation_arg) {
+    const uint64_t generation = Unsigned(generation_arg, "generation");
+    Check(
+        Changing(*handle_, [&](rs::Store& store) { return store.WaitDurable(name, generation); }));
+  }
+
   // For bench/python_bench.py: `count` commits of `data` made from C++ in
   // one call, each timed alone; the same work as commit() without Python.
   std::vector<int64_t> TimeCommits(std::string_view name, const py::buffer& data,
@@ -790,6 +806,24 @@ std::string MetaRepr(const rs::CheckpointMeta& meta) {
   return text + ")";
 }
 
+py::dict MadeDurable(const rs::SyncReport& report) {
+  py::dict made_durable;
+  for (const rs::SyncedCommit& commit : report.made_durable) {
+    made_durable[py::str(commit.region)] = commit.generation;
+  }
+  return made_durable;
+}
+
+std::string SyncReportRepr(const rs::SyncReport& report) {
+  std::string text = "SyncReport(made_durable={";
+  for (size_t i = 0; i < report.made_durable.size(); ++i) {
+    if (i != 0) text += ", ";
+    text += "'" + report.made_durable[i].region +
+            "': " + std::to_string(report.made_durable[i].generation);
+  }
+  return text + "}, barrier_nanos=" + std::to_string(report.barrier_nanos) + ")";
+}
+
 std::string RegionRepr(const rs::RegionReport& report) {
   return "RegionInfo(name='" + report.name + "', capacity=" + std::to_string(report.capacity) +
          ", has_commit=" + (report.has_commit ? "True" : "False") +
@@ -853,6 +887,18 @@ PYBIND11_MODULE(_regionstore, m) {
                     "No header of the region checks out, and a slot holds data: every commit "
                     "was lost.")
       .def("__repr__", &RegionRepr);
+
+  py::class_<rs::SyncReport>(m, "SyncReport",
+                             "What Store.sync() did: the commits its one fdatasync made durable.")
+      .def_property_readonly(
+          "made_durable", &MadeDurable,
+          "A dict of region name to generation, in name order: each region's newest commit "
+          "made\nwithout a barrier of its own ('none', 'async', or such a batch) that had "
+          "returned when the\nfdatasync began and was not durable yet. Empty when nothing was "
+          "pending.")
+      .def_readonly("barrier_nanos", &rs::SyncReport::barrier_nanos,
+                    "Time spent in the fdatasync, in ns.")
+      .def("__repr__", &SyncReportRepr);
 
   py::class_<ViewExport>(m, "_ViewExport", py::buffer_protocol(),
                          "The exporter behind a view's memoryview: keeps the store's mapping "
@@ -1008,6 +1054,20 @@ PYBIND11_MODULE(_regionstore, m) {
            "released while\nit waits, and Ctrl-C (KeyboardInterrupt) interrupts it within 0.2 s. "
            "Wait on a reader\nhandle ('r'): a commit through the same handle waits for the "
            "current 0.2 s slice.")
+      .def("sync", &StoreObject::Sync,
+           "Makes every commit and batch that returned before it, and every raw write, durable "
+           "with\none fdatasync of the file, and returns a SyncReport of the commits it made "
+           "durable. Commit\nwith 'none' at every step and sync() when you choose. Writer only "
+           "(InvalidArgument on a\nreader). IOError if the fdatasync fails: the handle is then "
+           "poisoned (Poisoned from then on).")
+      .def("durable_generation", &StoreObject::DurableGeneration, py::arg("name"),
+           "The generation of region `name`'s newest commit known durable through this handle "
+           "(made\nin a durable mode, covered by sync(), or found when the handle opened); 0 if "
+           "none. Writer only.")
+      .def("wait_durable", &StoreObject::WaitDurable, py::arg("name"), py::arg("generation"),
+           "Returns once commit `generation` of region `name` (or a newer one) is durable: at "
+           "once if\nit is, else after running sync(). InvalidArgument for a generation never "
+           "committed\n(or on a reader), NotFound for an unknown region.")
       .def("_time_commits", &StoreObject::TimeCommits, py::arg("name"), py::arg("data"),
            py::arg("durability"), py::arg("count"),
            "For benchmarks: makes `count` commits from C++ in one call and returns each one's "

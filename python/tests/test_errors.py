@@ -161,6 +161,7 @@ INTEGER_ARGUMENTS = [
     ("length", lambda s, v: s.mutable_view(0, v)),
     ("max_length", lambda s, v: s.begin_commit("a", v)),
     ("generation", lambda s, v: s.wait_newer("a", v, timeout=0)),
+    ("generation", lambda s, v: s.wait_durable("a", v)),
     ("count", lambda s, v: s._time_commits("a", b"x", "none", v)),
     ("length", lambda s, v: s.begin_commit("a", 8).finish(v)),
     ("size", lambda s, v: regionstore.create(s.path + ".new", v)),

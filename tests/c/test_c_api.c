@@ -173,6 +173,85 @@ static void test_store(const char* dir) {
   rs_close(NULL);
 }
 
+/* Durability after the fact: commits without a barrier stay not durable
+ * until rs_sync (or rs_wait_durable) covers them; a reader may do neither.
+ * The store has no data area: rs_sync needs none. */
+static void test_sync(const char* dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/sync.rs", dir);
+  rs_checkpoint_spec specs[] = {{"state", 64 * 1024, RS_LAYOUT_AUTO}, {"step", 8, RS_LAYOUT_AUTO}};
+  rs_create_options options;
+  rs_create_options_init(&options);
+  options.checkpoints = specs;
+  options.checkpoint_count = 2;
+  options.replace_existing = 1;
+  CHECK(rs_create(path, 0, &options) == RS_OK);
+  rs_store* store = NULL;
+  CHECK(rs_open(path, 1, NULL, &store) == RS_OK);
+  if (store == NULL) return;
+
+  unsigned char state[40000], step[8];
+  fill(state, sizeof state, 4);
+  fill(step, sizeof step, 5);
+  uint64_t durable = 99, made_durable = 99, generation = 0;
+  CHECK(rs_durable_generation(store, "state", &durable) == RS_OK && durable == 0);
+  CHECK(rs_commit(store, "state", state, sizeof state, RS_NONE, &generation) == RS_OK);
+  CHECK(generation == 1);
+  CHECK(rs_commit(store, "state", state, 100, RS_ASYNC, &generation) == RS_OK);
+  CHECK(generation == 2);
+  CHECK(rs_commit(store, "step", step, sizeof step, RS_NONE, &generation) == RS_OK);
+  CHECK(rs_durable_generation(store, "state", &durable) == RS_OK && durable == 0);
+  CHECK(rs_durable_generation(store, "step", &durable) == RS_OK && durable == 0);
+
+  /* One barrier covers both regions' newest commits. */
+  rs_stats before, after;
+  CHECK(rs_stats_get(store, &before) == RS_OK);
+  CHECK(rs_sync(store, &made_durable) == RS_OK);
+  CHECK(made_durable == 2);
+  CHECK(rs_stats_get(store, &after) == RS_OK);
+  CHECK(after.by_mode[RS_PWRITE_FDATASYNC].flushes ==
+        before.by_mode[RS_PWRITE_FDATASYNC].flushes + 1);
+  CHECK(rs_durable_generation(store, "state", &durable) == RS_OK && durable == 2);
+  CHECK(rs_durable_generation(store, "step", &durable) == RS_OK && durable == 1);
+  /* Nothing pending: the barrier runs and covers no commit. */
+  CHECK(rs_sync(store, &made_durable) == RS_OK && made_durable == 0);
+  CHECK(rs_sync(store, NULL) == RS_OK);
+
+  /* A durable commit needs no sync; one without a barrier is waited for. */
+  CHECK(rs_commit(store, "step", step, sizeof step, RS_SYNC, &generation) == RS_OK);
+  CHECK(rs_durable_generation(store, "step", &durable) == RS_OK && durable == generation);
+  CHECK(rs_commit(store, "state", state, 500, RS_NONE, &generation) == RS_OK);
+  CHECK(generation == 3);
+  CHECK(rs_wait_durable(store, "state", 3) == RS_OK);
+  CHECK(rs_durable_generation(store, "state", &durable) == RS_OK && durable == 3);
+  CHECK(rs_wait_durable(store, "state", 1) == RS_OK); /* older: at once */
+  CHECK(rs_wait_durable(store, "state", 4) == RS_INVALID_ARGUMENT);
+  CHECK(strstr(rs_last_error(), "no commit of generation 4") != NULL);
+  CHECK(rs_durable_generation(store, "nope", &durable) == RS_NOT_FOUND);
+  CHECK(rs_wait_durable(store, "nope", 1) == RS_NOT_FOUND);
+
+  /* A commit left without a barrier at close: the next writer's open makes
+   * it durable, and says so. */
+  CHECK(rs_commit(store, "state", state, 600, RS_NONE, &generation) == RS_OK);
+  CHECK(generation == 4);
+  rs_close(store);
+  store = NULL;
+  CHECK(rs_open(path, 1, NULL, &store) == RS_OK);
+  if (store == NULL) return;
+  CHECK(rs_durable_generation(store, "state", &durable) == RS_OK && durable == 4);
+  rs_close(store);
+
+  /* A reader can neither sync nor know what is durable. */
+  rs_store* reader = NULL;
+  CHECK(rs_open(path, 0, NULL, &reader) == RS_OK);
+  if (reader == NULL) return;
+  made_durable = 99;
+  CHECK(rs_sync(reader, &made_durable) == RS_INVALID_ARGUMENT && made_durable == 99);
+  CHECK(rs_durable_generation(reader, "state", &durable) == RS_INVALID_ARGUMENT);
+  CHECK(rs_wait_durable(reader, "state", 1) == RS_INVALID_ARGUMENT);
+  rs_close(reader);
+}
+
 /* Every call given a NULL where it needs a pointer: RS_INVALID_ARGUMENT with
  * the parameter's name, never a crash. */
 static void test_nulls(const char* dir) {
@@ -282,6 +361,14 @@ static void test_nulls(const char* dir) {
   CHECK(rs_report(NULL, "r", &info) == RS_INVALID_ARGUMENT);
   CHECK(rs_report(store, NULL, &info) == RS_INVALID_ARGUMENT);
   CHECK(rs_report(store, "r", NULL) == RS_INVALID_ARGUMENT);
+  CHECK(rs_sync(NULL, &generation) == RS_INVALID_ARGUMENT);
+  CHECK(strstr(rs_last_error(), "store is NULL") != NULL);
+  CHECK(rs_durable_generation(NULL, "r", &generation) == RS_INVALID_ARGUMENT);
+  CHECK(rs_durable_generation(store, NULL, &generation) == RS_INVALID_ARGUMENT);
+  CHECK(rs_durable_generation(store, "r", NULL) == RS_INVALID_ARGUMENT);
+  CHECK(strstr(rs_last_error(), "generation is NULL") != NULL);
+  CHECK(rs_wait_durable(NULL, "r", 1) == RS_INVALID_ARGUMENT);
+  CHECK(rs_wait_durable(store, NULL, 1) == RS_INVALID_ARGUMENT);
   CHECK(rs_stats_get(NULL, &stats) == RS_INVALID_ARGUMENT);
   CHECK(rs_stats_get(store, NULL) == RS_INVALID_ARGUMENT);
   CHECK(rs_region_count(NULL) == 0);
@@ -310,6 +397,7 @@ int main(int argc, char** argv) {
   }
   test_version();
   test_store(argv[1]);
+  test_sync(argv[1]);
   test_nulls(argv[1]);
   if (failures != 0) {
     fprintf(stderr, "%d checks failed\n", failures);

@@ -1,0 +1,87 @@
+"""Durability after the fact: sync(), durable_generation(), wait_durable()."""
+
+import pytest
+
+import regionstore
+
+
+def fdatasyncs(store):
+    return store.stats()["by_mode"]["pwrite-fdatasync"]["flushes"]
+
+
+def test_commits_without_a_barrier_are_not_durable_until_sync_covers_them(store_path):
+    with regionstore.open(store_path, "rw") as store:
+        assert store.durable_generation("state") == 0
+        assert store.commit("state", b"s" * 100_000, "none") == 1
+        assert store.commit("state", b"t" * 50, "async") == 2
+        assert store.commit_batch({"a": b"a1", "b": b"b1"}, "none") == {"a": 1, "b": 1}
+        assert [store.durable_generation(name) for name in ("state", "a", "b")] == [0, 0, 0]
+
+        before = fdatasyncs(store)
+        report = store.sync()
+        assert isinstance(report, regionstore.SyncReport)
+        # Each region's newest commit, in name order; generation 1 of
+        # 'state' was superseded.
+        assert list(report.made_durable.items()) == [("a", 1), ("b", 1), ("state", 2)]
+        assert isinstance(report.barrier_nanos, int)
+        assert repr(report).startswith("SyncReport(made_durable={'a': 1, 'b': 1, 'state': 2}")
+        assert fdatasyncs(store) == before + 1
+        assert [store.durable_generation(name) for name in ("state", "a", "b")] == [2, 1, 1]
+
+        # Nothing pending: the barrier still runs and covers no commit.
+        assert store.sync().made_durable == {}
+        assert fdatasyncs(store) == before + 2
+
+        # A durable commit needs no sync.
+        assert store.commit("a", b"a2", "pwrite-fdatasync") == 2
+        assert store.durable_generation("a") == 2
+
+
+def test_wait_durable_syncs_for_a_commit_without_a_barrier_and_refuses_one_never_made(store_path):
+    with regionstore.open(store_path, "rw") as store:
+        generation = store.commit("b", b"x" * 300, "none")
+        before = fdatasyncs(store)
+        assert store.wait_durable("b", generation) is None
+        assert fdatasyncs(store) == before + 1
+        assert store.durable_generation("b") == generation
+        # Already durable, or older: no barrier.
+        store.wait_durable("b", generation)
+        store.wait_durable("b", 0)
+        assert fdatasyncs(store) == before + 1
+
+        with pytest.raises(regionstore.InvalidArgument, match="no commit of generation 2"):
+            store.wait_durable("b", generation + 1)
+        with pytest.raises(regionstore.NotFound):
+            store.wait_durable("missing", 1)
+        with pytest.raises(regionstore.NotFound):
+            store.durable_generation("missing")
+
+
+def test_a_writer_s_open_reports_what_the_last_writer_left_as_durable(store_path):
+    with regionstore.open(store_path, "rw") as store:
+        generation = store.commit("a", b"left in the page cache", "none")
+        assert store.durable_generation("a") == 0
+    with regionstore.open(store_path, "rw") as store:
+        assert store.durable_generation("a") == generation
+        assert store.sync().made_durable == {}
+
+
+def test_a_reader_can_neither_sync_nor_say_what_is_durable(store_path):
+    with regionstore.open(store_path, "rw") as store:
+        store.commit("a", b"a1", "none")
+    with regionstore.open(store_path) as reader:
+        with pytest.raises(regionstore.InvalidArgument, match="read-only"):
+            reader.sync()
+        with pytest.raises(regionstore.InvalidArgument):
+            reader.durable_generation("a")
+        with pytest.raises(regionstore.InvalidArgument):
+            reader.wait_durable("a", 1)
+
+
+def test_the_calls_raise_value_error_on_a_closed_store(store_path):
+    store = regionstore.open(store_path, "rw")
+    store.close()
+    for call in (store.sync, lambda: store.durable_generation("a"),
+                 lambda: store.wait_durable("a", 1)):
+        with pytest.raises(ValueError, match="closed"):
+            call()
