@@ -259,6 +259,15 @@ void TestIo::SetBootId(const std::array<std::byte, 16>& id) {
   Locked([&] { boot_id_ = id; });
 }
 
+uint64_t TestIo::MonotonicNanos() {
+  if (auto fixed = Locked([&] { return monotonic_nanos_; })) return *fixed;
+  return base()->MonotonicNanos();
+}
+
+void TestIo::SetMonotonicNanos(uint64_t nanos) {
+  Locked([&] { monotonic_nanos_ = nanos; });
+}
+
 void TestIo::FakeFilesystem(const FsInfo& info) {
   Locked([&] { fake_filesystem_ = info; });
 }

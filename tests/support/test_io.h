@@ -115,6 +115,10 @@ class TestIo final : public ForwardingIo {
   // test can play a reboot).
   Result<std::array<std::byte, 16>> BootId() override;
   void SetBootId(const std::array<std::byte, 16>& id);
+  // The wrapped Io's monotonic clock, or `nanos` once SetMonotonicNanos was
+  // called (so that a test can say how long ago the store last wrote).
+  uint64_t MonotonicNanos() override;
+  void SetMonotonicNanos(uint64_t nanos);
   // Runs `hook` with the kind of every call, as it enters the seam (before it
   // is counted and before a fault can fire): lets a test publish where the
   // caller is. It runs on the caller's thread without TestIo's lock held, so
@@ -150,6 +154,7 @@ class TestIo final : public ForwardingIo {
   uint64_t bytes_read_ = 0;
   uint64_t bytes_written_ = 0;
   std::optional<std::array<std::byte, 16>> boot_id_;
+  std::optional<uint64_t> monotonic_nanos_;
   std::optional<std::byte> fixed_random_;
   bool allow_anonymous_ = false;
   std::optional<FsInfo> fake_filesystem_;
