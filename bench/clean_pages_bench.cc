@@ -1,4 +1,4 @@
-// Clean-pages benchmark (issue 51, "the measurement first"): what a
+// Clean-pages benchmark: what a
 // checkpoint of one region the size of the state costs when the pages it
 // lands in are dirty from the previous commit, and when writeback has
 // cleaned (and write-protected) them, beside the floors the kernel allows.
@@ -65,6 +65,7 @@
 #include "lab/die.h"
 #include "lab/folio_census.h"
 #include "lab/median.h"
+#include "lab/payloads.h"
 #include "lab/raw_io.h"
 #include "lab/rounds.h"
 #include "lab/text_cells.h"
@@ -152,34 +153,6 @@ Options ParseOptions(int argc, char** argv) {
   return options;
 }
 
-// Two source buffers that differ in every byte, used alternately and stamped
-// with a call number, so that every call writes new content.
-class Sources {
- public:
-  explicit Sources(uint64_t size) : buffers_{Filled(size, 0x9e3779b97f4a7c15), Filled(size, 7)} {}
-  std::span<const std::byte> Next() {
-    std::vector<std::byte>& buffer = buffers_[count_ & 1];
-    std::memcpy(buffer.data(), &count_, std::min<size_t>(sizeof count_, buffer.size()));
-    ++count_;
-    return buffer;
-  }
-
- private:
-  static std::vector<std::byte> Filled(uint64_t size, uint64_t seed) {
-    std::vector<std::byte> bytes(size);
-    uint64_t x = seed;
-    for (uint64_t i = 0; i + 8 <= size; i += 8) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      std::memcpy(bytes.data() + i, &x, 8);
-    }
-    return bytes;
-  }
-  std::vector<std::byte> buffers_[2];
-  uint64_t count_ = 1;
-};
-
 constexpr std::string_view kCommitNoneArm = "Commit kNone (cleaned by Store::Sync)";
 constexpr std::string_view kPwriteHashArm = "raw: pwrite + XXH3";
 constexpr std::string_view kPopulateArm =
@@ -249,7 +222,7 @@ void TimeCall(CallArm& arm, std::span<const std::byte> payload, const std::strin
   }
 }
 
-std::vector<ArmResult> RunRegime(std::vector<CallArm>& arms, Regime regime, Sources& sources,
+std::vector<ArmResult> RunRegime(std::vector<CallArm>& arms, Regime regime, Payloads& sources,
                                  int rounds, const std::string& device_stat) {
   std::vector<size_t> active;
   for (size_t a = 0; a < arms.size(); ++a) {
@@ -456,7 +429,7 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
   const Fd behind_fd(behind_path, O_RDWR | O_CLOEXEC);
   const FileMapping mapping(store_fd.get(), floor_offset, size, /*writable=*/true, store_path);
   std::vector<std::byte> private_buffer(size, std::byte{1});
-  Sources sources(size);
+  Payloads sources(size);
 
   const int raw_fd = store_fd.get();
   std::byte* const mapped = mapping.data();

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "lab/payloads.h"
 #include "lab/rounds.h"
 #include "lab/text_cells.h"
 #include "regionstore/store.h"
@@ -59,26 +60,6 @@ inline constexpr uint64_t kCompactHeaderUnitOffset = 0;
 inline constexpr uint64_t kCompactPayloadOffset = 4 * kKiB;
 inline constexpr uint64_t kHeaderUnitSize = 4 * kKiB;
 inline constexpr uint32_t kSlotsPerRegion = 3;
-
-// Payloads: two buffers that differ in every byte, used alternately, each
-// stamped with the operation number, so every operation writes new content.
-class Payloads {
- public:
-  explicit Payloads(uint64_t size) : buffers_{Filled(size, 0x9e3779b97f4a7c15), Filled(size, 7)} {}
-
-  std::span<const std::byte> Next() {
-    std::vector<std::byte>& buffer = buffers_[count_ & 1];
-    std::memcpy(buffer.data(), &count_, sizeof count_);
-    ++count_;
-    return buffer;
-  }
-
- private:
-  static std::vector<std::byte> Filled(uint64_t size, uint64_t seed);
-
-  std::array<std::vector<std::byte>, 2> buffers_;
-  uint64_t count_ = 1;
-};
 
 // A region takes Store::Create's default layout (kAuto: compact slots up to
 // kCompactSlotLimit, 64 KiB-aligned above) unless a section names one: the

@@ -19,18 +19,6 @@
 
 namespace regionstore::bench {
 
-std::vector<std::byte> Payloads::Filled(uint64_t size, uint64_t seed) {
-  std::vector<std::byte> bytes(size);
-  uint64_t x = seed;
-  for (uint64_t i = 0; i + 8 <= size; i += 8) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    std::memcpy(bytes.data() + i, &x, 8);
-  }
-  return bytes;
-}
-
 void CreateStore(const std::string& path, const std::vector<RegionSpec>& regions, bool batch_log,
                  uint32_t protocol) {
   CreateOptions options;
