@@ -23,9 +23,9 @@
 // never a valid header over a partial payload). The intent marks, the
 // publication word and the wake word are stores into the sidecar, PATH.shm:
 //  kNone             up to 16 KiB, and above it while this handle wrote the
-//                    target slot through the mapping less than 5 s before
-//                    with no whole-file barrier since (its pages are then
-//                    most likely dirty and writable): through the mapping:
+//                    target slot less than 5 s before with no whole-file
+//                    barrier since (its pages are then most likely dirty
+//                    and writable): through the mapping:
 //                    clear the target's magic, copy the payload, store the
 //                    header (its magic last). No system call, but a futex
 //                    wake when a reader waits on the store. Otherwise the

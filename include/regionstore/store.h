@@ -51,9 +51,11 @@ static_assert(sizeof(off_t) == 8, "regionstore needs a 64-bit off_t");
 struct ModeStats {
   uint64_t writes = 0;         // Write calls that returned OK
   uint64_t bytes_written = 0;  // their bytes
-  uint64_t flushes = 0;      // barriers issued (msync, fdatasync, RWF_DSYNC): Write, Flush, Commit
-  uint64_t flush_nanos = 0;  // wall time inside those barriers
-  uint64_t commits = 0;      // Commit calls that returned OK
+  // barriers issued (msync, fdatasync, RWF_DSYNC): Write, Flush, Commit, and
+  // Sync (counted as kPwriteFdatasync's)
+  uint64_t flushes = 0;
+  uint64_t flush_nanos = 0;      // wall time inside those barriers
+  uint64_t commits = 0;          // Commit calls that returned OK
   uint64_t bytes_committed = 0;  // their payload bytes (a batch counts each member)
   uint64_t batches = 0;          // CommitBatch calls that returned OK
 };
