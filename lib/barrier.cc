@@ -6,6 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <future>
+#include <system_error>
 
 #include "store_rep.h"
 #include "test_hooks.h"
@@ -87,51 +89,67 @@ void Store::Rep::PromoteCovered(std::span<const DurabilityLedger::Commit> commit
 }
 
 Status Store::Rep::Barrier(const BarrierCall& call) {
-  const auto start = std::chrono::steady_clock::now();
+  // One barrier at a time: a file has one writeback error state, which the
+  // first fsync-family call to see an error consumes, so two in flight
+  // could give one of them success over pages the other's failure lost.
+  if (call.kind != BarrierKind::kMsyncAsync) {
+    if (Status s = FinishBackgroundSync(/*wait=*/true); !s.ok()) return s;
+  }
+  BarrierTicket ticket = PrepareBarrier(call);
+  Status status = ticket.prepared.ok() ? RunBarrierCall(call) : ticket.prepared;
+  return CompleteBarrier(call, ticket, std::move(status));
+}
+
+Store::Rep::BarrierTicket Store::Rep::PrepareBarrier(const BarrierCall& call) {
+  BarrierTicket ticket;
+  ticket.start = std::chrono::steady_clock::now();
   const bool whole_file = call.kind == BarrierKind::kFdatasync;
   // What a whole-file barrier makes durable if it returns: every batch whose
   // writes are done, and the watermark entry as last written.
-  const std::optional<BatchLog::Cover> batches =
-      batch_log ? std::optional(batch_log->Begin()) : std::nullopt;
-  const uint64_t journal_mark = journal ? journal->AppendMark() : 0;
+  if (batch_log) ticket.batches = batch_log->Begin();
+  ticket.journal_mark = journal ? journal->AppendMark() : 0;
   // Only what completed before the call begins is covered (ledger.h).
-  const std::optional<DurabilityLedger::Cover> cover =
-      whole_file ? std::optional(ledger.Begin()) : std::nullopt;
-  const bool marked = call.kind != BarrierKind::kMsyncAsync &&
-                      (ledger.mark_down() || call.always_mark) && shared->area_offset().has_value();
-  // The step that failed names the failure.
-  const char* step = "write the intent mark";
-  Status status = marked
-                      ? SetMark(intent::kFileBarrierEntry, {Kind::kFileBarrier, 0, 0, 0, boot_id})
-                      : Status::Ok();
-  if (status.ok()) {
-    if (marked) internal::ReachPoint(internal::Point::kFileBarrierMarked);
-    step = call.operation;
-    if (whole_file) {
-      cleaned_at_ns = io->MonotonicNanos();
-      status = file->DataSync();
-    } else if (call.kind == BarrierKind::kDsyncWrite) {
-      const std::array<std::span<const std::byte>, 1> one{call.data};
-      status = file->WriteGatherAt(
-          call.file_offset,
-          call.parts.empty() ? std::span<const std::span<const std::byte>>(one) : call.parts,
-          /*data_sync=*/true);
-    } else {
-      const uint64_t begin = call.file_offset & ~(page_size - 1);
-      const uint64_t end = format::AlignUp(call.file_offset + call.length, page_size);
-      const bool sync = call.kind == BarrierKind::kMsyncSync;
-      status = mapping->Sync(begin, end - begin, sync ? SyncKind::kSync : SyncKind::kAsync);
-      if (status.ok() && sync && call.reset_page_tables) {
-        mapping->ResetPageTables(begin, end - begin);
-      }
-    }
+  if (whole_file) {
+    ticket.cover = ledger.Begin();
+    cleaned_at_ns = io->MonotonicNanos();
+    last_whole_file_barrier_ns = cleaned_at_ns;
   }
-  if (status.ok() && marked) {
+  ticket.marked = call.kind != BarrierKind::kMsyncAsync &&
+                  (ledger.mark_down() || call.always_mark) && shared->area_offset().has_value();
+  if (ticket.marked) {
+    ticket.prepared = SetMark(intent::kFileBarrierEntry, {Kind::kFileBarrier, 0, 0, 0, boot_id});
+    if (ticket.prepared.ok()) internal::ReachPoint(internal::Point::kFileBarrierMarked);
+  }
+  return ticket;
+}
+
+Status Store::Rep::RunBarrierCall(const BarrierCall& call) {
+  if (call.kind == BarrierKind::kFdatasync) return file->DataSync();
+  if (call.kind == BarrierKind::kDsyncWrite) {
+    const std::array<std::span<const std::byte>, 1> one{call.data};
+    return file->WriteGatherAt(
+        call.file_offset,
+        call.parts.empty() ? std::span<const std::span<const std::byte>>(one) : call.parts,
+        /*data_sync=*/true);
+  }
+  const uint64_t begin = call.file_offset & ~(page_size - 1);
+  const uint64_t end = format::AlignUp(call.file_offset + call.length, page_size);
+  const bool sync = call.kind == BarrierKind::kMsyncSync;
+  Status status = mapping->Sync(begin, end - begin, sync ? SyncKind::kSync : SyncKind::kAsync);
+  if (status.ok() && sync && call.reset_page_tables) mapping->ResetPageTables(begin, end - begin);
+  return status;
+}
+
+Status Store::Rep::CompleteBarrier(const BarrierCall& call, BarrierTicket& ticket, Status status) {
+  const bool whole_file = call.kind == BarrierKind::kFdatasync;
+  // The step that failed names the failure.
+  const char* step = ticket.prepared.ok() ? call.operation : "write the intent mark";
+  if (status.ok() && ticket.marked) {
     step = "clear the intent mark";
     status = ClearMark(intent::kFileBarrierEntry);
   }
   const std::optional<DurabilityLedger::Covered> covered =
-      status.ok() && whole_file ? std::optional(ledger.Returned(*cover)) : std::nullopt;
+      status.ok() && whole_file ? std::optional(ledger.Returned(*ticket.cover)) : std::nullopt;
   if (covered && covered->mark_clearable && ledger.mark_down()) {
     step = "clear the intent mark";
     status = ClearMark(intent::kVolatileEntry);
@@ -142,9 +160,11 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
   // Every record of the journal the call covered is redundant now: their
   // members are durable in their slots. One appended meanwhile keeps the
   // journal where it is.
-  if (status.ok() && whole_file && journal) journal->RestartIfNoneAppendedSince(journal_mark);
-  if (status.ok() && whole_file && batches) {
-    batch_log->Returned(*batches);
+  if (status.ok() && whole_file && journal) {
+    journal->RestartIfNoneAppendedSince(ticket.journal_mark);
+  }
+  if (status.ok() && whole_file && ticket.batches) {
+    batch_log->Returned(*ticket.batches);
     status = RaiseWatermark();
     step = "pwrite (batch watermark)";
   }
@@ -158,10 +178,72 @@ Status Store::Rep::Barrier(const BarrierCall& call) {
     if (!status.ok()) ++stats.failed_flushes;
     counters.flush_nanos +=
         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  std::chrono::steady_clock::now() - start)
+                                  std::chrono::steady_clock::now() - ticket.start)
                                   .count());
   }
   return status;
+}
+
+Status Store::Rep::StartBackgroundSync() {
+  if (Status s = FinishBackgroundSync(/*wait=*/true); !s.ok()) return s;
+  BackgroundSync sync;
+  sync.call = {.kind = BarrierKind::kFdatasync,
+               .counted_as = Durability::kPwriteFdatasync,
+               .operation = "sync in the background: fdatasync"};
+  sync.ticket = PrepareBarrier(sync.call);
+  if (!sync.ticket.prepared.ok()) {
+    return CompleteBarrier(sync.call, sync.ticket, sync.ticket.prepared);
+  }
+  File* const target = file.get();
+  if (internal::BackgroundSyncInline()) {
+    // Tests that simulate the disk run the call here, in order.
+    std::promise<Status> done;
+    done.set_value(target->DataSync());
+    sync.done = done.get_future();
+  } else {
+    try {
+      sync.done = std::async(std::launch::async, [target] { return target->DataSync(); });
+    } catch (const std::system_error&) {
+      // No thread to be had: the barrier runs here instead.
+      return CompleteBarrier(sync.call, sync.ticket, RunBarrierCall(sync.call));
+    }
+  }
+  ++stats.background_syncs;
+  background_sync.emplace(std::move(sync));
+  return Status::Ok();
+}
+
+Status Store::Rep::FinishBackgroundSync(bool wait) {
+  if (!background_sync) return Status::Ok();
+  std::future<Status>& done = background_sync->done;
+  const bool ready = done.wait_for(std::chrono::seconds(0)) == std::future_status::ready &&
+                     !internal::BackgroundSyncInline();
+  if (!wait && !ready) return Status::Ok();
+  if (!ready) internal::ReachPoint(internal::Point::kWaitForBackgroundSync);
+  Status status = done.get();
+  BackgroundSync sync = std::move(*background_sync);
+  background_sync.reset();
+  // The broken variant counts as covered what completed while it ran.
+  if (internal::Mutated(internal::Mutation::kBackgroundCoversLate))
+    sync.ticket.cover = ledger.Begin();
+  return CompleteBarrier(sync.call, sync.ticket, std::move(status));
+}
+
+bool Store::Rep::CoveredInFlight(uint32_t index, uint32_t slot) const {
+  if (!background_sync || !background_sync->ticket.cover) return false;
+  if (internal::Mutated(internal::Mutation::kOverwriteCoveredInFlight)) return false;
+  for (const DurabilityLedger::Commit& commit : background_sync->ticket.cover->commits) {
+    if (commit.region == index && commit.slot == slot) return true;
+  }
+  return false;
+}
+
+Status Store::Rep::MaybeStartSync() {
+  if (sync_interval.count() <= 0 || background_sync || !ledger.mark_down()) return Status::Ok();
+  const auto interval = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(sync_interval).count());
+  if (io->MonotonicNanos() - last_whole_file_barrier_ns < interval) return Status::Ok();
+  return StartBackgroundSync();
 }
 
 }  // namespace regionstore

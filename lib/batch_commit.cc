@@ -56,7 +56,7 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
                                                  Durability durability) {
   Rep& r = *rep_;
   static constexpr const char* kOperation = "commit batch";
-  if (Status s = r.CheckWritable(kOperation); !s.ok()) return s;
+  if (Status s = r.BeginWrite(kOperation); !s.ok()) return s;
   if (static_cast<size_t>(durability) >= r.stats.by_mode.size()) {
     return Status::Error(StatusCode::kInvalidArgument, kOperation, r.path,
                          "unknown durability mode");
@@ -79,7 +79,9 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
   if (!id.ok()) return id.status();
   for (size_t m = 0; m < plan.size(); ++m) {
     if (Status s = r.SettleRegion(plan[m].index, /*rewrite=*/false); !s.ok()) return s;
-    plan[m].target = r.CommitTarget(plan[m].index);
+    auto target = r.CommitTarget(plan[m].index);
+    if (!target.ok()) return target.status();
+    plan[m].target = *target;
     auto header = r.NextHeader(plan[m].index, plan[m].target, lengths[m], kOperation);
     if (!header.ok()) return header.status();
     // The payload checksum comes later, from the bytes stored (WriteBatch).
@@ -87,7 +89,11 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
   }
   // The batch's phase (kCopy, kFlush) ends when it returns, by any exit.
   const internal::CommitPhaseGuard phase;
-  return r.WriteBatch(plan, *id, durability, /*payloads_in_place=*/false);
+  auto generations = r.WriteBatch(plan, *id, durability, /*payloads_in_place=*/false);
+  // The batch returned either way; a background barrier that cannot start
+  // poisons the handle, and the next call says so.
+  if (generations.ok()) (void)r.MaybeStartSync();
+  return generations;
 }
 
 namespace {

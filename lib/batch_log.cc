@@ -121,6 +121,10 @@ Status Store::Rep::AfterOpenBarrier() {
 Store::Rep::~Rep() {
   // A commit still being filled in place can no longer reach this store.
   if (in_place && in_place->owner != nullptr) *in_place->owner = nullptr;
+  // A background barrier in flight is waited for and completed: its
+  // thread uses the file, and what it covered is recorded (its failure
+  // poisons, and the marks it leaves tell the next open).
+  (void)FinishBackgroundSync(/*wait=*/true);
   // A clean watermark tells the next open that no batch above it was ever
   // issued, so it reads no slot header. True only when every batch this
   // handle issued is durable; written without a barrier (if it is lost, the

@@ -28,7 +28,7 @@ Result<uint64_t> Store::Commit(std::string_view name, std::span<const std::byte>
 Result<uint64_t> Store::CommitPieces(std::string_view name, PayloadPieces pieces,
                                      Durability durability) {
   Rep& r = *rep_;
-  if (Status s = r.CheckWritable("commit"); !s.ok()) return s;
+  if (Status s = r.BeginWrite("commit"); !s.ok()) return s;
   auto found = r.FindRegion(name, "commit");
   if (!found.ok()) return found.status();
   const uint32_t index = *found;
@@ -40,7 +40,9 @@ Result<uint64_t> Store::CommitPieces(std::string_view name, PayloadPieces pieces
   }
   if (Status s = r.SettleRegion(index, /*rewrite=*/false); !s.ok()) return s;
 
-  const uint32_t target = r.CommitTarget(index);
+  auto chosen = r.CommitTarget(index);
+  if (!chosen.ok()) return chosen.status();
+  const uint32_t target = *chosen;
   auto header = r.NextHeader(index, target, *length, "commit");
   if (!header.ok()) return header.status();
 
@@ -58,6 +60,9 @@ Result<uint64_t> Store::CommitPieces(std::string_view name, PayloadPieces pieces
   if (!outcome.ok()) return outcome;
   r.RecordCommit(index, target, header->generation, durability, *length);
   if (!IsDurable(durability)) r.ledger.VolatileCompleted();
+  // The commit returned either way; a background barrier that cannot start
+  // poisons the handle, and the next call says so.
+  (void)r.MaybeStartSync();
   return header->generation;
 }
 
@@ -152,23 +157,37 @@ uint64_t CopyPiecesToSharedThenChecksum(std::byte* shared, PayloadPieces pieces,
   return checksum.Digest();
 }
 
-uint32_t Store::Rep::CommitTarget(uint32_t index) const {
+Result<uint32_t> Store::Rep::CommitTarget(uint32_t index) {
+  std::optional<uint32_t> target = FreeSlot(index);
+  if (!target) {
+    // Every slot is the newest, the durable one or covered by the
+    // background barrier in flight: that barrier completes first (G4).
+    ++stats.waits_for_background_sync;
+    if (Status s = FinishBackgroundSync(/*wait=*/true); !s.ok()) return s;
+    target = FreeSlot(index);
+  }
+  return *target;
+}
+
+std::optional<uint32_t> Store::Rep::FreeSlot(uint32_t index) const {
   const RegionEntry& region = info.regions[index];
   const RegionState& state = regions[index];
   // The target holds neither the newest commit (G2: a kill leaves it intact)
-  // nor the newest durable one (G3: a power loss leaves it intact). Of the
+  // nor the newest durable one (G3: a power loss leaves it intact), nor a
+  // commit a background barrier in flight is making durable (G4: it may be
+  // the only one a power cut leaves of what that barrier covers). Of the
   // rest, the one with the oldest known commit; unknown or invalid slots
   // count as oldest. Only validated state decides. Three slots a region
-  // (slot::kSlotsPerRegion) leave at least one.
+  // (slot::kSlotsPerRegion) leave at least one with no barrier in flight.
   std::optional<uint32_t> target;
   for (uint32_t i = 0; i < region.slot_count; ++i) {
-    if (i == state.newest || i == state.durable) continue;
+    if (i == state.newest || i == state.durable || CoveredInFlight(index, i)) continue;
     if (!target || state.known_generation[i] < state.known_generation[*target]) target = i;
   }
   if (internal::Mutated(internal::Mutation::kTwoSlotAlternation)) {
     target = state.newest == 0u ? 1u : 0u;
   }
-  return *target;
+  return target;
 }
 
 namespace {

@@ -135,7 +135,7 @@ Status Store::Rep::CheckNotFilling(uint32_t index, const char* operation) const 
 
 Status Store::Rep::BeginInPlace(std::span<const BatchReservation> members, bool batch,
                                 Store::Rep** owner, const char* operation) {
-  if (Status s = CheckWritable(operation); !s.ok()) return s;
+  if (Status s = BeginWrite(operation); !s.ok()) return s;
   if (in_place) {
     return Status::Error(StatusCode::kBusy, operation, path,
                          "a commit filled in place is already pending on this handle (region '" +
@@ -158,8 +158,10 @@ Status Store::Rep::BeginInPlace(std::span<const BatchReservation> members, bool 
   for (size_t m = 0; m < members.size(); ++m) {
     const uint32_t index = (*indexes)[m];
     if (Status s = SettleRegion(index, /*rewrite=*/false); !s.ok()) return s;
+    auto target = CommitTarget(index);
+    if (!target.ok()) return target.status();
     started.members.push_back({.index = index,
-                               .target = CommitTarget(index),
+                               .target = *target,
                                .max_length = members[m].max_length,
                                .checksum = std::make_unique<format::ChecksumStream>()});
   }
@@ -253,7 +255,7 @@ Result<uint64_t> PendingCommit::Finish(uint64_t length, Durability durability) {
 Result<slot::Header> Store::Rep::FinishFilledCommit(const InPlaceMember& fill, uint64_t length,
                                                     Durability durability) {
   const internal::CommitPhaseGuard phase;
-  if (Status s = CheckWritable("commit"); !s.ok()) return s;
+  if (Status s = BeginWrite("commit"); !s.ok()) return s;
   auto header = FilledHeader(fill, length);
   if (!header.ok()) return header;
   Status outcome;
@@ -362,7 +364,7 @@ Result<std::vector<uint64_t>> Store::Rep::FinishFilledBatch(std::span<const InPl
                                                             std::span<const uint64_t> lengths,
                                                             Durability durability) {
   const internal::CommitPhaseGuard phase;
-  if (Status s = CheckWritable("commit batch"); !s.ok()) return s;
+  if (Status s = BeginWrite("commit batch"); !s.ok()) return s;
   auto id = NextBatchId(durability, "commit batch");
   if (!id.ok()) return id.status();
   std::vector<BatchPlanMember> plan(fills.size());

@@ -35,6 +35,8 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   rep->path = path;
   rep->writable = mode == OpenMode::kReadWrite;
   rep->wake_waiters = options.wake_waiters;
+  rep->sync_interval = options.sync_interval;
+  rep->last_whole_file_barrier_ns = rep->io->MonotonicNanos();
   rep->page_size = rep->io->PageSize();
 
   for (int attempt = 1;; ++attempt) {
@@ -97,7 +99,7 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
 
 Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability durability) {
   Rep& r = *rep_;
-  if (Status s = r.CheckWritable("write"); !s.ok()) return s;
+  if (Status s = r.BeginWrite("write"); !s.ok()) return s;
   if (Status s = r.CheckRange(offset, data.size(), "write"); !s.ok()) return s;
   if (data.empty()) return Status::Ok();
   const uint64_t file_offset = r.info.data_offset + offset;
@@ -167,7 +169,7 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
 
 Status Store::Pwrite(uint64_t offset, std::span<const std::byte> data) {
   Rep& r = *rep_;
-  if (Status s = r.CheckWritable("write"); !s.ok()) return s;
+  if (Status s = r.BeginWrite("write"); !s.ok()) return s;
   if (Status s = r.CheckRange(offset, data.size(), "write"); !s.ok()) return s;
   if (data.empty()) return Status::Ok();
   // As kPwriteFdatasync's first half: a failed pwrite may have changed some
@@ -181,7 +183,7 @@ Status Store::Pwrite(uint64_t offset, std::span<const std::byte> data) {
 
 Status Store::Flush(uint64_t offset, uint64_t length, Durability durability) {
   Rep& r = *rep_;
-  if (Status s = r.CheckWritable("flush"); !s.ok()) return s;
+  if (Status s = r.BeginWrite("flush"); !s.ok()) return s;
   if (Status s = r.CheckRange(offset, length, "flush"); !s.ok()) return s;
   if (length == 0) return Status::Ok();
   const uint64_t file_offset = r.info.data_offset + offset;

@@ -4,7 +4,9 @@
 #ifndef REGIONSTORE_LIB_STORE_REP_H_
 #define REGIONSTORE_LIB_STORE_REP_H_
 
+#include <chrono>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -425,6 +427,52 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // it fails. A kFdatasync that succeeds also makes those commits durable
   // and clears their kVolatilePending mark.
   Status Barrier(const BarrierCall& call);
+  // Barrier's three steps, for a whole-file barrier whose system call runs
+  // on another thread (StartSync): PrepareBarrier takes the covers and sets
+  // the mark (on the handle's thread, before the call); RunBarrierCall makes
+  // the system call (any thread: it touches only the file or the mapping);
+  // CompleteBarrier applies what a returned call covered, clears the marks,
+  // poisons on failure and counts (on the handle's thread, after the call).
+  struct BarrierTicket {
+    std::chrono::steady_clock::time_point start;
+    std::optional<BatchLog::Cover> batches;
+    uint64_t journal_mark = 0;
+    std::optional<DurabilityLedger::Cover> cover;
+    bool marked = false;
+    Status prepared;  // the mark's write: a failure skips the call
+  };
+  BarrierTicket PrepareBarrier(const BarrierCall& call);
+  Status RunBarrierCall(const BarrierCall& call);
+  Status CompleteBarrier(const BarrierCall& call, BarrierTicket& ticket, Status status);
+
+  // A whole-file barrier whose fdatasync runs on a library thread
+  // (Store::StartSync) while the handle's thread goes on: its ticket, and
+  // the call's result once it returns. The commits its cover names keep
+  // their slots until it is complete (CommitTarget).
+  struct BackgroundSync {
+    BarrierCall call;
+    BarrierTicket ticket;
+    std::future<Status> done;
+  };
+  std::optional<BackgroundSync> background_sync;
+  // Completes the background barrier if its call returned (or, with `wait`,
+  // once it does): what a barrier that returned on this thread would do.
+  // Returns its failure (the handle is poisoned then), OK otherwise.
+  Status FinishBackgroundSync(bool wait);
+  // Whether slot `slot` of region `index` holds a commit that the
+  // background barrier in flight covers.
+  bool CoveredInFlight(uint32_t index, uint32_t slot) const;
+  // Starts a background barrier (one in flight is completed first).
+  Status StartBackgroundSync();
+  // OpenOptions::sync_interval: after a commit or batch returned, starts a
+  // background barrier when none is in flight, a commit without a barrier
+  // is pending and the interval has passed since the last whole-file
+  // barrier began.
+  Status MaybeStartSync();
+  std::chrono::milliseconds sync_interval{0};
+  // When the newest whole-file barrier began (Io::MonotonicNanos), or the
+  // handle opened.
+  uint64_t last_whole_file_barrier_ns = 0;
   // After a whole-file barrier returned: the commits it covered become
   // their regions' durable commits (ledger.h, rule 4).
   void PromoteCovered(std::span<const DurabilityLedger::Commit> commits);
@@ -433,8 +481,11 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   Status NoteVolatileCommit();
 
   // Commit, in the steps of commit.cc. The slot a commit of region `index`
-  // goes to: neither the newest commit nor the newest durable one.
-  uint32_t CommitTarget(uint32_t index) const;
+  // goes to: neither the newest commit nor the newest durable one, nor one
+  // a background barrier in flight covers (with none left, it completes
+  // that barrier first: counted in StoreStats::waits_for_background_sync).
+  Result<uint32_t> CommitTarget(uint32_t index);
+  std::optional<uint32_t> FreeSlot(uint32_t index) const;
   // The length of `pieces` for region `index`. Errors: kInvalidArgument
   // (too many pieces, over the capacity), naming `operation`.
   Result<uint64_t> CheckPayload(uint32_t index, PayloadPieces pieces, const char* operation) const;
@@ -556,6 +607,13 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
     return Status::Ok();
   }
 
+  // CheckWritable, then completes a background barrier whose call
+  // returned (its failure is this call's): the first step of every call
+  // that writes.
+  Status BeginWrite(const char* operation) {
+    if (Status s = CheckWritable(operation); !s.ok()) return s;
+    return FinishBackgroundSync(/*wait=*/false);
+  }
   Status CheckWritable(const char* operation) const {
     if (!writable) {
       return Status::Error(StatusCode::kInvalidArgument, operation, path,

@@ -12,7 +12,7 @@ namespace regionstore {
 
 Result<SyncReport> Store::Sync() {
   Rep& r = *rep_;
-  if (Status s = r.CheckWritable("sync"); !s.ok()) return s;
+  if (Status s = r.BeginWrite("sync"); !s.ok()) return s;
   if (internal::Mutated(internal::Mutation::kSyncWithoutBarrier)) return SyncReport{};
   DurabilityLedger::Covered covered;
   const auto start = std::chrono::steady_clock::now();
@@ -36,9 +36,15 @@ Result<SyncReport> Store::Sync() {
   return report;
 }
 
+Status Store::StartSync() {
+  Rep& r = *rep_;
+  if (Status s = r.BeginWrite("start sync"); !s.ok()) return s;
+  return r.StartBackgroundSync();
+}
+
 Result<uint64_t> Store::DurableGeneration(std::string_view name) {
   Rep& r = *rep_;
-  if (Status s = r.CheckWritable("durable generation"); !s.ok()) return s;
+  if (Status s = r.BeginWrite("durable generation"); !s.ok()) return s;
   auto found = r.FindRegion(name, "durable generation");
   if (!found.ok()) return found.status();
   if (Status s = r.SettleRegion(*found, /*rewrite=*/false); !s.ok()) return s;
@@ -50,8 +56,14 @@ Status Store::WaitDurable(std::string_view name, uint64_t generation) {
   auto durable = DurableGeneration(name);
   if (!durable.ok()) return durable.status();
   if (*durable >= generation) return Status::Ok();
-  const Rep& r = *rep_;
+  Rep& r = *rep_;
   const uint32_t index = *r.FindRegion(name, "wait durable");
+  // The barrier in flight may cover it.
+  if (r.background_sync) {
+    if (Status s = r.FinishBackgroundSync(/*wait=*/true); !s.ok()) return s;
+    const RegionState& state = r.regions[index];
+    if (state.durable && state.known_generation[*state.durable] >= generation) return Status::Ok();
+  }
   if (generation > r.regions[index].max_generation) {
     return Status::Error(StatusCode::kInvalidArgument, "wait durable", r.path,
                          "region '" + std::string(name) + "' has no commit of generation " +

@@ -11,6 +11,7 @@ namespace {
 std::atomic<std::atomic<uint32_t>*> g_phase_word{nullptr};
 std::atomic<Mutation> g_mutation{Mutation::kCorrect};
 std::atomic<VolatilePath> g_volatile_path{VolatilePath::kAuto};
+std::atomic<bool> g_background_sync_inline{false};
 std::atomic<LoadSetPause> g_pause{nullptr};
 std::atomic<void*> g_pause_context{nullptr};
 std::atomic<WaitPause> g_wait_pause{nullptr};
@@ -30,6 +31,8 @@ void SetMutation(Mutation mutation) { g_mutation.store(mutation); }
 Mutation CurrentMutation() { return g_mutation.load(std::memory_order_relaxed); }
 void SetVolatilePath(VolatilePath path) { g_volatile_path.store(path); }
 VolatilePath CurrentVolatilePath() { return g_volatile_path.load(std::memory_order_relaxed); }
+void SetBackgroundSyncInline(bool inline_sync) { g_background_sync_inline.store(inline_sync); }
+bool BackgroundSyncInline() { return g_background_sync_inline.load(std::memory_order_relaxed); }
 
 void SetLoadSetPause(LoadSetPause pause, void* context) {
   g_pause_context.store(context);

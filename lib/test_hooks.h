@@ -72,6 +72,12 @@ enum class Mutation : uint32_t {
   // Store::Sync returns success without its fdatasync: commits made without
   // a barrier are reported durable though only the page cache holds them.
   kSyncWithoutBarrier,
+  // A background barrier takes its cover when it completes instead of before
+  // its fdatasync: commits that completed during the call count as covered.
+  kBackgroundCoversLate,
+  // A commit may take the slot of a commit that the background barrier in
+  // flight covers (the last slot a power cut would leave it).
+  kOverwriteCoveredInFlight,
 };
 
 // Fixed points of a commit, a batch and an open, where a test can stop the
@@ -93,6 +99,9 @@ enum class Point : uint32_t {
   // were pending): the mark is written, the msync or fdatasync not yet
   // called.
   kFileBarrierMarked,
+  // A call is about to wait for the background barrier in flight
+  // (Store::StartSync) to return.
+  kWaitForBackgroundSync,
 };
 
 // Which way a commit without a barrier, above the size that always goes
@@ -105,6 +114,13 @@ inline namespace with_test_hooks {
 // Set before any commit.
 void SetVolatilePath(VolatilePath path);
 VolatilePath CurrentVolatilePath();
+// Store::StartSync runs its fdatasync on the calling thread, at once, and
+// the handle completes it only when a call must wait for it (another
+// barrier, a commit with no free slot, WaitDurable, the destructor), as if
+// the call were still running until then: for the power-loss simulator,
+// whose disk is not thread-safe. Set before opening.
+void SetBackgroundSyncInline(bool inline_sync);
+bool BackgroundSyncInline();
 // Not synchronised with running commits: set it before any.
 void SetCommitPhaseWord(std::atomic<uint32_t>* word);
 void MarkCommitPhase(CommitPhase phase);
@@ -137,6 +153,7 @@ inline void PauseWait() {}
 inline void ReachPoint(Point, uint32_t = 0) {}
 constexpr bool Mutated(Mutation) { return false; }
 constexpr VolatilePath CurrentVolatilePath() { return VolatilePath::kAuto; }
+constexpr bool BackgroundSyncInline() { return false; }
 }  // namespace without_test_hooks
 #endif
 

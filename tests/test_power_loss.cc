@@ -214,12 +214,13 @@ struct SimTotals {
   uint64_t images = 0;
   uint64_t commits = 0;
   uint64_t in_flight = 0;
-  uint64_t failed = 0;         // barriers failed with EIO, each followed by a reopen
-  uint64_t reopens = 0;        // kills between commits, each followed by a reopen
-  uint64_t failed_opens = 0;   // reopens whose fdatasync failed first
-  uint64_t sidecars_lost = 0;  // protocol 2: reopens after the sidecar was removed
-  uint64_t syncs = 0;          // Store::Sync calls that returned (in flight or not)
-  uint64_t failed_syncs = 0;   // Store::Sync calls whose fdatasync failed
+  uint64_t failed = 0;            // barriers failed with EIO, each followed by a reopen
+  uint64_t reopens = 0;           // kills between commits, each followed by a reopen
+  uint64_t failed_opens = 0;      // reopens whose fdatasync failed first
+  uint64_t sidecars_lost = 0;     // protocol 2: reopens after the sidecar was removed
+  uint64_t syncs = 0;             // Store::Sync calls that returned (in flight or not)
+  uint64_t background_syncs = 0;  // Store::StartSync calls (their fdatasync run at once)
+  uint64_t failed_syncs = 0;      // Store::Sync calls whose fdatasync failed
   std::vector<std::string> violations;
 };
 
@@ -300,6 +301,14 @@ std::optional<Store> OpenAndRecover(CrashSim& sim, const std::vector<CheckpointS
   return std::move(*opened);
 }
 
+// Background barriers run inline for the life of a scope.
+struct BackgroundSyncInlineScope {
+  BackgroundSyncInlineScope() { internal::SetBackgroundSyncInline(true); }
+  ~BackgroundSyncInlineScope() { internal::SetBackgroundSyncInline(false); }
+  BackgroundSyncInlineScope(const BackgroundSyncInlineScope&) = delete;
+  BackgroundSyncInlineScope& operator=(const BackgroundSyncInlineScope&) = delete;
+};
+
 // One trial: `epochs` sequences of commits, each ended by a power loss.
 // Within a sequence the store is sometimes closed and opened again (a kill
 // between commits), and a durable commit's barrier sometimes fails with EIO,
@@ -309,6 +318,8 @@ std::optional<Store> OpenAndRecover(CrashSim& sim, const std::vector<CheckpointS
 // loses the sidecar, with the marks in it.
 void RunTrial(uint64_t seed, const std::vector<CheckpointSpec>& regions, int epochs,
               int images_per_epoch, SimTotals& totals, uint32_t protocol = 1) {
+  // The simulated disk is not thread-safe: background barriers run inline.
+  const BackgroundSyncInlineScope inline_syncs;
   std::mt19937_64 rng(seed);
   std::vector<RegionModel> model(regions.size());
   std::vector<std::byte> disk = CleanImage(regions, protocol);
@@ -331,11 +342,45 @@ void RunTrial(uint64_t seed, const std::vector<CheckpointSpec>& regions, int epo
     }
 
     const int ops = 1 + static_cast<int>(rng() % 10);
+    size_t burst_region = 0;  // after a StartSync: commits to one region
+    int burst_left = 0;
     uint64_t last_header_unit = 0;
     for (int op = 0; op < ops; ++op) {
       const std::string where = where_epoch + " op " + std::to_string(op);
-      // One op in six is a Store::Sync: every commit returned before it is
-      // durable once it returns (G4), unless it was in flight or failed.
+      // One op in eight is a Store::StartSync, whose fdatasync the
+      // simulator runs at once (BackgroundSyncInline) while the handle
+      // completes it only when a later call must wait for it: commits in
+      // between run as if beside the call. Every commit returned before it
+      // is on disk once the call returned (G4), unless the power went
+      // during it.
+      if (rng() % 8 == 0) {
+        const bool start_in_flight = op == ops - 1 && rng() % 3 == 0;
+        if (start_in_flight) sim.BeginInFlight();
+        const Status started = store->StartSync();
+        if (start_in_flight) sim.EndInFlight();
+        sim.Observe();
+        if (!started.ok()) {
+          totals.violations.push_back(where + ": StartSync failed: " + started.ToString());
+          return;
+        }
+        ++totals.background_syncs;
+        if (!start_in_flight) {
+          for (size_t i = 0; i < regions.size(); ++i) {
+            model[i].durable = std::max(model[i].durable, expected[i].returned);
+          }
+        }
+        // Half the time the next two commits go to one region in kNone, as
+        // a loop that keeps committing while the barrier runs: the second
+        // finds no slot but the covered one.
+        if (rng() % 2 == 0) {
+          burst_region = rng() % regions.size();
+          burst_left = 2;
+        }
+        continue;
+      }
+      // One op in six of the rest is a Store::Sync: every commit returned
+      // before it is durable once it returns (G4), unless it was in flight
+      // or failed.
       if (rng() % 6 == 0) {
         const bool sync_in_flight = op == ops - 1 && rng() % 3 == 0;
         const bool sync_fail = !sync_in_flight && rng() % 10 == 0;
@@ -376,9 +421,10 @@ void RunTrial(uint64_t seed, const std::vector<CheckpointSpec>& regions, int epo
         }
         continue;
       }
-      const size_t r = rng() % regions.size();
+      const size_t r = burst_left > 0 ? burst_region : rng() % regions.size();
       const std::vector<std::byte> payload = NextPayload(rng, regions[r].capacity, bodies[r]);
-      const Durability mode = RandomMode(rng);
+      const Durability mode = burst_left > 0 ? Durability::kNone : RandomMode(rng);
+      if (burst_left > 0) --burst_left;
       const bool durable_mode = mode == Durability::kSync || mode == Durability::kPwriteFdatasync;
       // The last commit is in flight with probability 1/3: its barrier
       // never reaches the disk and it counts as not returned. Any other
@@ -478,7 +524,8 @@ void RunSimulation(const std::vector<CheckpointSpec>& regions, uint64_t trials, 
                                 << totals.failed_opens << " after a failed open, "
                                 << totals.sidecars_lost << " after the sidecar was lost), "
                                 << totals.syncs << " Syncs (" << totals.failed_syncs
-                                << " more failed), " << totals.violations.size()
+                                << " more failed), " << totals.background_syncs
+                                << " background barriers, " << totals.violations.size()
                                 << " violations; base seed " << base);
   for (size_t i = 0; i < std::min<size_t>(totals.violations.size(), 10); ++i) {
     UNSCOPED_INFO(totals.violations[i]);
@@ -486,6 +533,7 @@ void RunSimulation(const std::vector<CheckpointSpec>& regions, uint64_t trials, 
   CHECK(totals.violations.empty());
   CHECK(totals.images == trials * 3 * 12);
   CHECK(totals.syncs > 0);
+  CHECK(totals.background_syncs > 0);
 }
 
 TEST_CASE("Power loss at random points: every recovered region obeys G1 and G3",
@@ -549,7 +597,11 @@ TEST_CASE("The simulator catches each deliberately broken protocol",
           Broken{Mutation::kSettleTrustsHeader,
                  "settle trusts a header without checking its payload", false, 1500},
           Broken{Mutation::kIgnoreIntentMarks, "open ignores the intent marks"},
-          Broken{Mutation::kSyncWithoutBarrier, "Sync returns without its fdatasync"}}) {
+          Broken{Mutation::kSyncWithoutBarrier, "Sync returns without its fdatasync"},
+          Broken{Mutation::kBackgroundCoversLate,
+                 "a background barrier covers commits completed during its call", true, 1500},
+          Broken{Mutation::kOverwriteCoveredInFlight,
+                 "a commit takes the slot a background barrier in flight covers", true, 1500}}) {
       if (regions == &kEdgeRegions && !broken.on_edges) continue;
       MutationScope scope(broken.mutation);
       SimTotals totals;

@@ -9,16 +9,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "regionstore/store.h"
 #include "slot.h"
 #include "support/files.h"
+#include "support/mutation_scope.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
@@ -379,6 +384,242 @@ TEST_CASE("A kill inside the pwritev of a commit without a barrier leaves the co
   CHECK(MustLoad(reopened, "big", &meta) == old_bytes);
   CHECK(meta.generation == old_generation);
   CheckNothingDamaged(path);
+}
+
+}  // namespace regionstore::testing
+
+// --- Background barriers (Store::StartSync) --------------------------------
+
+namespace regionstore::testing {
+namespace {
+
+// Holds the background fdatasync at its entry until the test lets it go: the
+// library's thread blocks in TestIo's OnEnter hook, and the test releases it
+// either directly (Release) or when the handle's thread is about to wait for
+// it (Point::kWaitForBackgroundSync), so no interleaving depends on timing.
+class HeldSync {
+ public:
+  explicit HeldSync(TestIo& io) {
+    released_ = released_promise_.get_future().share();
+    io.OnEnter([this](Op op) {
+      if (op != Op::kDataSync || held_once_.exchange(true)) return;
+      released_.wait();
+    });
+    current_ = this;
+    internal::SetPointHook([](internal::Point point, uint32_t) {
+      if (point == internal::Point::kWaitForBackgroundSync && current_ != nullptr) {
+        current_->Release();
+      }
+    });
+  }
+  ~HeldSync() {
+    Release();
+    internal::SetPointHook(nullptr);
+    current_ = nullptr;
+  }
+  HeldSync(const HeldSync&) = delete;
+  HeldSync& operator=(const HeldSync&) = delete;
+
+  void Release() {
+    if (!released_once_.exchange(true)) released_promise_.set_value();
+  }
+  // True once the held call has entered (and is held or was released).
+  bool entered() const { return held_once_.load(); }
+
+ private:
+  static inline HeldSync* current_ = nullptr;
+  std::promise<void> released_promise_;
+  std::shared_future<void> released_;
+  std::atomic<bool> held_once_{false};
+  std::atomic<bool> released_once_{false};
+};
+
+}  // namespace
+
+TEST_CASE("A background barrier covers the commits returned before StartSync, not those after",
+          "[store][sync][background][threads]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 0, kSyncRegions);
+  for (const bool covers_late : {false, true}) {
+    INFO((covers_late ? "mutation: the cover taken at completion" : "correct"));
+    std::optional<MutationScope> broken;
+    if (covers_late) broken.emplace(internal::Mutation::kBackgroundCoversLate);
+    TestIo io;
+    Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+    auto before = store.Commit("big", PatternBytes(64 * kKiB, 20), Durability::kNone);
+    REQUIRE(before.ok());
+    {
+      HeldSync held(io);
+      REQUIRE(store.StartSync().ok());
+      CHECK(store.Stats().background_syncs == 1);
+      // While the fdatasync is held, a commit to another region completes:
+      // the barrier began before it and does not cover it.
+      auto after = store.Commit("small", PatternBytes(100, 21), Durability::kNone);
+      REQUIRE(after.ok());
+      REQUIRE(store.WaitDurable("big", *before).ok());
+      CHECK(held.entered());
+      CHECK(*store.DurableGeneration("big") == *before);
+      // The broken variant counts it as covered: the check has teeth.
+      CHECK(*store.DurableGeneration("small") == (covers_late ? *after : 0));
+    }
+    // A Sync covers it.
+    REQUIRE(store.Sync().ok());
+    CHECK(*store.DurableGeneration("small") > 0);
+  }
+}
+
+TEST_CASE("A commit waits for the background barrier rather than take a slot it covers",
+          "[store][sync][background][threads]") {
+  for (const bool overwrite : {false, true}) {
+    INFO((overwrite ? "mutation: a covered slot may be taken" : "correct"));
+    TempDir dir;
+    const std::string path = dir.File("s.rgn");
+    MustCreateWithRegions(path, 0, kSyncRegions);
+    std::optional<MutationScope> broken;
+    if (overwrite) broken.emplace(internal::Mutation::kOverwriteCoveredInFlight);
+    TestIo io;
+    Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+    // Slot 0: a durable commit. Slot 1: a kNone commit the barrier covers.
+    auto durable = store.Commit("big", PatternBytes(32 * kKiB, 22), Durability::kPwriteFdatasync);
+    auto covered = store.Commit("big", PatternBytes(32 * kKiB, 23), Durability::kNone);
+    REQUIRE(durable.ok());
+    REQUIRE(covered.ok());
+    HeldSync held(io);
+    REQUIRE(store.StartSync().ok());
+    // Slot 2 is free; after it, every slot holds the newest, the durable or
+    // the covered commit, and the next commit waits for the barrier.
+    REQUIRE(store.Commit("big", PatternBytes(32 * kKiB, 24), Durability::kNone).ok());
+    const auto last_bytes = PatternBytes(32 * kKiB, 25);
+    auto last = store.Commit("big", last_bytes, Durability::kNone);
+    REQUIRE(last.ok());
+    CHECK(MustLoad(store, "big") == last_bytes);
+    if (!overwrite) {
+      CHECK(store.Stats().waits_for_background_sync == 1);
+      // The covered commit kept its slot until the barrier returned, and is
+      // the region's durable one.
+      CHECK(*store.DurableGeneration("big") == *covered);
+    } else {
+      // The broken rule wrote over it while the barrier ran: the region's
+      // newest durable commit went back to the older one.
+      CHECK(store.Stats().waits_for_background_sync == 0);
+      held.Release();
+      REQUIRE(store.WaitDurable("big", *durable).ok());
+      CHECK(*store.DurableGeneration("big") == *durable);
+    }
+  }
+}
+
+TEST_CASE("A failed background fdatasync is reported by the call that completes it and poisons",
+          "[store][sync][background][threads][fault]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 0, kSyncRegions);
+  const auto bytes = PatternBytes(64 * kKiB, 26);
+  {
+    TestIo io;
+    Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+    auto committed = store.Commit("big", bytes, Durability::kNone);
+    REQUIRE(committed.ok());
+    io.FailNth(Op::kDataSync, 1, EIO);
+    REQUIRE(store.StartSync().ok());
+    const Status failed = store.WaitDurable("big", *committed);
+    CHECK(failed.code() == StatusCode::kIOError);
+    CHECK(failed.sys_errno() == EIO);
+    CHECK_THAT(failed.ToString(), Catch::Contains("sync in the background: fdatasync"));
+    CHECK(store.poisoned());
+    CHECK(store.Stats().failed_flushes == 1);
+    // Every later call says so.
+    CHECK(store.Commit("big", bytes, Durability::kNone).status().code() == StatusCode::kPoisoned);
+    CHECK(store.StartSync().code() == StatusCode::kPoisoned);
+    CHECK(store.Sync().status().code() == StatusCode::kPoisoned);
+  }
+  Store reopened = MustOpen(path, OpenMode::kReadWrite);
+  CHECK(MustLoad(reopened, "big") == bytes);
+}
+
+TEST_CASE("A fork while a background barrier runs leaves parent and child working",
+          "[store][sync][background]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 0, kSyncRegions);
+  const auto bytes = PatternBytes(64 * kKiB, 27);
+  TestIo io;
+  Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+  auto committed = store.Commit("big", bytes, Durability::kNone);
+  REQUIRE(committed.ok());
+  HeldSync held(io);
+  REQUIRE(store.StartSync().ok());
+  // The child has no copy of the library's thread; it reads the store
+  // through a handle of its own and leaves the parent's alone.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    auto reader = Store::Open(path, OpenMode::kReadOnly);
+    std::vector<std::byte> out;
+    const bool same = reader.ok() && reader->Load("big", out).ok() && out == bytes;
+    ::_exit(same ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  REQUIRE(store.WaitDurable("big", *committed).ok());
+  CHECK(*store.DurableGeneration("big") == *committed);
+}
+
+TEST_CASE("Closing a store waits for its background barrier",
+          "[store][sync][background][threads]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 0, kSyncRegions);
+  const auto bytes = PatternBytes(64 * kKiB, 28);
+  TestIo io;
+  int syncs_before = 0;
+  {
+    std::optional<HeldSync> held;
+    Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+    REQUIRE(store.Commit("big", bytes, Durability::kNone).ok());
+    held.emplace(io);
+    syncs_before = io.Count(Op::kDataSync);
+    REQUIRE(store.StartSync().ok());
+    // The store goes first: its destructor reaches the wait point, which
+    // lets the held call go, and completes the barrier.
+  }
+  CHECK(io.Count(Op::kDataSync) == syncs_before + 1);
+  Store reopened = MustOpen(path, OpenMode::kReadWrite);
+  CHECK(MustLoad(reopened, "big") == bytes);
+}
+
+TEST_CASE("sync_interval starts a background barrier after a commit once the interval passed",
+          "[store][sync][background][threads]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 0, kSyncRegions);
+  TestIo io;
+  uint64_t now = 1'000'000'000'000;
+  io.SetMonotonicNanos(now);
+  OpenOptions options;
+  options.io = &io;
+  options.sync_interval = std::chrono::milliseconds(1000);
+  auto opened = Store::Open(path, OpenMode::kReadWrite, options);
+  REQUIRE(opened.ok());
+  Store store = std::move(*opened);
+  auto first = store.Commit("small", PatternBytes(100, 29), Durability::kNone);
+  REQUIRE(first.ok());
+  CHECK(store.Stats().background_syncs == 0);  // less than a second since the open
+  now += 1'500'000'000;
+  io.SetMonotonicNanos(now);
+  auto second = store.Commit("small", PatternBytes(100, 30), Durability::kNone);
+  REQUIRE(second.ok());
+  CHECK(store.Stats().background_syncs == 1);
+  REQUIRE(store.WaitDurable("small", *second).ok());
+  CHECK(*store.DurableGeneration("small") == *second);
+  // Nothing pending: no barrier, however long it has been.
+  now += 5'000'000'000;
+  io.SetMonotonicNanos(now);
+  CHECK(store.DurableGeneration("small").ok());
+  CHECK(store.Stats().background_syncs == 1);
 }
 
 }  // namespace regionstore::testing

@@ -79,6 +79,13 @@ struct StoreStats {
   // before it must be redundant, its members durable in their slots, before
   // the journal starts over.
   uint64_t journal_checkpoints = 0;
+  // Barriers started in the background (Store::StartSync, and
+  // OpenOptions::sync_interval's), counted when started.
+  uint64_t background_syncs = 0;
+  // Commits and batch members that waited for a background barrier in
+  // flight because every other slot of their region held the newest, the
+  // durable, or a commit that barrier covers.
+  uint64_t waits_for_background_sync = 0;
   bool poisoned = false;
 
   // By value: `store.Stats().of(mode)` is a temporary's member, and a
@@ -208,6 +215,14 @@ struct OpenOptions {
   // saves it where nobody waits; a waiter then sees new commits only at
   // each WaitOptions::recheck.
   bool wake_waiters = true;
+  // Writers: above zero, a commit or batch that returns starts a background
+  // barrier (Store::StartSync) when none is in flight, a commit without a
+  // barrier is pending, and this long has passed since the last whole-file
+  // barrier began: commits in kNone become durable within about this
+  // interval of the next commit, and no call waits for the flush. Checked
+  // at those calls only: a handle that stops committing starts none (call
+  // Sync() before stopping). Zero (the default) starts none.
+  std::chrono::milliseconds sync_interval{0};
 };
 
 // How Store::WaitForNewer waits.
@@ -472,6 +487,26 @@ class REGIONSTORE_EXPORT Store {
   // returned may be lost), kPoisoned.
   Result<SyncReport> Sync();
 
+  // Starts a whole-file barrier (fdatasync) on a thread of the library's
+  // and returns at once: it covers every commit and batch that returned
+  // before this call, as Sync() would, and the handle completes it at its
+  // next call that finds it done (any Commit, CommitBatch, Write, Flush,
+  // Sync, DurableGeneration, WaitDurable), or at the first one that needs
+  // it: another barrier (one is in flight at a time: a file's writeback
+  // error is reported once, to the first call that looks), a commit whose
+  // region has no slot left that holds neither its newest commit, its
+  // durable one, nor one this barrier covers (StoreStats counts those
+  // waits), and the destructor. A barrier in flight when StartSync is
+  // called is completed first. The thread is the library's only other
+  // thread in a handle; it makes the fdatasync and nothing else, so the
+  // handle's own calls stay "one thread at a time". It does not exist in a
+  // child after fork() (a child must not write through an inherited Store
+  // anyway; see the top of this file). A failed background fdatasync is
+  // returned by the call that completes it, and the handle is poisoned:
+  // every later call returns kPoisoned. Errors: kInvalidArgument
+  // (read-only), kPoisoned, those of a barrier in flight it completes first.
+  Status StartSync();
+
   // The generation of the newest commit of region `name` known durable
   // through this writable handle: made by a durable commit or batch,
   // covered by a Sync or another whole-file barrier that returned, or found
@@ -484,8 +519,9 @@ class REGIONSTORE_EXPORT Store {
   Result<uint64_t> DurableGeneration(std::string_view name);
 
   // Returns once the commit of generation `generation` of region `name` (or
-  // a newer one) is durable: at once if it is, else after a Sync, which
-  // covers it if it had returned. Errors: kNotFound, kInvalidArgument (a
+  // a newer one) is durable: at once if it is, after the background barrier
+  // in flight if that covers it, else after a Sync, which covers it if it
+  // had returned. Errors: kNotFound, kInvalidArgument (a
   // generation this handle never issued, or a read-only store), those of
   // Sync.
   Status WaitDurable(std::string_view name, uint64_t generation);
