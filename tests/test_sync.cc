@@ -16,6 +16,7 @@
 #include <csignal>
 #include <cstdint>
 #include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -399,39 +400,43 @@ namespace {
 // it (Point::kWaitForBackgroundSync), so no interleaving depends on timing.
 class HeldSync {
  public:
-  explicit HeldSync(TestIo& io) {
-    released_ = released_promise_.get_future().share();
-    io.OnEnter([this](Op op) {
-      if (op != Op::kDataSync || held_once_.exchange(true)) return;
-      released_.wait();
+  explicit HeldSync(TestIo& io) : state_(std::make_shared<State>()) {
+    state_->released = state_->release.get_future().share();
+    // The hook keeps the state alive for the library's thread, whatever
+    // the test destroys first.
+    io.OnEnter([state = state_](Op op) {
+      if (op != Op::kDataSync || state->entered.exchange(true)) return;
+      state->released.wait();
     });
-    current_ = this;
+    current_ = state_;
     internal::SetPointHook([](internal::Point point, uint32_t) {
-      if (point == internal::Point::kWaitForBackgroundSync && current_ != nullptr) {
-        current_->Release();
-      }
+      if (point == internal::Point::kWaitForBackgroundSync && current_) current_->Release();
     });
   }
   ~HeldSync() {
-    Release();
+    state_->Release();
     internal::SetPointHook(nullptr);
-    current_ = nullptr;
+    current_.reset();
   }
   HeldSync(const HeldSync&) = delete;
   HeldSync& operator=(const HeldSync&) = delete;
 
-  void Release() {
-    if (!released_once_.exchange(true)) released_promise_.set_value();
-  }
+  void Release() { state_->Release(); }
   // True once the held call has entered (and is held or was released).
-  bool entered() const { return held_once_.load(); }
+  bool entered() const { return state_->entered.load(); }
 
  private:
-  static inline HeldSync* current_ = nullptr;
-  std::promise<void> released_promise_;
-  std::shared_future<void> released_;
-  std::atomic<bool> held_once_{false};
-  std::atomic<bool> released_once_{false};
+  struct State {
+    std::promise<void> release;
+    std::shared_future<void> released;
+    std::atomic<bool> entered{false};
+    std::atomic<bool> released_once{false};
+    void Release() {
+      if (!released_once.exchange(true)) release.set_value();
+    }
+  };
+  static inline std::shared_ptr<State> current_;
+  std::shared_ptr<State> state_;
 };
 
 }  // namespace
