@@ -333,7 +333,8 @@ struct SyncReport {
 };
 
 // Threads and processes. A Store is not internally synchronised; on one
-// handle:
+// handle (StartSync's thread makes its fdatasync and nothing else, so it
+// changes none of this):
 //  - Write, Flush and Commit change the handle: one thread at a time, and
 //    none of them beside Stats() or poisoned(), which read what they change;
 //  - Read, View, Load, List, Report and the accessors (path(), info(),
