@@ -295,6 +295,13 @@ rs_code rs_wait_durable(rs_store* store, const char* name, uint64_t generation) 
   });
 }
 
+rs_code rs_start_sync(rs_store* store) {
+  return Guard([&] {
+    if (store == nullptr) return Null("store");
+    return From(store->store.StartSync());
+  });
+}
+
 rs_code rs_view(const rs_store* store, uint64_t offset, uint64_t length, const void** out) {
   return Guard([&] {
     if (store == nullptr) return Null("store");

@@ -164,9 +164,9 @@ RS_API rs_code rs_write(rs_store* store, uint64_t offset, const void* data, size
 RS_API rs_code rs_read(const rs_store* store, uint64_t offset, void* out, size_t length);
 RS_API rs_code rs_flush(rs_store* store, uint64_t offset, uint64_t length,
                         rs_durability durability);
-/* Durability after the fact (Store::Sync, DurableGeneration, WaitDurable;
- * docs/GUARANTEES.md, G4), writer only: RS_INVALID_ARGUMENT on a read-only
- * handle. Each changes the handle, as rs_commit does.
+/* Durability after the fact (Store::Sync, DurableGeneration, WaitDurable,
+ * StartSync; docs/GUARANTEES.md, G4), writer only: RS_INVALID_ARGUMENT on
+ * a read-only handle. Each changes the handle, as rs_commit does.
  *
  * rs_sync makes every commit and batch that returned before it, and every
  * raw write, durable with one fdatasync of the file. *regions_made_durable
@@ -180,9 +180,22 @@ RS_API rs_code rs_sync(rs_store* store, uint64_t* regions_made_durable);
  * g or more. RS_NOT_FOUND for an unknown region. */
 RS_API rs_code rs_durable_generation(rs_store* store, const char* name, uint64_t* generation);
 /* Returns once commit `generation` of region `name` (or a newer one) is
- * durable: at once if it is, else after an rs_sync. RS_INVALID_ARGUMENT for
- * a generation this handle never issued. */
+ * durable: at once if it is, after the barrier in flight (rs_start_sync)
+ * if that covers it, else after an rs_sync. RS_INVALID_ARGUMENT for a
+ * generation this handle never issued. */
 RS_API rs_code rs_wait_durable(rs_store* store, const char* name, uint64_t generation);
+/* Starts rs_sync's fdatasync on a library thread and returns at once
+ * (Store::StartSync): it covers what an rs_sync would. The handle completes
+ * it at its next call that finds it done (a commit, rs_write, rs_flush,
+ * rs_sync, rs_durable_generation, rs_wait_durable) or must wait for it:
+ * another barrier (one is in flight at a time; rs_start_sync completes the
+ * one before), a commit whose region has no free slot left, rs_wait_durable
+ * for a commit it covers, rs_close. rs_durable_generation counts the
+ * commits it covers once it is completed. A failed background fdatasync is
+ * returned (RS_IO_ERROR) by the call that completes it and poisons the
+ * store. The thread makes the fdatasync and nothing else: the handle's
+ * calls stay one thread at a time. */
+RS_API rs_code rs_start_sync(rs_store* store);
 /* Views point into the store's mapping until rs_close. */
 RS_API rs_code rs_view(const rs_store* store, uint64_t offset, uint64_t length, const void** out);
 RS_API rs_code rs_mutable_view(rs_store* store, uint64_t offset, uint64_t length, void** out);

@@ -26,6 +26,9 @@ mutable view are not.
 A loop may commit with 'none' at every step and make its commits durable
 when it chooses: store.sync() (one fdatasync; returns a SyncReport),
 store.durable_generation(name), store.wait_durable(name, generation).
+store.start_sync() runs that fdatasync on a library thread instead, and
+regionstore.open(path, 'rw', sync_interval=seconds) starts one after a
+commit once that long has passed since the last.
 
 Errors are regionstore.Error subclasses (see regionstore._errors).
 """

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -652,6 +653,10 @@ class StoreObject {
     return Take(Changing(*handle_, [](rs::Store& store) { return store.Sync(); }));
   }
 
+  void StartSync() {
+    Check(Changing(*handle_, [](rs::Store& store) { return store.StartSync(); }));
+  }
+
   // Changing: the first call for a region reads its headers into the handle.
   uint64_t DurableGeneration(std::string_view name) {
     return Take(
@@ -710,6 +715,8 @@ class StoreObject {
     result["failed_writes"] = stats.failed_writes;
     result["batch_log_barriers"] = stats.batch_log_barriers;
     result["journal_checkpoints"] = stats.journal_checkpoints;
+    result["background_syncs"] = stats.background_syncs;
+    result["waits_for_background_sync"] = stats.waits_for_background_sync;
     result["poisoned"] = stats.poisoned;
     return result;
   }
@@ -772,7 +779,7 @@ void Create(const std::filesystem::path& path, const IntArg& size_arg,
 
 std::unique_ptr<StoreObject> Open(const std::filesystem::path& path, std::string_view mode,
                                   bool follow_symlinks, bool wake_waiters,
-                                  bool allow_shared_extents) {
+                                  bool allow_shared_extents, double sync_interval) {
   rs::OpenMode open_mode = rs::OpenMode::kReadOnly;
   if (mode == "rw") {
     open_mode = rs::OpenMode::kReadWrite;
@@ -784,6 +791,13 @@ std::unique_ptr<StoreObject> Open(const std::filesystem::path& path, std::string
   options.symlinks = follow_symlinks ? rs::SymlinkPolicy::kFollow : rs::SymlinkPolicy::kRefuse;
   options.wake_waiters = wake_waiters;
   options.allow_shared_extents = allow_shared_extents;
+  if (!(sync_interval >= 0)) {
+    RaiseClass("InvalidArgument", "invalid argument: sync_interval must be >= 0 seconds");
+  }
+  // Whole milliseconds, rounded up so a positive interval never turns the
+  // flusher off; capped as wait_newer's timeout is.
+  options.sync_interval = std::chrono::milliseconds(
+      static_cast<int64_t>(std::ceil(std::min(sync_interval, 1e9) * 1000.0)));
   const std::string file = path.string();
   std::optional<rs::Result<rs::Store>> opened;
   {
@@ -1060,6 +1074,13 @@ PYBIND11_MODULE(_regionstore, m) {
            "durable. Commit\nwith 'none' at every step and sync() when you choose. Writer only "
            "(InvalidArgument on a\nreader). IOError if the fdatasync fails: the handle is then "
            "poisoned (Poisoned from then on).")
+      .def("start_sync", &StoreObject::StartSync,
+           "Starts sync()'s fdatasync on a library thread and returns at once; it covers what "
+           "sync()\nwould. The handle completes it at its next call that finds it done, or that "
+           "must wait\nfor it (another sync or start_sync, a commit whose region has no free "
+           "slot, wait_durable,\nclose). durable_generation counts what it covers once it is "
+           "completed. A failed\nbackground fdatasync raises IOError from the call that "
+           "completes it and poisons the handle.\nWriter only (InvalidArgument on a reader).")
       .def("durable_generation", &StoreObject::DurableGeneration, py::arg("name"),
            "The generation of region `name`'s newest commit known durable through this handle "
            "(made\nin a durable mode, covered by sync(), or found when the handle opened); 0 if "
@@ -1090,9 +1111,12 @@ PYBIND11_MODULE(_regionstore, m) {
         "AlreadyExists unless replace=True.");
   m.def("open", &Open, py::arg("path"), py::arg("mode") = "r", py::kw_only(),
         py::arg("follow_symlinks") = false, py::arg("wake_waiters") = true,
-        py::arg("allow_shared_extents") = false,
+        py::arg("allow_shared_extents") = false, py::arg("sync_interval") = 0.0,
         "Opens the store at `path`: mode 'r' (a reader) or 'rw' (the store's one writer: Busy "
-        "if\nanother holds it). Returns a Store; use it as a context manager.");
+        "if\nanother holds it). Returns a Store; use it as a context manager. sync_interval "
+        "(seconds,\n0: off), writer only: a commit or batch that returns starts a background "
+        "barrier\n(start_sync) when none is in flight, a commit is not durable yet, and this "
+        "long has\npassed since the last whole-file barrier began.");
   m.def(
       "_raise_status",
       [](int code, const std::string& message) {

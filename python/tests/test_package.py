@@ -32,8 +32,9 @@ def test_help_shows_the_documented_api():
     text = pydoc.render_doc(regionstore, renderer=pydoc.plaintext)
     for word in ("open(path", "create(path", "class Store", "commit(", "load_into(", "wait_newer(",
                  "commit_batch(", "load_set(", "mutable_view(", "begin_commit(", "sync(",
-                 "durable_generation(", "wait_durable(", "class SyncReport", "class Batch",
-                 "class Durability", "pwrite-fdatasync", "class InvalidArgument"):
+                 "start_sync(", "sync_interval", "durable_generation(", "wait_durable(",
+                 "class SyncReport", "class Batch", "class Durability", "pwrite-fdatasync",
+                 "class InvalidArgument"):
         assert word in text, f"help(regionstore) lacks {word!r}"
     store_text = pydoc.render_doc(regionstore.Store, renderer=pydoc.plaintext)
     assert "All-or-nothing" in store_text and "BufferError" in store_text

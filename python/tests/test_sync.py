@@ -1,4 +1,7 @@
-"""Durability after the fact: sync(), durable_generation(), wait_durable()."""
+"""Durability after the fact: sync(), start_sync(), sync_interval, durable_generation(),
+wait_durable()."""
+
+import time
 
 import pytest
 
@@ -85,3 +88,57 @@ def test_the_calls_raise_value_error_on_a_closed_store(store_path):
                  lambda: store.wait_durable("a", 1)):
         with pytest.raises(ValueError, match="closed"):
             call()
+
+
+def background_syncs(store):
+    return store.stats()["background_syncs"]
+
+
+def test_start_sync_covers_a_commit_that_returned_and_wait_durable_completes_it(store_path):
+    with regionstore.open(store_path, "rw") as store:
+        generation = store.commit("a", b"a" * 3000, "none")
+        assert store.durable_generation("a") == 0
+        before = fdatasyncs(store)
+        assert store.stats()["background_syncs"] == 0
+        assert store.stats()["waits_for_background_sync"] == 0
+        assert store.start_sync() is None
+        assert background_syncs(store) == 1
+        store.wait_durable("a", generation)
+        assert store.durable_generation("a") == generation
+        # The background barrier was the only one: wait_durable ran none.
+        assert fdatasyncs(store) == before + 1
+        # Two in a row: the second completes the first; sync() finds nothing pending.
+        store.start_sync()
+        store.start_sync()
+        assert background_syncs(store) == 3
+        assert store.sync().made_durable == {}
+
+
+def test_a_reader_cannot_start_a_sync(store_path):
+    with regionstore.open(store_path) as reader:
+        with pytest.raises(regionstore.InvalidArgument, match="read-only"):
+            reader.start_sync()
+    store = regionstore.open(store_path, "rw")
+    store.close()
+    with pytest.raises(ValueError, match="closed"):
+        store.start_sync()
+
+
+@pytest.mark.parametrize("interval, started", [(0.001, 1), (3600, 0), (0, 0)])
+def test_sync_interval_starts_a_background_barrier_after_a_commit_once_it_passed(
+        store_path, interval, started):
+    with regionstore.open(store_path, "rw", sync_interval=interval) as store:
+        # Not synchronisation: only lets the monotonic clock pass the
+        # interval, so the commit below starts a barrier (or, for the long
+        # interval and 0, does not).
+        time.sleep(interval + 0.005 if interval < 3600 else 0.005)
+        generation = store.commit("a", b"x" * 100, "none")
+        assert background_syncs(store) == started
+        store.wait_durable("a", generation)
+        assert store.durable_generation("a") == generation
+
+
+@pytest.mark.parametrize("interval", [-1, -0.5, float("nan")])
+def test_a_negative_sync_interval_is_refused(store_path, interval):
+    with pytest.raises(regionstore.InvalidArgument, match="sync_interval must be >= 0"):
+        regionstore.open(store_path, "rw", sync_interval=interval)

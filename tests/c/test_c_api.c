@@ -230,6 +230,23 @@ static void test_sync(const char* dir) {
   CHECK(rs_durable_generation(store, "nope", &durable) == RS_NOT_FOUND);
   CHECK(rs_wait_durable(store, "nope", 1) == RS_NOT_FOUND);
 
+  /* A barrier started in the background covers the commit that returned
+   * before it: rs_wait_durable completes that barrier and runs no other
+   * (one fdatasync counted in all). */
+  CHECK(rs_commit(store, "step", step, sizeof step, RS_NONE, &generation) == RS_OK);
+  CHECK(rs_durable_generation(store, "step", &durable) == RS_OK && durable == generation - 1);
+  CHECK(rs_stats_get(store, &before) == RS_OK);
+  CHECK(rs_start_sync(store) == RS_OK);
+  CHECK(rs_wait_durable(store, "step", generation) == RS_OK);
+  CHECK(rs_durable_generation(store, "step", &durable) == RS_OK && durable == generation);
+  CHECK(rs_stats_get(store, &after) == RS_OK);
+  CHECK(after.by_mode[RS_PWRITE_FDATASYNC].flushes ==
+        before.by_mode[RS_PWRITE_FDATASYNC].flushes + 1);
+  /* Two in a row: the second completes the first. */
+  CHECK(rs_start_sync(store) == RS_OK);
+  CHECK(rs_start_sync(store) == RS_OK);
+  CHECK(rs_sync(store, &made_durable) == RS_OK && made_durable == 0);
+
   /* A commit left without a barrier at close: the next writer's open makes
    * it durable, and says so. */
   CHECK(rs_commit(store, "state", state, 600, RS_NONE, &generation) == RS_OK);
@@ -249,6 +266,8 @@ static void test_sync(const char* dir) {
   CHECK(rs_sync(reader, &made_durable) == RS_INVALID_ARGUMENT && made_durable == 99);
   CHECK(rs_durable_generation(reader, "state", &durable) == RS_INVALID_ARGUMENT);
   CHECK(rs_wait_durable(reader, "state", 1) == RS_INVALID_ARGUMENT);
+  CHECK(rs_start_sync(reader) == RS_INVALID_ARGUMENT);
+  CHECK(strstr(rs_last_error(), "read-only") != NULL);
   rs_close(reader);
 }
 
@@ -369,6 +388,8 @@ static void test_nulls(const char* dir) {
   CHECK(strstr(rs_last_error(), "generation is NULL") != NULL);
   CHECK(rs_wait_durable(NULL, "r", 1) == RS_INVALID_ARGUMENT);
   CHECK(rs_wait_durable(store, NULL, 1) == RS_INVALID_ARGUMENT);
+  CHECK(rs_start_sync(NULL) == RS_INVALID_ARGUMENT);
+  CHECK(strstr(rs_last_error(), "store is NULL") != NULL);
   CHECK(rs_stats_get(NULL, &stats) == RS_INVALID_ARGUMENT);
   CHECK(rs_stats_get(store, NULL) == RS_INVALID_ARGUMENT);
   CHECK(rs_region_count(NULL) == 0);
