@@ -37,6 +37,13 @@ using internal::VolatilePath;
 
 const std::vector<CheckpointSpec> kSyncRegions = {{"big", 2 * kMiB}, {"small", 4 * kKiB}};
 
+// A store of kSyncRegions in `dir`, and its path.
+std::string NewStore(TempDir& dir) {
+  const std::string path = dir.File("s.rgn");
+  MustCreateWithRegions(path, 0, kSyncRegions);
+  return path;
+}
+
 // Minor faults of this thread so far.
 long MinorFaults() {
   rusage usage{};
@@ -57,8 +64,7 @@ class VolatilePathScope {
 
 TEST_CASE("Sync makes the commits without a barrier durable and names them", "[store][sync]") {
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   TestIo io;
   Store store = MustOpen(path, OpenMode::kReadWrite, &io);
 
@@ -102,8 +108,7 @@ TEST_CASE("Sync makes the commits without a barrier durable and names them", "[s
 TEST_CASE("WaitDurable returns at once for a durable commit and syncs for one that is not",
           "[store][sync]") {
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   TestIo io;
   Store store = MustOpen(path, OpenMode::kReadWrite, &io);
   auto committed = store.Commit("small", PatternBytes(300, 5), Durability::kNone);
@@ -127,8 +132,7 @@ TEST_CASE("WaitDurable returns at once for a durable commit and syncs for one th
 TEST_CASE("Sync, a commit, a kill: the reopen loads the newest commit and reports it durable",
           "[store][sync]") {
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   const auto synced_bytes = PatternBytes(kMiB + 7, 6);
   const auto later_bytes = PatternBytes(kMiB - 7, 7);
   uint64_t synced_generation = 0;
@@ -156,8 +160,7 @@ TEST_CASE("Sync, a commit, a kill: the reopen loads the newest commit and report
 TEST_CASE("A failed Sync reports the error, poisons the handle, and the next open recovers",
           "[store][sync][fault]") {
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   const auto bytes = PatternBytes(64 * kKiB, 8);
   {
     TestIo io;
@@ -183,8 +186,7 @@ TEST_CASE("A failed Sync reports the error, poisons the handle, and the next ope
 
 TEST_CASE("Sync refuses a read-only handle", "[store][sync]") {
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   Store reader = MustOpen(path, OpenMode::kReadOnly);
   CHECK(reader.Sync().status().code() == StatusCode::kInvalidArgument);
   CHECK(reader.DurableGeneration("big").status().code() == StatusCode::kInvalidArgument);
@@ -194,8 +196,7 @@ TEST_CASE("Sync refuses a read-only handle", "[store][sync]") {
 TEST_CASE("A 1 MiB kNone commit into pages a Sync cleaned takes no write fault per page",
           "[store][sync][faults]") {
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   Store store = MustOpen(path, OpenMode::kReadWrite);
   const auto bytes = PatternBytes(kMiB, 9);
   // Every slot written once through the mapping, so that each has
@@ -232,8 +233,7 @@ TEST_CASE("A 1 MiB kNone commit into pages a Sync cleaned takes no write fault p
 TEST_CASE("Commits without a barrier write by pwrite unless the handle just wrote the slot",
           "[store][sync]") {
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   TestIo io;
   // The store's clock stands still unless the test moves it.
   uint64_t now = 1'000'000'000'000;
@@ -292,8 +292,7 @@ TEST_CASE("Commits without a barrier write by pwrite unless the handle just wrot
 TEST_CASE("A failed pwrite of a commit without a barrier poisons the handle and loses nothing",
           "[store][sync][fault]") {
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   const auto old_bytes = PatternBytes(kMiB, 12);
   VolatilePathScope by_pwrite(VolatilePath::kPwrite);
   for (int nth : {1, 2, 3}) {  // the zero unit, the payload, the header
@@ -325,8 +324,7 @@ TEST_CASE("A kill inside the pwritev of a commit without a barrier leaves the co
   // signal stopped would have, then raises SIGKILL. The next open must find
   // the commit before, byte-exact, and the slot unfinished.
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   const auto old_bytes = PatternBytes(kMiB, 14);
   const auto new_bytes = PatternBytes(kMiB, 15);
   uint64_t old_generation = 0;
@@ -444,8 +442,7 @@ class HeldSync {
 TEST_CASE("A background barrier covers the commits returned before StartSync, not those after",
           "[store][sync][background][threads]") {
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   for (const bool covers_late : {false, true}) {
     INFO((covers_late ? "mutation: the cover taken at completion" : "correct"));
     std::optional<MutationScope> broken;
@@ -479,8 +476,7 @@ TEST_CASE("A commit waits for the background barrier rather than take a slot it 
   for (const bool overwrite : {false, true}) {
     INFO((overwrite ? "mutation: a covered slot may be taken" : "correct"));
     TempDir dir;
-    const std::string path = dir.File("s.rgn");
-    MustCreateWithRegions(path, 0, kSyncRegions);
+    const std::string path = NewStore(dir);
     std::optional<MutationScope> broken;
     if (overwrite) broken.emplace(internal::Mutation::kOverwriteCoveredInFlight);
     TestIo io;
@@ -518,8 +514,7 @@ TEST_CASE("A commit waits for the background barrier rather than take a slot it 
 TEST_CASE("A failed background fdatasync is reported by the call that completes it and poisons",
           "[store][sync][background][threads][fault]") {
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   const auto bytes = PatternBytes(64 * kKiB, 26);
   {
     TestIo io;
@@ -546,8 +541,7 @@ TEST_CASE("A failed background fdatasync is reported by the call that completes 
 TEST_CASE("A fork while a background barrier runs leaves parent and child working",
           "[store][sync][background]") {
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   const auto bytes = PatternBytes(64 * kKiB, 27);
   TestIo io;
   Store store = MustOpen(path, OpenMode::kReadWrite, &io);
@@ -576,8 +570,7 @@ TEST_CASE("A fork while a background barrier runs leaves parent and child workin
 TEST_CASE("Closing a store waits for its background barrier",
           "[store][sync][background][threads]") {
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   const auto bytes = PatternBytes(64 * kKiB, 28);
   TestIo io;
   int syncs_before = 0;
@@ -599,8 +592,7 @@ TEST_CASE("Closing a store waits for its background barrier",
 TEST_CASE("sync_interval starts a background barrier after a commit once the interval passed",
           "[store][sync][background][threads]") {
   TempDir dir;
-  const std::string path = dir.File("s.rgn");
-  MustCreateWithRegions(path, 0, kSyncRegions);
+  const std::string path = NewStore(dir);
   TestIo io;
   uint64_t now = 1'000'000'000'000;
   io.SetMonotonicNanos(now);
