@@ -199,8 +199,12 @@ class REGIONSTORE_EXPORT File {
   }
   // posix_fallocate: reserves every block of the range. Errors: kNoSpace.
   virtual Status Allocate(uint64_t offset, uint64_t length) = 0;
-  virtual Status DataSync() = 0;  // fdatasync
-  virtual Status Sync() = 0;      // fsync
+  // fdatasync. Store::StartSync calls it on a thread of the library's while
+  // the handle's thread goes on with other calls on the same File (WriteAt,
+  // WriteGatherAt, ReadAt, StartWriteback) and on its Mapping: an
+  // implementation must allow that one call to run beside them.
+  virtual Status DataSync() = 0;
+  virtual Status Sync() = 0;  // fsync
   // Takes the exclusive single-writer lock (flock LOCK_EX, non-blocking).
   // Errors: kBusy if another open file description holds it.
   // The POSIX implementation also takes an open-file-description record
