@@ -273,7 +273,9 @@ Status Store::Rep::PublishMappedHeader(uint32_t index, uint32_t target, const sl
 Status Store::Rep::PublishVolatile(uint32_t index, uint32_t target, const slot::Header& header,
                                    Durability durability) {
   const uint64_t unit_offset = slot::HeaderFileOffset(info.regions[index], target);
-  regions[index].written_at_ns[target] = io->MonotonicNanos();
+  // Only a commit above kMappedUpTo asks when its slot was written: the
+  // clock stays off the small commits' path.
+  if (header.length > kMappedUpTo) regions[index].written_at_ns[target] = io->MonotonicNanos();
   // Through the mapping, no system call, except for the first mapped
   // commit since a whole-file barrier: that barrier wrote the intent area's
   // folio back and write-protected it, so a store would take a write fault

@@ -53,9 +53,10 @@ struct RegionState {
   // Per slot: the generation of a commit known valid there, 0 if unknown or
   // invalid (such a slot is free).
   std::vector<uint64_t> known_generation;
-  // Per slot: when this handle last wrote the slot without a barrier
-  // (Io::MonotonicNanos), 0 if never or if a barrier of its own covered it
-  // since. What VolatileCommitByMapping judges the slot's pages by.
+  // Per slot: when this handle last wrote the slot above 16 KiB without a
+  // barrier (Io::MonotonicNanos), 0 if never or if a barrier of its own
+  // covered it since. What VolatileCommitByMapping judges the slot's pages
+  // by.
   std::vector<uint64_t> written_at_ns;
 };
 
