@@ -17,10 +17,14 @@
 // (a memcpy into MAP_SHARED memory makes no call); their bytes reach the
 // disk at a barrier or at the kernel's writeback and are not in these counts.
 //
-// Thread safety: counts are plain integers; use one thread.
+// Thread safety: one thread at a time, except that File::DataSync may run on
+// the thread of Store::StartSync beside the handle's thread: the barrier
+// count is updated and read atomically (std::atomic_ref), the rest are plain
+// integers.
 #ifndef REGIONSTORE_LAB_COUNTING_IO_H_
 #define REGIONSTORE_LAB_COUNTING_IO_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -54,6 +58,11 @@ struct IoCounts {
   }
 };
 
+// Barriers may be counted on StartSync's thread (see above).
+inline void CountBarrier(IoCounts* counts) {
+  std::atomic_ref<uint64_t>(counts->barriers).fetch_add(1, std::memory_order_relaxed);
+}
+
 // Owns the Mapping it forwards to.
 class CountingMapping : public ForwardingMapping {
  public:
@@ -61,7 +70,7 @@ class CountingMapping : public ForwardingMapping {
       : ForwardingMapping(std::move(base)), counts_(counts) {}
 
   Status Sync(uint64_t offset, uint64_t length, SyncKind kind) override {
-    if (kind == SyncKind::kSync) ++counts_->barriers;
+    if (kind == SyncKind::kSync) CountBarrier(counts_);
     return ForwardingMapping::Sync(offset, length, kind);
   }
 
@@ -91,18 +100,18 @@ class CountingFile : public ForwardingFile {
                        bool data_sync) override {
     Status s = ForwardingFile::WriteGatherAt(offset, parts, data_sync);
     ++counts_->write_calls;
-    if (data_sync) ++counts_->barriers;
+    if (data_sync) CountBarrier(counts_);
     if (s.ok()) {
       for (const std::span<const std::byte>& part : parts) counts_->write_bytes += part.size();
     }
     return s;
   }
   Status DataSync() override {
-    ++counts_->barriers;
+    CountBarrier(counts_);
     return ForwardingFile::DataSync();
   }
   Status Sync() override {
-    ++counts_->barriers;
+    CountBarrier(counts_);
     return ForwardingFile::Sync();
   }
   Result<std::unique_ptr<Mapping>> Map(uint64_t length, OpenMode mode) override {
@@ -121,7 +130,11 @@ class CountingIo : public ForwardingIo {
   explicit CountingIo(Io* base = Io::Default()) : ForwardingIo(base) {}
 
   // What every file opened through this Io did so far.
-  const IoCounts& counts() const { return counts_; }
+  IoCounts counts() const {
+    return {counts_.read_calls, counts_.read_bytes, counts_.write_calls, counts_.write_bytes,
+            std::atomic_ref<uint64_t>(const_cast<uint64_t&>(counts_.barriers))
+                .load(std::memory_order_relaxed)};
+  }
 
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,
                                      SymlinkPolicy symlinks) override {
@@ -134,7 +147,7 @@ class CountingIo : public ForwardingIo {
     return Wrap(ForwardingIo::CreateAnonymous(directory));
   }
   Status SyncDirectory(const std::string& directory) override {
-    ++counts_.barriers;
+    CountBarrier(&counts_);
     return ForwardingIo::SyncDirectory(directory);
   }
 
