@@ -317,7 +317,8 @@ std::vector<double> Field(const std::vector<ArmRun>& runs, double ArmRun::*field
 
 std::vector<double> Joined(const std::vector<ArmRun>& runs, std::vector<double> ArmRun::*field) {
   std::vector<double> values;
-  for (const ArmRun& run : runs) values.insert(values.end(), (run.*field).begin(), (run.*field).end());
+  for (const ArmRun& run : runs)
+    values.insert(values.end(), (run.*field).begin(), (run.*field).end());
   return values;
 }
 
@@ -356,7 +357,8 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
   }
   const double persist_ns = Median(persist);
   const double step_ns = options.step_ms * 1e6;
-  const uint64_t every = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(2 * persist_ns / step_ns)));
+  const uint64_t every =
+      std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(2 * persist_ns / step_ns)));
   for (int i = 0; i < 3; ++i) {  // the pipelined store's slots, and the cookbook's file
     if (auto g = pipelined.Commit("state", state, Durability::kNone); !g.ok()) {
       Die(g.status().ToString());
@@ -374,9 +376,10 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
                        return std::string();
                      },
                      nullptr, nullptr, nullptr, false});
-  methods.push_back({"cookbook: temp file, fsync, rename, fsync dir",
-                     [&options](std::span<const std::byte> s) { return CookbookSave(options.dir, s); },
-                     nullptr, nullptr, nullptr, true});
+  methods.push_back(
+      {"cookbook: temp file, fsync, rename, fsync dir",
+       [&options](std::span<const std::byte> s) { return CookbookSave(options.dir, s); }, nullptr,
+       nullptr, nullptr, true});
   methods.push_back({"regionstore blocking: Commit kPwriteFdatasync",
                      [&blocking](std::span<const std::byte> s) -> std::string {
                        auto g = blocking.Commit("state", s, Durability::kPwriteFdatasync);
@@ -425,11 +428,11 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
     const double kib = Median(Field(runs[a], &ArmRun::device_kib));
     const double seam_writes = Median(Field(runs[a], &ArmRun::seam_writes));
     const double seam_barriers = Median(Field(runs[a], &ArmRun::seam_barriers));
-    const std::string device =
-        std::isnan(writes) ? "-" : Grouped(static_cast<uint64_t>(writes)) + ", " +
-                                       Grouped(static_cast<uint64_t>(kib));
-    const std::string seam = std::isnan(seam_writes) ? "-" : Fixed(seam_writes, 1) + ", " +
-                                                                 Fixed(seam_barriers, 1);
+    const std::string device = std::isnan(writes) ? "-"
+                                                  : Grouped(static_cast<uint64_t>(writes)) + ", " +
+                                                        Grouped(static_cast<uint64_t>(kib));
+    const std::string seam =
+        std::isnan(seam_writes) ? "-" : Fixed(seam_writes, 1) + ", " + Fixed(seam_barriers, 1);
     std::printf("| %s%s | %s | %s (%s to %s) | %s (%s) | %s (%s) | %s | %s |\n", name.c_str(),
                 a == 0 ? " (device: per round)" : "", Ms(Median(per_step)).c_str(),
                 Percent(Median(ratios)).c_str(), Percent(*lo).c_str(), Percent(*hi).c_str(),
@@ -441,7 +444,8 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
     }
     table.push_back({{"arm", name},
                      {"ns_per_step", per_step},
-                     {"overhead_per_step", {{"median", Median(ratios) - 1}, {"low", *lo - 1}, {"high", *hi - 1}}},
+                     {"overhead_per_step",
+                      {{"median", Median(ratios) - 1}, {"low", *lo - 1}, {"high", *hi - 1}}},
                      {"stall_ns", stalls},
                      {"lag_until_durable_ns", lags},
                      {"device_write_requests_per_checkpoint", writes},
@@ -497,12 +501,10 @@ int main(int argc, char** argv) {
   const std::string device_stat = DeviceStatPath(options.dir);
   const auto started = Clock::now();
   std::vector<SummaryRow> summary;
-  nlohmann::json doc = {{"tool", "regionstore_training_bench"},
-                        {"kernel", machine.release},
-                        {"filesystem", fs->type_name},
-                        {"rounds", options.rounds},
-                        {"tables", nlohmann::json::array()},
-                        {"skipped", nlohmann::json::array()}};
+  nlohmann::json doc = {
+      {"tool", "regionstore_training_bench"}, {"kernel", machine.release},
+      {"filesystem", fs->type_name},          {"rounds", options.rounds},
+      {"tables", nlohmann::json::array()},    {"skipped", nlohmann::json::array()}};
   for (const uint64_t size : options.sizes) {
     // Two stores of three slots, the cookbook's file and its temporary
     // copy, and slack.
@@ -530,9 +532,9 @@ int main(int argc, char** argv) {
                 Percent(1 + row.overhead[3]).c_str(), row.stall_ns[3] / row.stall_ns[0]);
   }
   std::printf("\n");
-  for (const char* name : {"training-blocking.rgn", "training-blocking.rgn.shm",
-                           "training-pipelined.rgn", "training-pipelined.rgn.shm",
-                           "training-cookbook.ckpt"}) {
+  for (const char* name :
+       {"training-blocking.rgn", "training-blocking.rgn.shm", "training-pipelined.rgn",
+        "training-pipelined.rgn.shm", "training-cookbook.ckpt"}) {
     std::filesystem::remove(options.dir + "/" + name, error);
   }
   if (!options.json_path.empty()) {

@@ -177,8 +177,11 @@ std::optional<uint32_t> Store::Rep::FreeSlot(uint32_t index) const {
   // commit a background barrier in flight is making durable (G4: it may be
   // the only one a power cut leaves of what that barrier covers). Of the
   // rest, the one with the oldest known commit; unknown or invalid slots
-  // count as oldest. Only validated state decides. Three slots a region
-  // (slot::kSlotsPerRegion) leave at least one with no barrier in flight.
+  // count as oldest. Only validated state decides. Three slots can all be
+  // taken, by the newest commit (made after the barrier in flight began),
+  // the one that barrier covers and the durable one: CommitTarget then
+  // waits for the barrier. A fourth slot (CheckpointSpec::slots) is left
+  // free in that case.
   std::optional<uint32_t> target;
   for (uint32_t i = 0; i < region.slot_count; ++i) {
     if (i == state.newest || i == state.durable || CoveredInFlight(index, i)) continue;

@@ -22,9 +22,9 @@ namespace {
 constexpr uint64_t kDataChunk = 8 * format::kMiB;
 
 // The source's regions (`made`, the first `sources` of them) changed as the
-// caller's specs say: a larger capacity, another layout, or a new region.
-// Errors (their message only): a region given twice, or one that would
-// shrink.
+// caller's specs say: a larger capacity, another layout, another slot count
+// (0 keeps each), or a new region. Errors (their message only): a region
+// given twice, or one that would shrink.
 Status ApplyRegionChanges(std::vector<CheckpointSpec>& made, std::span<const CheckpointSpec> specs,
                           size_t sources) {
   const auto invalid = [](std::string message) {
@@ -40,15 +40,17 @@ Status ApplyRegionChanges(std::vector<CheckpointSpec>& made, std::span<const Che
     if (static_cast<size_t>(same - made.begin()) >= sources) {
       return invalid("region '" + spec.name + "' is given twice");
     }
-    if (spec.capacity < same->capacity) {
+    if (spec.capacity != 0 && spec.capacity < same->capacity) {
       return invalid("region '" + spec.name + "' would shrink from " +
                      std::to_string(same->capacity) + " to " + std::to_string(spec.capacity) +
                      " bytes: a copy never drops bytes");
     }
-    if (spec.capacity != same->capacity || spec.layout != SlotLayout::kAuto) {
+    if (spec.capacity != 0 &&
+        (spec.capacity != same->capacity || spec.layout != SlotLayout::kAuto)) {
       same->capacity = spec.capacity;
       same->layout = spec.layout;
     }
+    if (spec.slots != 0) same->slots = spec.slots;
   }
   return Status::Ok();
 }
@@ -164,7 +166,7 @@ Result<CopyReport> Store::CopyTo(const std::string& destination, const CopyOptio
   create.io = r.io;
   create.warnings = options.warnings;
   for (const RegionEntry& region : r.info.regions) {
-    create.checkpoints.push_back({region.name, region.capacity, region.layout});
+    create.checkpoints.push_back({region.name, region.capacity, region.layout, region.slot_count});
   }
   if (Status s = ApplyRegionChanges(create.checkpoints, options.checkpoints, r.info.regions.size());
       !s.ok()) {

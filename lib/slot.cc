@@ -146,7 +146,12 @@ Result<std::pair<std::vector<RegionEntry>, uint64_t>> LayoutRegions(
     RegionEntry entry;
     entry.name = spec.name;
     entry.capacity = spec.capacity;
-    entry.slot_count = kSlotsPerRegion;
+    if (spec.slots != 0 && (spec.slots < kSlotsPerRegion || spec.slots > kMaxSlotsPerRegion)) {
+      return invalid("region '" + spec.name + "': " + std::to_string(spec.slots) +
+                     " slots; between " + std::to_string(kSlotsPerRegion) + " and " +
+                     std::to_string(kMaxSlotsPerRegion) + " are allowed");
+    }
+    entry.slot_count = spec.slots != 0 ? spec.slots : kSlotsPerRegion;
     entry.layout = ResolveLayout(spec.layout, spec.capacity, page_size);
     if (entry.layout == SlotLayout::kCompact) {
       if (compact_alignment > format::kAreaAlignment ||
@@ -161,7 +166,7 @@ Result<std::pair<std::vector<RegionEntry>, uint64_t>> LayoutRegions(
     }
     entry.slot_stride = StrideFor(spec.capacity, entry.layout, entry.slot_alignment);
     entry.slots_offset = format::AlignUp(next, entry.slot_alignment);
-    next = entry.slots_offset + uint64_t{kSlotsPerRegion} * entry.slot_stride;
+    next = entry.slots_offset + uint64_t{entry.slot_count} * entry.slot_stride;
     if (next > format::kMaxDataSize) {
       return invalid("the regions do not fit the largest store of " +
                      std::to_string(format::kMaxDataSize) + " bytes");

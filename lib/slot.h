@@ -25,11 +25,12 @@ inline constexpr char kMagic[8] = {'R', 'G', 'N', 'S', 'L', 'O', 'T', '1'};
 // before a data area at the next 1 MiB boundary (format::DataOffsetFor).
 inline constexpr uint64_t kMaxRegionsCreated = format::kMaxRegions;
 
-// Slots per region this version creates. Three are what the commit protocol
-// needs: the newest commit, the newest durable one and a free target.
-inline constexpr uint32_t kSlotsPerRegion = 3;
+// Slots per region this version creates unless CheckpointSpec::slots asks
+// for more. Three are what the commit protocol needs: the newest commit,
+// the newest durable one and a free target.
+inline constexpr uint32_t kSlotsPerRegion = kDefaultSlots;
 // Readers accept tables with up to this many slots per region.
-inline constexpr uint32_t kMaxSlotsPerRegion = 64;
+inline constexpr uint32_t kMaxSlotsPerRegion = kMaxSlots;
 
 // Two slot layouts (docs/FORMAT.md, "Checkpoint slots"), both with the
 // header unit right before the payload, so one pwritev writes both and one

@@ -259,6 +259,103 @@ TEST_CASE("CopyTo refuses to shrink a region or to name one twice", "[copy]") {
   CHECK_FALSE(std::filesystem::exists(destination));
 }
 
+TEST_CASE("Regions with spare slots: every slot used, reopened, verified, and copied", "[copy]") {
+  for (const uint32_t protocol : {1u, 2u}) {
+    DYNAMIC_SECTION("protocol " << protocol) {
+      TempDir dir;
+      const std::string source = dir.File("src.rgn");
+      MustCreateWithRegions(source, 0,
+                            {{"many", 100, SlotLayout::kAuto, slot::kMaxSlotsPerRegion},
+                             {"four", 70'000, SlotLayout::kAligned, 4},
+                             {"three", 8}},
+                            nullptr, protocol);
+      std::vector<std::byte> many, four;
+      {
+        Store store = MustOpen(source, OpenMode::kReadWrite);
+        const StoreInfo& info = store.info();
+        CHECK(info.regions[0].slot_count == 64);
+        CHECK(info.regions[1].slot_count == 4);
+        CHECK(info.regions[2].slot_count == 3);
+        // Twice round the 64 slots, durable every tenth commit, and the
+        // aligned region's four slots three times over.
+        for (uint64_t g = 1; g <= 130; ++g) {
+          many = Payload(100, g, 1);
+          const Durability mode = g % 10 == 0 ? Durability::kPwriteFdatasync : Durability::kNone;
+          auto generation = store.Commit("many", many, mode);
+          REQUIRE(generation.ok());
+          CHECK(*generation == g);
+        }
+        for (uint64_t g = 1; g <= 12; ++g) {
+          four = Payload(70'000, g, 2);
+          REQUIRE(store.Commit("four", four, Durability::kNone).ok());
+        }
+        REQUIRE(store.Sync().ok());
+      }
+      {
+        Store store = MustOpen(source, OpenMode::kReadWrite);  // the writer's recovery
+        CHECK(MustLoad(store, "many") == many);
+        CHECK(MustLoad(store, "four") == four);
+      }
+      auto verified = VerifyRegions(source);
+      REQUIRE(verified.ok());
+      for (const RegionReport& region : verified->regions) {
+        INFO(region.name);
+        CHECK_FALSE(region.damaged);
+        CHECK_FALSE(region.torn);
+      }
+      CHECK(verified->regions[0].generation == 130);
+      CHECK(verified->regions[0].active_slot < 64);
+      CHECK(verified->regions[1].generation == 12);
+
+      // A copy keeps each region's slots, or takes new ones (capacity 0
+      // keeps the capacity).
+      Store src = MustOpen(source, OpenMode::kReadOnly);
+      const std::string kept = dir.File("kept.rgn");
+      REQUIRE(src.CopyTo(kept).ok());
+      const std::string changed = dir.File("changed.rgn");
+      CopyOptions more;
+      more.checkpoints = {{"three", 0, SlotLayout::kAuto, 5}, {"many", 0, SlotLayout::kAuto, 3}};
+      REQUIRE(src.CopyTo(changed, more).ok());
+      for (const auto& [path, slots] : {std::pair{kept, std::vector<uint32_t>{64, 4, 3}},
+                                        std::pair{changed, std::vector<uint32_t>{3, 4, 5}}}) {
+        INFO(path);
+        Store copy = MustOpen(path, OpenMode::kReadWrite);
+        for (size_t i = 0; i < slots.size(); ++i) {
+          CHECK(copy.info().regions[i].slot_count == slots[i]);
+        }
+        CHECK(copy.info().regions[0].capacity == 100);
+        CHECK(MustLoad(copy, "many") == many);
+        CHECK(MustLoad(copy, "four") == four);
+        auto next = copy.Commit("many", Payload(100, 131, 1), Durability::kNone);
+        REQUIRE(next.ok());
+        CHECK(*next == 131);
+      }
+    }
+  }
+}
+
+TEST_CASE("Create and CopyTo refuse a slot count outside 3 to 64, naming the region", "[copy]") {
+  TempDir dir;
+  const std::string path = dir.File("s.rgn");
+  for (const uint32_t slots : {1u, 2u, 65u, 1000u}) {
+    INFO(slots);
+    CreateOptions create;
+    create.checkpoints = {{"state", 100, SlotLayout::kAuto, slots}};
+    const Status s = Store::Create(path, 0, create);
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(s.message(), Catch::Contains("region 'state': " + std::to_string(slots) +
+                                            " slots; between 3 and 64 are allowed"));
+    CHECK_FALSE(std::filesystem::exists(path));
+  }
+  MustCreateWithRegions(path, 0, {{"state", 100}});
+  Store src = MustOpen(path, OpenMode::kReadOnly);
+  CopyOptions two;
+  two.checkpoints = {{"state", 0, SlotLayout::kAuto, 2}};
+  const std::string destination = dir.File("dst.rgn");
+  CHECK(src.CopyTo(destination, two).status().code() == StatusCode::kInvalidArgument);
+  CHECK_FALSE(std::filesystem::exists(destination));
+}
+
 TEST_CASE("CopyTo refuses what it cannot do and leaves the destination as it was", "[copy]") {
   TempDir dir;
   const std::string source = dir.File("src.rgn");

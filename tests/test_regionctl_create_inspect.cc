@@ -160,6 +160,45 @@ TEST_CASE("regionctl create makes protocol 2 stores unless --protocol 1, and ins
   CHECK_FALSE(std::filesystem::exists(other));
 }
 
+TEST_CASE("regionctl create --slots and copy --slots set every region's slot count",
+          "[regionctl]") {
+  TempDir dir;
+  const std::string path = dir.File("spare.rs");
+  RequireSuccess(Regionctl({"create", path, "--size", "0", "--checkpoint", "a:100", "--checkpoint",
+                            "b:70KiB:aligned", "--slots", "4"}));
+  const auto slot_counts = [](const std::string& store) {
+    std::vector<uint32_t> counts;
+    for (const RegionEntry& region : MustReadInfo(store).regions) {
+      counts.push_back(region.slot_count);
+    }
+    return counts;
+  };
+  CHECK(slot_counts(path) == std::vector<uint32_t>{4, 4});
+  CHECK(InspectJson(path)["regions"][1]["slot_count"] == 4);
+  // A copy keeps them, or sets them, on the regions it adds too.
+  const std::string kept = dir.File("kept.rs");
+  RequireSuccess(Regionctl({"copy", path, kept}));
+  CHECK(slot_counts(kept) == std::vector<uint32_t>{4, 4});
+  const std::string more = dir.File("more.rs");
+  RequireSuccess(Regionctl(
+      {"copy", path, more, "--slots", "64", "--checkpoint", "c:8", "--checkpoint", "a:200"}));
+  CHECK(slot_counts(more) == std::vector<uint32_t>{64, 64, 64});
+  CHECK(MustReadInfo(more).regions[0].capacity == 200);
+  // Out of range: a usage error, nothing made.
+  for (const char* bad : {"2", "65", "0"}) {
+    INFO(bad);
+    const std::string refused = dir.File(std::string("bad-") + bad + ".rs");
+    const ProcessResult created =
+        Regionctl({"create", refused, "--size", "0", "--checkpoint", "a:100", "--slots", bad});
+    CHECK(created.exit_code == 2);
+    CHECK_THAT(created.stderr_bytes,
+               Catch::Contains("--slots: Value " + std::string(bad) + " not in range 3 to 64"));
+    CHECK_FALSE(std::filesystem::exists(refused));
+    CHECK(Regionctl({"copy", path, refused, "--slots", bad}).exit_code == 2);
+    CHECK_FALSE(std::filesystem::exists(refused));
+  }
+}
+
 TEST_CASE("regionctl create accepts byte counts and binary units", "[regionctl]") {
   const auto [size_text, expected_size] = GENERATE(table<std::string, uint64_t>({
       {"0", 0},

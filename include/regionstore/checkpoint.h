@@ -79,7 +79,19 @@ struct CheckpointSpec {
   uint64_t capacity = 0;
   // kAuto: compact slots up to kCompactSlotLimit, 64 KiB-aligned ones above.
   SlotLayout layout = SlotLayout::kAuto;
+  // Slots of the region: 3 to kMaxSlots, or 0 for the default: three for
+  // Store::Create, the source's count for Store::CopyTo. Three hold the
+  // newest commit, the newest durable one and the next commit's target; a
+  // fourth (a spare, one more capacity of disk) lets a commit go ahead
+  // while a background barrier (Store::StartSync) is still making the
+  // region's previous commit durable, where three make it wait for that
+  // barrier (docs/GUARANTEES.md, G4). More add nothing yet.
+  uint32_t slots = 0;
 };
+
+// The slot counts CheckpointSpec::slots takes, and every release reads.
+inline constexpr uint32_t kDefaultSlots = 3;
+inline constexpr uint32_t kMaxSlots = 64;
 
 // Checks a region name against the rule above. Errors: kInvalidArgument,
 // saying what is wrong.

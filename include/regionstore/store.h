@@ -132,9 +132,10 @@ struct CreateOptions {
   // ZFS): that the reservation does not prevent that SIGBUS.
   std::vector<std::string>* warnings = nullptr;
   // Checkpoint regions to lay out after the data area, in this order (at
-  // most 1,048,576). Each gets three slots: compact ones (4 KiB + its
-  // capacity, rounded up to the page size) or 64 KiB-aligned ones (64 KiB +
-  // its capacity rounded up to 64 KiB), as CheckpointSpec::layout says.
+  // most 1,048,576). Each gets three slots (CheckpointSpec::slots asks for
+  // more): compact ones (4 KiB + its capacity, rounded up to the page size)
+  // or 64 KiB-aligned ones (64 KiB + its capacity rounded up to 64 KiB), as
+  // CheckpointSpec::layout says.
   // Past 8,128 regions the data area starts at the next 1 MiB boundary after
   // the table instead of at 1 MiB.
   std::vector<CheckpointSpec> checkpoints;
@@ -292,10 +293,11 @@ struct CopyOptions {
   uint64_t data_size = 0;
   // The copy's geometry beyond the source's (the offline grow): an entry
   // naming a region of the source gives it this capacity, at least the
-  // source's (smaller is kInvalidArgument: a copy never drops bytes), and
-  // this layout (kAuto: chosen for the new capacity); an entry naming no
-  // region adds it, empty, after the source's regions. Each region keeps
-  // its newest commit and its generations either way.
+  // source's (smaller is kInvalidArgument: a copy never drops bytes; 0
+  // keeps the source's capacity and layout), this layout (kAuto: chosen for
+  // the new capacity) and this many slots (0 keeps the source's); an entry
+  // naming no region adds it, empty, after the source's regions. Each
+  // region keeps its newest commit and its generations either way.
   std::vector<CheckpointSpec> checkpoints;
   // As CreateOptions::warnings (filesystem notes about the new file).
   std::vector<std::string>* warnings = nullptr;

@@ -727,8 +727,10 @@ class StoreObject {
 
 void Create(const std::filesystem::path& path, const IntArg& size_arg,
             const py::object& checkpoints, const IntArg& protocol, bool batch_log,
-            const IntArg& journal_size, bool replace) {
+            const IntArg& journal_size, bool replace, const IntArg& slots_arg) {
   const uint64_t size = Unsigned(size_arg, "size");
+  const auto slots =
+      static_cast<uint32_t>(Unsigned(slots_arg, "slots", std::numeric_limits<uint32_t>::max()));
   rs::CreateOptions options;
   options.protocol =
       static_cast<uint32_t>(Unsigned(protocol, "protocol", std::numeric_limits<uint32_t>::max()));
@@ -765,6 +767,7 @@ void Create(const std::filesystem::path& path, const IntArg& size_arg,
                                           "' has layout '" + layout +
                                           "', none of 'auto', 'compact' and 'aligned'");
       }
+      spec.slots = slots;
       options.checkpoints.push_back(std::move(spec));
     }
   }
@@ -1104,11 +1107,13 @@ PYBIND11_MODULE(_regionstore, m) {
   m.def("create", &Create, py::arg("path"), py::arg("size"), py::arg("checkpoints") = py::none(),
         py::kw_only(), py::arg("protocol") = rs::CreateOptions{}.protocol,
         py::arg("batch_log") = false, py::arg("journal_size") = 0, py::arg("replace") = false,
+        py::arg("slots") = 0,
         "Creates a store of `size` data bytes at `path`. `checkpoints`: a dict of region name "
         "to\ncapacity, or an iterable of (name, capacity) or (name, capacity, layout) with layout "
         "one of\n'auto', 'compact', 'aligned'. protocol 2 (default) or 1; batch_log reserves "
         "protocol 1's batch\nlog; journal_size sizes protocol 2's batch journal (0: 4 MiB). "
-        "AlreadyExists unless replace=True.");
+        "slots: slots of every region,\n3 to 64 (0: 3); a fourth lets a commit go on while "
+        "start_sync()'s fdatasync runs.\nAlreadyExists unless replace=True.");
   m.def("open", &Open, py::arg("path"), py::arg("mode") = "r", py::kw_only(),
         py::arg("follow_symlinks") = false, py::arg("wake_waiters") = true,
         py::arg("allow_shared_extents") = false, py::arg("sync_interval") = 0.0,

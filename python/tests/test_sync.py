@@ -142,3 +142,26 @@ def test_sync_interval_starts_a_background_barrier_after_a_commit_once_it_passed
 def test_a_negative_sync_interval_is_refused(store_path, interval):
     with pytest.raises(regionstore.InvalidArgument, match="sync_interval must be >= 0"):
         regionstore.open(store_path, "rw", sync_interval=interval)
+
+
+def test_create_gives_every_region_the_slots_asked_for(tmp_path):
+    sizes = {}
+    for slots in (0, 3, 4, 64):
+        path = tmp_path / f"s{slots}.rs"
+        # Compact slots of 8 KiB each (4 KiB header unit + 100 bytes, to a page).
+        regionstore.create(path, 0, {"a": 100, "b": 100}, protocol=1, slots=slots)
+        sizes[slots] = path.stat().st_size
+        with regionstore.open(path, "rw") as store:
+            for step in range(slots + 2):
+                store.commit("a", bytes([step]) * 100, "none")
+            store.sync()
+            assert store.load("a") == bytes([slots + 1]) * 100
+    assert sizes[0] == sizes[3]
+    # The slots end the file, rounded up to 64 KiB: two regions of 3 slots
+    # take 48 KiB (64 KiB rounded), of 4 slots 64 KiB, of 64 slots 1 MiB.
+    assert sizes[4] == sizes[3]
+    assert sizes[64] - sizes[3] == 2 * 64 * 8192 - 65536
+    for slots in (1, 2, 65):
+        with pytest.raises(regionstore.InvalidArgument, match=f"{slots} slots; between 3 and 64"):
+            regionstore.create(tmp_path / "bad.rs", 0, {"a": 100}, slots=slots)
+        assert not (tmp_path / "bad.rs").exists()

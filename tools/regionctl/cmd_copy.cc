@@ -27,6 +27,7 @@ struct CopyArgs : StoreArgs {
   uint32_t protocol = 0;
   uint64_t data_size = 0;
   std::vector<std::string> checkpoints;  // NAME:CAPACITY[:LAYOUT], as typed
+  uint32_t slots = 0;                    // --slots: 0 keeps each region's
   bool force = false;
   bool wait_idle = false;
   double wait_seconds = 10;
@@ -68,7 +69,18 @@ Status RunCopy(const CopyArgs& args) {
   for (const std::string& text : args.checkpoints) {
     Result<CheckpointSpec> spec = ParseCheckpointSpec(args.destination, text);
     if (!spec.ok()) return spec.status().WithOperation("copy", args.destination);
+    spec->slots = args.slots;
     options.checkpoints.push_back(std::move(*spec));
+  }
+  if (args.slots != 0) {
+    // The regions --checkpoint did not name: their capacity and layout kept
+    // (capacity 0), their slots changed.
+    for (const RegionEntry& region : store->info().regions) {
+      const auto named = [&region](const CheckpointSpec& spec) { return spec.name == region.name; };
+      if (std::none_of(options.checkpoints.begin(), options.checkpoints.end(), named)) {
+        options.checkpoints.push_back({region.name, 0, SlotLayout::kAuto, args.slots});
+      }
+    }
   }
   std::vector<std::string> warnings;
   options.warnings = &warnings;
@@ -131,7 +143,7 @@ void SetupCopy(CLI::App& app, Status& outcome) {
       "  regionctl copy old.rs new.rs --protocol 2\n"
       "  regionctl copy small.rs big.rs --size 1GiB --checkpoint state:64MiB --checkpoint "
       "log:1MiB\n"
-      "DST gets SRC's regions (names, capacities, slot layouts), each region's newest\n"
+      "DST gets SRC's regions (names, capacities, slot layouts and counts), each region's newest\n"
       "commit with its generation and time, and the data area. The regions are one\n"
       "consistent set, as `load --get` gives them, even while a writer commits batches;\n"
       "the data area is copied as its bytes stand meanwhile (raw writes carry no\n"
@@ -144,7 +156,8 @@ void SetupCopy(CLI::App& app, Status& outcome) {
       "writer's open: it finishes what a crashed writer left, as any writer does.\n"
       "--size and --checkpoint make the copy an offline grow: --checkpoint NAME:CAPACITY\n"
       "gives an existing region a larger capacity (never smaller) or adds a new, empty\n"
-      "region; every region keeps its newest commit and its generations.\n"
+      "region; every region keeps its newest commit and its generations. --slots N gives\n"
+      "every region of DST N slots (3 to 64; a fourth is a spare, see `create --help`).\n"
       "A progress bar goes to stderr when it is a terminal and DST is larger than 1 GiB.");
   AddStoreArguments(command, *args);
   command->add_option("DST", args->destination, "Path of the new store")->required()->type_name("");
@@ -163,6 +176,11 @@ void SetupCopy(CLI::App& app, Status& outcome) {
                    "Give region NAME of SRC a larger CAPACITY in DST, or add region NAME "
                    "(repeatable; LAYOUT: auto, compact, aligned)")
       ->type_name("NAME:CAPACITY[:LAYOUT]");
+  command
+      ->add_option("--slots", args->slots,
+                   "Slots of every region of DST, 3 to 64 (default: SRC's count)")
+      ->type_name("N")
+      ->check(CLI::Range(kDefaultSlots, kMaxSlots));
   command->add_flag("--wait-idle", args->wait_idle,
                     "Copy as the store's writer, so that no writer changes it (its data area "
                     "too) meanwhile; a writer holding it is waited for up to --wait-seconds");

@@ -36,6 +36,7 @@ struct CreateArgs {
   std::vector<std::string> checkpoints;  // NAME:CAPACITY[:LAYOUT], as typed
   std::string checkpoints_from;          // a file of those, "-" for stdin
   std::string slot_layout = "auto";      // the default LAYOUT
+  uint32_t slots = 0;                    // --slots: 0 for the default, 3
   bool batch_log = false;
   uint32_t protocol = 2;
   uint64_t journal_size = 0;
@@ -154,6 +155,7 @@ Status RunCreate(const CreateArgs& args) {
     if (Status s = AddCheckpointsFromFile(args.checkpoints_from, collector); !s.ok()) return s;
   }
   options.checkpoints = collector.Take();
+  for (CheckpointSpec& spec : options.checkpoints) spec.slots = args.slots;
   {
     // The bar follows the zero-fill, which writes the whole file: its size,
     // not the region count, is what takes time. Erased before the report.
@@ -211,7 +213,9 @@ void SetupCreate(CLI::App& app, Status& outcome) {
       "':'. Fields are read from the right: if the last ':' is followed by auto,\n"
       "compact or aligned, that is the LAYOUT and the CAPACITY follows the ':' before\n"
       "it; otherwise the CAPACITY follows the last ':'. The NAME is what precedes it.\n"
-      "Each region gets 3 slots. compact: 4 KiB + CAPACITY, rounded up to the page\n"
+      "Each region gets 3 slots (--slots N: N of them, 3 to 64; a fourth lets a commit go\n"
+      "on while a background fdatasync makes the one before durable, at the cost of one\n"
+      "more slot of disk). compact: 4 KiB + CAPACITY, rounded up to the page\n"
       "size (4 KiB on x86-64: a 100-byte region takes 3 x 8 KiB); aligned: 64 KiB +\n"
       "CAPACITY rounded up to 64 KiB (there 3 x 128 KiB), no two slots sharing a page of\n"
       "4, 16 or 64 KiB. auto, the default, is compact up to a capacity of 256 KiB and\n"
@@ -252,6 +256,11 @@ void SetupCreate(CLI::App& app, Status& outcome) {
                    "Layout of regions that name none: auto (default), compact, aligned")
       ->type_name("LAYOUT")
       ->check(SlotLayoutCheck());
+  command
+      ->add_option("--slots", args->slots,
+                   "Slots of every region, 3 (default) to 64: a fourth is a spare")
+      ->type_name("N")
+      ->check(CLI::Range(kDefaultSlots, kMaxSlots));
   command->add_flag("--batch-log", args->batch_log,
                     "Reserve a batch log (128 KiB), so that `commit --set` can commit several "
                     "regions as one batch; releases before 0.8 refuse such a store");
