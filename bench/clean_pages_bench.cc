@@ -19,8 +19,9 @@
 //   an fdatasync of another descriptor cleaned behind the handle's back (a
 //   store of its own: the handle guesses them dirty), kNone followed by
 //   Store::Sync, kNone followed by Store::StartSync (what the caller waits
-//   for when the barrier runs in the background; the next round's Sync
-//   completes it), kSync and kPwriteFdatasync;
+//   for when the barrier runs in the background; a WaitDurable after the
+//   timed call, untimed, lets it end before the next arm's call), kSync and
+//   kPwriteFdatasync;
 //   raw, into a second region of the same capacity in the same file (so in
 //   folios made as the commits' were): pwrite of the same bytes + XXH3-64
 //   of them; MADV_POPULATE_WRITE of a MAP_SHARED mapping of that range,
@@ -174,6 +175,9 @@ struct CallArm {
   std::function<std::string(std::span<const std::byte>)> call;
   // The store's seam, for the arms that call the library (else null).
   const CountingIo* io = nullptr;
+  // After the timed call (untimed; empty: nothing): what must end before
+  // the next arm's call, so that its device counts and time are its own.
+  std::function<std::string()> settle = nullptr;
 };
 
 struct ArmResult {
@@ -252,6 +256,9 @@ std::vector<ArmResult> RunRegime(std::vector<CallArm>& arms, Regime regime, Payl
         if (std::string e = arm.clean(); !e.empty()) Die(arm.name + ": cleaning: " + e);
       }
       TimeCall(arm, payload, device_stat, results[i]);
+      if (arm.settle) {
+        if (std::string e = arm.settle(); !e.empty()) Die(arm.name + ": settling: " + e);
+      }
     }
   }
   // Arm 0 is the private memcpy.
@@ -460,6 +467,7 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
       return generation.ok() ? std::string() : generation.status().ToString();
     };
   };
+  uint64_t pipelined_generation = 0;
   std::vector<CallArm> arms;
   arms.push_back(
       {"memcpy into a private buffer", false, nullptr, [&](std::span<const std::byte> p) {
@@ -487,16 +495,23 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
                   &io});
   arms.push_back({std::string(kPipelinedArm), true,
                   [&pipelined]() {
-                    auto synced = pipelined.Sync();  // completes the last round's, then cleans
+                    auto synced = pipelined.Sync();  // cleans its pages
                     return synced.ok() ? std::string() : synced.status().ToString();
                   },
-                  [&pipelined](std::span<const std::byte> p) {
+                  [&pipelined, &pipelined_generation](std::span<const std::byte> p) {
                     auto generation = pipelined.Commit("state", p, Durability::kNone);
                     if (!generation.ok()) return generation.status().ToString();
+                    pipelined_generation = *generation;
                     const Status started = pipelined.StartSync();
                     return started.ok() ? std::string() : started.ToString();
                   },
-                  nullptr});
+                  nullptr,
+                  // Its background fdatasync ends before the next arm's
+                  // call, which would otherwise count its device writes.
+                  [&pipelined, &pipelined_generation]() {
+                    const Status s = pipelined.WaitDurable("state", pipelined_generation);
+                    return s.ok() ? std::string() : s.ToString();
+                  }});
   arms.push_back({"Commit kSync", true, sync_store, commit(Durability::kSync), &io});
   arms.push_back(
       {"Commit kPwriteFdatasync", true, sync_store, commit(Durability::kPwriteFdatasync), &io});
