@@ -18,13 +18,16 @@
 //     Store::StartSync (the fdatasync runs on the library's thread while the
 //     loop goes on; the handle completes it at a later call).
 // An arm runs (C + 1) * K steps and checkpoints after steps K, 2K, ..., CK,
-// so the last barrier of the pipelined arm has K steps to finish inside the
-// timed run, as it would in a longer loop.
+// so the last barrier of the pipelined arm has K steps to finish, as it
+// would in a longer loop; the timed run ends once every checkpoint is
+// durable (the pipelined arm's WaitDurable on its last one included).
 // A step: an 8-byte stamp every 64 KiB of the state (so every checkpoint
 // differs), then a fixed chain of floating-point operations, calibrated
 // once to --step-ms.
-// Per arm: time per step, and its overhead over the reference in the same
-// round (median of per-round ratios, range); the stall per checkpoint (the
+// Per arm: the cost per checkpoint, the arm's time less the reference's
+// in the same round over C, and the overhead per step in a steady loop, that
+// cost over the K steps of an interval (median of per-round figures, range);
+// the stall per checkpoint (the
 // time the loop waits in the checkpoint call); the lag until durable (from
 // the checkpoint's start until the library reports it durable:
 // DurableGeneration polled after each step, so at a step's resolution; the
@@ -71,7 +74,7 @@ namespace {
 
 struct Options {
   std::vector<uint64_t> sizes{16 * kMiB, 256 * kMiB};
-  int rounds = 5;
+  int rounds = 4;
   int checkpoints = 2;  // per arm per round
   double step_ms = 5;
   std::string dir;
@@ -103,7 +106,8 @@ Options ParseOptions(int argc, char** argv) {
     } else if (arg.starts_with("--checkpoints=")) {
       options.checkpoints = PositiveInt("--checkpoints", arg.substr(14));
     } else if (arg.starts_with("--step-ms=")) {
-      options.step_ms = PositiveInt("--step-ms", arg.substr(10));
+      options.step_ms = std::atof(std::string(arg.substr(10)).c_str());
+      if (!(options.step_ms > 0)) Die("--step-ms needs a positive number of milliseconds");
     } else if (arg.starts_with("--dir=")) {
       options.dir = arg.substr(6);
       if (options.dir.empty()) Die("--dir needs a directory");
@@ -115,8 +119,9 @@ Options ParseOptions(int argc, char** argv) {
           "usage: regionstore_training_bench [--sizes=16,256] [--rounds=N] [--checkpoints=C]\n"
           "                                  [--step-ms=MS] [--dir=D] [--json=FILE]\n"
           "  --sizes: state sizes in MiB (default 16,256)\n"
-          "  --rounds=N: interleaved rounds per size (default 5)\n"
-          "  --checkpoints=C: checkpoints per arm per round (default 2)\n"
+          "  --rounds=N: interleaved rounds per size (default 4)\n"
+          "  --checkpoints=C: checkpoints per arm per round, at least (default 2; more where\n"
+          "    an arm would run under 200 ms)\n"
           "  --step-ms=MS: the compute of one step (default 5)\n"
           "  --dir=D: where the files go (default $REGIONSTORE_BENCH_DIR, else the build tree)\n"
           "  --json=FILE: also write every arm's figures to FILE\n");
@@ -173,7 +178,7 @@ struct Method {
 };
 
 struct ArmRun {
-  double ns_per_step = NAN;
+  double ns = NAN;  // the whole run, until its last checkpoint was durable
   std::vector<double> stalls;
   std::vector<double> lags;
   double device_writes = NAN;  // per checkpoint
@@ -202,10 +207,10 @@ ArmRun RunArm(Method* method, std::span<std::byte> state, uint64_t& step, uint64
       if (std::string e = method->poll(run.lags); !e.empty()) Die(method->name + ": " + e);
     }
   }
-  run.ns_per_step = Seconds(Clock::now() - start) * 1e9 / static_cast<double>(steps);
   if (method != nullptr && method->finish) {
     if (std::string e = method->finish(run.lags); !e.empty()) Die(method->name + ": " + e);
   }
+  run.ns = Seconds(Clock::now() - start) * 1e9;
   const std::optional<DeviceCounters> device_after = ReadDevice(device_stat);
   const double per = method != nullptr ? checkpoints : 1;
   if (device_before && device_after) {
@@ -249,7 +254,8 @@ struct Pending {
 };
 
 // Commit kNone + StartSync; lags from DurableGeneration after each step.
-Method Pipelined(Store& store, std::vector<Pending>& pending, const CountingIo* io) {
+Method Pipelined(Store& store, std::vector<Pending>& pending, uint64_t& overlapped,
+                 const CountingIo* io) {
   const auto report = [&store, &pending](std::vector<double>& lags) -> std::string {
     if (pending.empty()) return {};
     auto durable = store.DurableGeneration("state");
@@ -265,7 +271,11 @@ Method Pipelined(Store& store, std::vector<Pending>& pending, const CountingIo* 
   method.name = "regionstore pipelined: Commit kNone + StartSync";
   method.io = io;
   method.durable_on_return = false;
-  method.checkpoint = [&store, &pending](std::span<const std::byte> state) -> std::string {
+  method.checkpoint = [&store, &pending,
+                       &overlapped](std::span<const std::byte> state) -> std::string {
+    // The previous checkpoint not seen durable after the last step: its
+    // barrier may still run, and StartSync below waits for it.
+    if (!pending.empty()) ++overlapped;
     const auto started = Clock::now();
     auto generation = store.Commit("state", state, Durability::kNone);
     if (!generation.ok()) return generation.status().ToString();
@@ -386,7 +396,13 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
                        return g.ok() ? std::string() : g.status().ToString();
                      },
                      nullptr, nullptr, &blocking_io, true});
-  methods.push_back(Pipelined(pipelined, pending, &pipelined_io));
+  uint64_t overlapped = 0;
+  // Enough checkpoints that an arm's run lasts 200 ms or more: a small
+  // state's interval is a few steps, and two of them time too little.
+  const double interval_ns = static_cast<double>(every) * step_ns;
+  const int checkpoints = std::clamp(static_cast<int>(std::ceil(200e6 / interval_ns)) - 1,
+                                     options.checkpoints, std::max(options.checkpoints, 30));
+  methods.push_back(Pipelined(pipelined, pending, overlapped, &pipelined_io));
   // Arm 0 is the reference, no checkpoint.
   const size_t arms = methods.size() + 1;
   std::vector<std::vector<ArmRun>> runs(arms);
@@ -394,32 +410,42 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
   for (int r = 0; r < options.rounds; ++r) {
     for (size_t k = 0; k < arms; ++k) {
       const size_t a = (k + static_cast<size_t>(r)) % arms;
-      runs[a].push_back(RunArm(a == 0 ? nullptr : &methods[a - 1], state, step, every,
-                               options.checkpoints, iterations, device_stat));
+      runs[a].push_back(RunArm(a == 0 ? nullptr : &methods[a - 1], state, step, every, checkpoints,
+                               iterations, device_stat));
     }
   }
 
   const double interval_ms = static_cast<double>(every) * options.step_ms;
   std::printf(
-      "### %s state: a step of %.0f ms compute, a checkpoint every %llu steps (%.0f ms: twice "
-      "the blocking commit's %s ms), %d checkpoints per arm per round\n\n",
+      "### %s state: a step of %g ms compute, a checkpoint every %llu steps (%.0f ms: twice "
+      "the blocking commit's %s ms, timed before the rounds), %d checkpoints per arm per "
+      "round\n\n",
       SizeName(size).c_str(), options.step_ms, static_cast<unsigned long long>(every), interval_ms,
-      Ms(persist_ns).c_str(), options.checkpoints);
+      Ms(persist_ns).c_str(), checkpoints);
   std::printf(
-      "| arm | ms per step | overhead per step (range) | stall per checkpoint ms, median (max) | "
-      "lag until durable ms, median (max) | device writes, KiB per checkpoint | pwrites, "
-      "barriers per checkpoint (seam) |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+      "| arm | cost per checkpoint ms (range) | overhead per step (range) | stall per checkpoint "
+      "ms, median (max) | lag until durable ms, median (max) | device writes, KiB per checkpoint "
+      "| pwrites, barriers per checkpoint (seam) |\n| --- | ---: | ---: | ---: | ---: | ---: | "
+      "---: |\n");
   nlohmann::json table = nlohmann::json::array();
   SummaryRow& row = summary.emplace_back();
   row.size = size;
   row.every = every;
-  const std::vector<double> reference = Field(runs[0], &ArmRun::ns_per_step);
+  const std::vector<double> reference = Field(runs[0], &ArmRun::ns);
+  const double steps = static_cast<double>(every) * (checkpoints + 1);
   for (size_t a = 0; a < arms; ++a) {
     const std::string name = a == 0 ? "no checkpoint" : methods[a - 1].name;
-    const std::vector<double> per_step = Field(runs[a], &ArmRun::ns_per_step);
-    std::vector<double> ratios;
-    for (size_t r = 0; r < per_step.size(); ++r) ratios.push_back(per_step[r] / reference[r]);
-    const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+    const std::vector<double> ns = Field(runs[a], &ArmRun::ns);
+    // Per round: what the arm's checkpoints added to its run, per
+    // checkpoint, and that over the compute of one interval (K of the
+    // reference's steps in the same round).
+    std::vector<double> cost, overhead;
+    for (size_t r = 0; r < ns.size(); ++r) {
+      cost.push_back((ns[r] - reference[r]) / checkpoints);
+      overhead.push_back(cost.back() / (reference[r] / steps * static_cast<double>(every)));
+    }
+    const auto [cost_lo, cost_hi] = std::minmax_element(cost.begin(), cost.end());
+    const auto [lo, hi] = std::minmax_element(overhead.begin(), overhead.end());
     const std::vector<double> stalls = Joined(runs[a], &ArmRun::stalls);
     const std::vector<double> lags = Joined(runs[a], &ArmRun::lags);
     const double max_stall = stalls.empty() ? NAN : *std::max_element(stalls.begin(), stalls.end());
@@ -433,39 +459,45 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
                                                         Grouped(static_cast<uint64_t>(kib));
     const std::string seam =
         std::isnan(seam_writes) ? "-" : Fixed(seam_writes, 1) + ", " + Fixed(seam_barriers, 1);
-    std::printf("| %s%s | %s | %s (%s to %s) | %s (%s) | %s (%s) | %s | %s |\n", name.c_str(),
-                a == 0 ? " (device: per round)" : "", Ms(Median(per_step)).c_str(),
-                Percent(Median(ratios)).c_str(), Percent(*lo).c_str(), Percent(*hi).c_str(),
-                Ms(Median(stalls)).c_str(), Ms(max_stall).c_str(), Ms(Median(lags)).c_str(),
-                Ms(max_lag).c_str(), device.c_str(), seam.c_str());
-    if (a > 0) {
-      row.overhead.push_back(Median(ratios) - 1);
+    if (a == 0) {
+      std::printf("| no checkpoint: %s ms per step; device per run: %s | - | - | - | - | - | - |\n",
+                  Ms(Median(ns) / steps).c_str(), device.c_str());
+    } else {
+      std::printf("| %s | %s (%s to %s) | %s (%s to %s) | %s (%s) | %s (%s) | %s | %s |\n",
+                  name.c_str(), Ms(Median(cost)).c_str(), Ms(*cost_lo).c_str(),
+                  Ms(*cost_hi).c_str(), Percent(1 + Median(overhead)).c_str(),
+                  Percent(1 + *lo).c_str(), Percent(1 + *hi).c_str(), Ms(Median(stalls)).c_str(),
+                  Ms(max_stall).c_str(), Ms(Median(lags)).c_str(), Ms(max_lag).c_str(),
+                  device.c_str(), seam.c_str());
+      row.overhead.push_back(Median(overhead));
       row.stall_ns.push_back(Median(stalls));
     }
-    table.push_back({{"arm", name},
-                     {"ns_per_step", per_step},
-                     {"overhead_per_step",
-                      {{"median", Median(ratios) - 1}, {"low", *lo - 1}, {"high", *hi - 1}}},
-                     {"stall_ns", stalls},
-                     {"lag_until_durable_ns", lags},
-                     {"device_write_requests_per_checkpoint", writes},
-                     {"device_write_kib_per_checkpoint", kib},
-                     {"seam_write_calls_per_checkpoint", seam_writes},
-                     {"seam_barriers_per_checkpoint", seam_barriers}});
+    table.push_back(
+        {{"arm", name},
+         {"run_ns", ns},
+         {"cost_per_checkpoint_ns", cost},
+         {"overhead_per_step", {{"median", Median(overhead)}, {"low", *lo}, {"high", *hi}}},
+         {"stall_ns", stalls},
+         {"lag_until_durable_ns", lags},
+         {"device_write_requests_per_checkpoint", writes},
+         {"device_write_kib_per_checkpoint", kib},
+         {"seam_write_calls_per_checkpoint", seam_writes},
+         {"seam_barriers_per_checkpoint", seam_barriers}});
   }
   const StoreStats stats = pipelined.Stats();
   std::printf(
-      "\nThe pipelined store: %llu background barriers started, %llu commits waited for one.\n\n",
+      "\nThe pipelined arm: %llu background barriers started; %llu of %d checkpoints found the "
+      "one before not yet seen durable (its StartSync then waits for that barrier).\n\n",
       static_cast<unsigned long long>(stats.background_syncs),
-      static_cast<unsigned long long>(stats.waits_for_background_sync));
+      static_cast<unsigned long long>(overlapped), options.rounds * checkpoints);
   std::fflush(stdout);
   return {{"size", size},
           {"step_ms", options.step_ms},
           {"every_steps", every},
           {"blocking_commit_ns", persist_ns},
-          {"checkpoints_per_arm_per_round", options.checkpoints},
+          {"checkpoints_per_arm_per_round", checkpoints},
           {"background_syncs", stats.background_syncs},
-          {"waits_for_background_sync", stats.waits_for_background_sync},
+          {"checkpoints_finding_the_last_not_durable", overlapped},
           {"arms", table}};
 }
 
@@ -492,8 +524,10 @@ int main(int argc, char** argv) {
                 fs->type_name.c_str());
   }
   std::printf(
-      "Overhead: an arm's time per step over the no-checkpoint arm's in the same round (median "
-      "of per-round ratios). Stall: the loop's wait in the checkpoint call. Lag: from the "
+      "Cost per checkpoint: the arm's run (until its last checkpoint was durable) less the "
+      "no-checkpoint arm's in the same round, over the checkpoints. Overhead per step: that "
+      "cost over the compute of one interval, what a long loop pays (medians of per-round "
+      "figures). Stall: the loop's wait in the checkpoint call. Lag: from the "
       "checkpoint's start until it is durable (pipelined: seen by DurableGeneration after a "
       "step, so at a step's resolution). Device: write requests and KiB of the directory's "
       "device over the arm's run, per checkpoint (every process's).\n\n");
@@ -521,7 +555,7 @@ int main(int argc, char** argv) {
   }
   // Arms 0-3 of SummaryRow: copy floor, cookbook, blocking, pipelined.
   std::printf(
-      "### Overhead per step, medians of per-round ratios (target for the pipelined arm: at most "
+      "### Overhead per step, medians of per-round figures (target for the pipelined arm: at most "
       "5%%)\n\n| state | every | copy floor | cookbook | regionstore blocking | regionstore "
       "pipelined | pipelined stall / copy floor's |\n| ---: | ---: | ---: | ---: | ---: | ---: | "
       "---: |\n");

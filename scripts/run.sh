@@ -94,7 +94,7 @@ REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_clean_pages_ben
 # every K steps, K set so that the interval is twice a blocking durable
 # commit's time (bench/training_loop_bench.cc): no checkpoint, a copy into
 # memory, the cookbook (temp file, fsync, rename, fsync dir), Commit
-# kPwriteFdatasync, Commit kNone + StartSync; 5 interleaved rounds, ~45 s
+# kPwriteFdatasync, Commit kNone + StartSync; 4 interleaved rounds, ~50 s
 # and ~2.1 GiB of disk for a few seconds (skipped, saying so, without it).
 REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_training_bench" \
   --json="${lab}/training-bench.json" > "${lab}/training-bench.md"
