@@ -41,7 +41,9 @@ struct IoCounts {
   uint64_t read_bytes = 0;
   uint64_t write_calls = 0;  // WriteAt and WriteGatherAt calls
   uint64_t write_bytes = 0;
-  uint64_t barriers = 0;  // DataSync, Sync, WriteGatherAt with data_sync, msync(MS_SYNC)
+  // DataSync, Sync, WriteGatherAt with data_sync, msync(MS_SYNC); aligned
+  // for std::atomic_ref (CountBarrier).
+  alignas(std::atomic_ref<uint64_t>::required_alignment) uint64_t barriers = 0;
 
   IoCounts& operator+=(const IoCounts& more) {
     read_calls += more.read_calls;

@@ -49,6 +49,8 @@ Status ApplyRegionChanges(std::vector<CheckpointSpec>& made, std::span<const Che
         (spec.capacity != same->capacity || spec.layout != SlotLayout::kAuto)) {
       same->capacity = spec.capacity;
       same->layout = spec.layout;
+    } else if (spec.capacity == 0 && spec.layout != SlotLayout::kAuto) {
+      same->layout = spec.layout;  // the capacity kept, laid out anew
     }
     if (spec.slots != 0) same->slots = spec.slots;
   }
@@ -166,11 +168,15 @@ Result<CopyReport> Store::CopyTo(const std::string& destination, const CopyOptio
   create.io = r.io;
   create.warnings = options.warnings;
   for (const RegionEntry& region : r.info.regions) {
-    create.checkpoints.push_back({region.name, region.capacity, region.layout, region.slot_count});
+    create.checkpoints.push_back({region.name, region.capacity, region.layout,
+                                  options.slots != 0 ? options.slots : region.slot_count});
   }
   if (Status s = ApplyRegionChanges(create.checkpoints, options.checkpoints, r.info.regions.size());
       !s.ok()) {
     return invalid(s.message());
+  }
+  for (size_t i = r.info.regions.size(); i < create.checkpoints.size(); ++i) {
+    if (create.checkpoints[i].slots == 0) create.checkpoints[i].slots = options.slots;
   }
   uint64_t file_size = 0;
   const auto progress = [&](uint64_t done) {

@@ -304,7 +304,6 @@ TEST_CASE("Regions with spare slots: every slot used, reopened, verified, and co
         CHECK_FALSE(region.torn);
       }
       CHECK(verified->regions[0].generation == 130);
-      CHECK(verified->regions[0].active_slot < 64);
       CHECK(verified->regions[1].generation == 12);
 
       // A copy keeps each region's slots, or takes new ones (capacity 0
@@ -314,10 +313,26 @@ TEST_CASE("Regions with spare slots: every slot used, reopened, verified, and co
       REQUIRE(src.CopyTo(kept).ok());
       const std::string changed = dir.File("changed.rgn");
       CopyOptions more;
-      more.checkpoints = {{"three", 0, SlotLayout::kAuto, 5}, {"many", 0, SlotLayout::kAuto, 3}};
+      // "four" keeps its capacity and takes compact slots.
+      more.checkpoints = {{"three", 0, SlotLayout::kAuto, 5},
+                          {"many", 0, SlotLayout::kAuto, 3},
+                          {"four", 0, SlotLayout::kCompact}};
       REQUIRE(src.CopyTo(changed, more).ok());
+      // Every region's count at once, a region added among them.
+      const std::string all = dir.File("all.rgn");
+      CopyOptions every;
+      every.slots = 6;
+      every.checkpoints = {{"added", 10}, {"three", 0, SlotLayout::kAuto, 7}};
+      REQUIRE(src.CopyTo(all, every).ok());
+      CHECK(MustOpen(all, OpenMode::kReadOnly).info().regions[3].slot_count == 6);
+      {
+        Store changed_store = MustOpen(changed, OpenMode::kReadOnly);
+        CHECK(changed_store.info().regions[1].layout == SlotLayout::kCompact);
+        CHECK(changed_store.info().regions[1].capacity == 70'000);
+      }
       for (const auto& [path, slots] : {std::pair{kept, std::vector<uint32_t>{64, 4, 3}},
-                                        std::pair{changed, std::vector<uint32_t>{3, 4, 5}}}) {
+                                        std::pair{changed, std::vector<uint32_t>{3, 4, 5}},
+                                        std::pair{all, std::vector<uint32_t>{6, 6, 7}}}) {
         INFO(path);
         Store copy = MustOpen(path, OpenMode::kReadWrite);
         for (size_t i = 0; i < slots.size(); ++i) {
@@ -353,6 +368,12 @@ TEST_CASE("Create and CopyTo refuse a slot count outside 3 to 64, naming the reg
   two.checkpoints = {{"state", 0, SlotLayout::kAuto, 2}};
   const std::string destination = dir.File("dst.rgn");
   CHECK(src.CopyTo(destination, two).status().code() == StatusCode::kInvalidArgument);
+  CHECK_FALSE(std::filesystem::exists(destination));
+  CopyOptions every;
+  every.slots = 65;
+  const Status refused = src.CopyTo(destination, every).status();
+  CHECK(refused.code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(refused.message(), Catch::Contains("65 slots; between 3 and 64"));
   CHECK_FALSE(std::filesystem::exists(destination));
 }
 

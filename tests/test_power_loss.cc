@@ -51,7 +51,7 @@ const std::vector<CheckpointSpec> kSpareRegions = {{"small", 100, SlotLayout::kA
                                                    {"odd", 13'001, SlotLayout::kAuto, 5},
                                                    {"full", 64 * kKiB, SlotLayout::kAligned, 4}};
 
-// A freshly created store with `regions` (kRegions or kEdgeRegions) and no
+// A freshly created store with `regions` (one of the sets above) and no
 // data area, in commit protocol `protocol`, made once on disk per set.
 // Protocol 2 stores get the smallest journal (256 KiB): every crash image
 // copies the whole file, and 4 MiB of journal made each image four times

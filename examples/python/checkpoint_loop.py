@@ -8,9 +8,9 @@ steps it commits both as one batch, so the store holds the weights and the
 step of one and the same checkpoint, and makes it durable in the background:
 the commit costs the loop a copy into the page cache, and the fdatasync runs
 on a thread of the library while the loop goes on (start_sync). After a
-power loss the store holds the newest checkpoint such a barrier covered, or
-a newer whole one. The reader waits for each new commit of "step" and loads
-the pair as one consistent set.
+power loss the store holds the newest checkpoint covered by a barrier that
+returned, or a newer whole one. The reader waits for each new commit of
+"step" and loads the pair as one consistent set.
 """
 
 import multiprocessing

@@ -80,12 +80,14 @@ struct CheckpointSpec {
   // kAuto: compact slots up to kCompactSlotLimit, 64 KiB-aligned ones above.
   SlotLayout layout = SlotLayout::kAuto;
   // Slots of the region: 3 to kMaxSlots, or 0 for the default: three for
-  // Store::Create, the source's count for Store::CopyTo. Three hold the
-  // newest commit, the newest durable one and the next commit's target; a
-  // fourth (a spare, one more capacity of disk) lets a commit go ahead
-  // while a background barrier (Store::StartSync) is still making the
-  // region's previous commit durable, where three make it wait for that
-  // barrier (docs/GUARANTEES.md, G4). More add nothing yet.
+  // Store::Create, the source's count for Store::CopyTo (CopyOptions::slots
+  // sets every region's). Three hold the newest commit, the newest durable
+  // one and the next commit's target. While a background barrier
+  // (Store::StartSync) makes one commit of the region durable, the first
+  // commit after it still finds a slot, but a second one waits for that
+  // barrier; a fourth slot (a spare, one more capacity of disk) lets every
+  // commit without a barrier of its own go ahead instead (docs/GUARANTEES.md,
+  // G4). More add nothing yet.
   uint32_t slots = 0;
 };
 

@@ -294,11 +294,16 @@ struct CopyOptions {
   // The copy's geometry beyond the source's (the offline grow): an entry
   // naming a region of the source gives it this capacity, at least the
   // source's (smaller is kInvalidArgument: a copy never drops bytes; 0
-  // keeps the source's capacity and layout), this layout (kAuto: chosen for
-  // the new capacity) and this many slots (0 keeps the source's); an entry
+  // keeps the source's capacity), this layout (kAuto: chosen for the new
+  // capacity, or the source's when the capacity is kept) and this many
+  // slots (0 keeps the source's); an entry
   // naming no region adds it, empty, after the source's regions. Each
   // region keeps its newest commit and its generations either way.
   std::vector<CheckpointSpec> checkpoints;
+  // Slots of every region of the copy that no entry above gives its own
+  // (CheckpointSpec::slots): 3 to 64, or 0 to keep each source region's
+  // count (and three for a region added).
+  uint32_t slots = 0;
   // As CreateOptions::warnings (filesystem notes about the new file).
   std::vector<std::string>* warnings = nullptr;
   // Called with the bytes written so far and the total: the new file's

@@ -120,6 +120,7 @@ def create(
     batch_log: bool = False,
     journal_size: int = 0,
     replace: bool = False,
+    slots: int = 0,
 ) -> None: ...
 def open(
     path: _Path,

@@ -1112,8 +1112,8 @@ PYBIND11_MODULE(_regionstore, m) {
         "to\ncapacity, or an iterable of (name, capacity) or (name, capacity, layout) with layout "
         "one of\n'auto', 'compact', 'aligned'. protocol 2 (default) or 1; batch_log reserves "
         "protocol 1's batch\nlog; journal_size sizes protocol 2's batch journal (0: 4 MiB). "
-        "slots: slots of every region,\n3 to 64 (0: 3); a fourth lets a commit go on while "
-        "start_sync()'s fdatasync runs.\nAlreadyExists unless replace=True.");
+        "slots: slots of every region,\n3 to 64 (0: 3); a fourth lets a second commit to a "
+        "region go on while\nstart_sync()'s fdatasync runs. AlreadyExists unless replace=True.");
   m.def("open", &Open, py::arg("path"), py::arg("mode") = "r", py::kw_only(),
         py::arg("follow_symlinks") = false, py::arg("wake_waiters") = true,
         py::arg("allow_shared_extents") = false, py::arg("sync_interval") = 0.0,

@@ -148,19 +148,22 @@ def test_create_gives_every_region_the_slots_asked_for(tmp_path):
     sizes = {}
     for slots in (0, 3, 4, 64):
         path = tmp_path / f"s{slots}.rs"
-        # Compact slots of 8 KiB each (4 KiB header unit + 100 bytes, to a page).
-        regionstore.create(path, 0, {"a": 100, "b": 100}, protocol=1, slots=slots)
+        # 300,000 bytes: 64 KiB-aligned slots of 64 KiB + 320 KiB each,
+        # whatever the page size.
+        regionstore.create(path, 0, {"a": 300_000, "b": 100}, protocol=1, slots=slots)
         sizes[slots] = path.stat().st_size
         with regionstore.open(path, "rw") as store:
             for step in range(slots + 2):
-                store.commit("a", bytes([step]) * 100, "none")
+                store.commit("a", bytes([step]) * 1000, "none")
             store.sync()
-            assert store.load("a") == bytes([slots + 1]) * 100
+            assert store.load("a") == bytes([slots + 1]) * 1000
     assert sizes[0] == sizes[3]
-    # The slots end the file, rounded up to 64 KiB: two regions of 3 slots
-    # take 48 KiB (64 KiB rounded), of 4 slots 64 KiB, of 64 slots 1 MiB.
-    assert sizes[4] == sizes[3]
-    assert sizes[64] - sizes[3] == 2 * 64 * 8192 - 65536
+    # One more slot of "a" is 384 KiB more file; 61 more, 61 times that
+    # (and "b"'s 61 more slots, on 4 KiB pages 61 x 8 KiB, rounded up to
+    # the 64 KiB the file ends on).
+    assert sizes[4] - sizes[3] >= 393_216
+    assert sizes[4] - sizes[3] <= 393_216 + 65_536
+    assert sizes[64] - sizes[3] >= 61 * 393_216
     for slots in (1, 2, 65):
         with pytest.raises(regionstore.InvalidArgument, match=f"{slots} slots; between 3 and 64"):
             regionstore.create(tmp_path / "bad.rs", 0, {"a": 100}, slots=slots)

@@ -69,19 +69,9 @@ Status RunCopy(const CopyArgs& args) {
   for (const std::string& text : args.checkpoints) {
     Result<CheckpointSpec> spec = ParseCheckpointSpec(args.destination, text);
     if (!spec.ok()) return spec.status().WithOperation("copy", args.destination);
-    spec->slots = args.slots;
     options.checkpoints.push_back(std::move(*spec));
   }
-  if (args.slots != 0) {
-    // The regions --checkpoint did not name: their capacity and layout kept
-    // (capacity 0), their slots changed.
-    for (const RegionEntry& region : store->info().regions) {
-      const auto named = [&region](const CheckpointSpec& spec) { return spec.name == region.name; };
-      if (std::none_of(options.checkpoints.begin(), options.checkpoints.end(), named)) {
-        options.checkpoints.push_back({region.name, 0, SlotLayout::kAuto, args.slots});
-      }
-    }
-  }
+  options.slots = args.slots;
   std::vector<std::string> warnings;
   options.warnings = &warnings;
   std::optional<CopyReport> report;
