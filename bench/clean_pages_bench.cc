@@ -22,6 +22,8 @@
 //   for when the barrier runs in the background; a WaitDurable after the
 //   timed call, untimed, lets it end before the next arm's call), kSync and
 //   kPwriteFdatasync;
+//   Store::Write kNone and kAsync of the same bytes into the main store's
+//   data area (raw writes, no checkpoint: a memcpy into the mapping);
 //   raw, into a second region of the same capacity in the same file (so in
 //   folios made as the commits' were): pwrite of the same bytes + XXH3-64
 //   of them; MADV_POPULATE_WRITE of a MAP_SHARED mapping of that range,
@@ -39,7 +41,7 @@
 // Files go to --dir, else $REGIONSTORE_BENCH_DIR, else a folder under the
 // build directory (never /tmp, which may be tmpfs).
 //
-// Usage: regionstore_clean_pages_bench [--sizes=64KiB,1MiB,16MiB,256MiB] [--rounds=N]
+// Usage: regionstore_clean_pages_bench [--sizes=4KiB,64KiB,1MiB,16MiB,256MiB] [--rounds=N]
 //                                      [--dir=D] [--json=FILE]
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -79,7 +81,7 @@ namespace regionstore::bench {
 namespace {
 
 struct Options {
-  std::vector<uint64_t> sizes{64 * kKiB, 1 * kMiB, 16 * kMiB, 256 * kMiB};
+  std::vector<uint64_t> sizes{4 * kKiB, 64 * kKiB, 1 * kMiB, 16 * kMiB, 256 * kMiB};
   int rounds = 7;
   std::string dir;
   std::string json_path;
@@ -139,9 +141,10 @@ Options ParseOptions(int argc, char** argv) {
       if (options.json_path.empty()) Die("--json needs a file name");
     } else if (arg == "--help" || arg == "-h") {
       std::printf(
-          "usage: regionstore_clean_pages_bench [--sizes=64KiB,1MiB,16MiB,256MiB] [--rounds=N]\n"
+          "usage: regionstore_clean_pages_bench [--sizes=4KiB,64KiB,1MiB,16MiB,256MiB] "
+          "[--rounds=N]\n"
           "                                     [--dir=D] [--json=FILE]\n"
-          "  --sizes: state sizes (KiB, MiB, GiB suffixes), default 64KiB,1MiB,16MiB,256MiB\n"
+          "  --sizes: state sizes (KiB, MiB, GiB suffixes), default 4KiB,64KiB,1MiB,16MiB,256MiB\n"
           "  --rounds=N: interleaved rounds per size and regime (default 7)\n"
           "  --dir=D: where the files go (default $REGIONSTORE_BENCH_DIR, else the build tree)\n"
           "  --json=FILE: also write every arm's figures to FILE\n");
@@ -412,13 +415,16 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
   // "state" takes the commits; the raw arms write into "floor", a region
   // of the same capacity in the same file, made by the same Store::Create,
   // so that their pages sit in folios like the commits' (its slots are
-  // never committed to: the raw bytes overwrite its first slot).
+  // never committed to: the raw bytes overwrite its first slot). The main
+  // store's data area, of the state's size, takes the raw Store::Write arms.
   for (const std::string& path : {store_path, behind_path, pipelined_path}) {
     CreateOptions create;
     create.replace_existing = true;
     create.checkpoints.push_back({"state", size, SlotLayout::kAuto});
     if (path == store_path) create.checkpoints.push_back({"floor", size, SlotLayout::kAuto});
-    if (Status s = Store::Create(path, 0, create); !s.ok()) Die(s.ToString());
+    if (Status s = Store::Create(path, path == store_path ? size : 0, create); !s.ok()) {
+      Die(s.ToString());
+    }
   }
   CountingIo io;  // outlives the stores
   OpenOptions open_options;
@@ -512,6 +518,19 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
                     const Status s = pipelined.WaitDurable("state", pipelined_generation);
                     return s.ok() ? std::string() : s.ToString();
                   }});
+  // Raw writes into the data area (no checkpoint): a memcpy into the
+  // mapping whatever the size, so a write fault per page into clean pages.
+  for (const Durability mode : {Durability::kNone, Durability::kAsync}) {
+    arms.push_back({std::string("Store::Write ") +
+                        (mode == Durability::kNone ? "kNone" : "kAsync") +
+                        " into the data area (cleaned by Store::Sync)",
+                    false, sync_store,
+                    [&store, mode](std::span<const std::byte> p) {
+                      const Status s = store.Write(0, p, mode);
+                      return s.ok() ? std::string() : s.ToString();
+                    },
+                    &io});
+  }
   arms.push_back({"Commit kSync", true, sync_store, commit(Durability::kSync), &io});
   arms.push_back(
       {"Commit kPwriteFdatasync", true, sync_store, commit(Durability::kPwriteFdatasync), &io});
@@ -612,8 +631,9 @@ int main(int argc, char** argv) {
                         {"skipped", nlohmann::json::array()}};
   for (const uint64_t size : options.sizes) {
     // Three stores: three slots of the state and three of the floor
-    // region, and twice three of the state again; a quarter more for slack.
-    const uint64_t needed = 12 * size + size / 4 + 64 * kMiB;
+    // region and a data area, and twice three of the state again; a quarter
+    // more for slack.
+    const uint64_t needed = 13 * size + size / 4 + 64 * kMiB;
     const std::filesystem::space_info space = std::filesystem::space(options.dir, error);
     if (!error && space.available < needed) {
       std::printf("### %s: skipped: %s free in %s, %s needed\n\n", StateSizeName(size).c_str(),

@@ -83,11 +83,11 @@ REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_bench" \
 REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_commit_bench" --quick \
   --json="${lab}/commit-bench.json" > "${lab}/commit-bench.md"
 # Commits into dirty and into clean pages (bench/clean_pages_bench.cc): one
-# region the size of the state (64 KiB to 256 MiB), Commit kNone/kAsync
-# beside pwrite + XXH3 and MADV_POPULATE_WRITE + memcpy + XXH3 into a region
-# of the same file, the durable arms and their floor; 7 interleaved rounds
-# per regime, ~35 s and ~2.3 GiB of disk for a few seconds (a size without
-# the room is skipped, saying so).
+# region the size of the state (4 KiB to 256 MiB), Commit kNone/kAsync and
+# Store::Write kNone/kAsync beside pwrite + XXH3 and MADV_POPULATE_WRITE +
+# memcpy + XXH3 into a region of the same file, the durable arms and their
+# floor; 7 interleaved rounds per regime, ~40 s and ~3.4 GiB of disk for a
+# few seconds (a size without the room is skipped, saying so).
 REGIONSTORE_BENCH_DIR="${bench_dir}" "${build}/bench/regionstore_clean_pages_bench" \
   --json="${lab}/clean-pages-bench.json" > "${lab}/clean-pages-bench.md"
 # A training loop of 5 ms steps checkpointing a 16 MiB and a 256 MiB state
