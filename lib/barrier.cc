@@ -85,7 +85,14 @@ void Store::Rep::PromoteCovered(std::span<const DurabilityLedger::Commit> commit
     if (state.known_generation[commit.slot] != commit.generation) continue;
     if (state.durable && state.known_generation[*state.durable] >= commit.generation) continue;
     state.durable = commit.slot;
+    PublishDurable(commit.region);
   }
+}
+
+void Store::Rep::PublishDurable(uint32_t index) {
+  const RegionState& state = regions[index];
+  if (!durable_points_open || !state.durable) return;
+  shared->PublishDurable(index, state.known_generation[*state.durable]);
 }
 
 Status Store::Rep::Barrier(const BarrierCall& call) {

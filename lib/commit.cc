@@ -438,12 +438,16 @@ void Store::Rep::RecordCommit(uint32_t index, uint32_t target, uint64_t generati
   state.max_generation = generation;
   if (IsDurable(durability)) {
     state.durable = target;
+    PublishDurable(index);
     ledger.RecordDurable(index);
   } else {
     // The next whole-file barrier makes this commit durable, and from then
     // on its slot must be kept like any durable one: a batch whose other
     // members still stand may count on it (PromoteCovered).
     ledger.RecordVolatile({index, target, generation});
+    if (internal::Mutated(internal::Mutation::kPublishVolatileAsDurable)) {
+      shared->PublishDurable(index, generation);
+    }
   }
   ModeStats& counters = stats.by_mode[static_cast<size_t>(durability)];
   ++counters.commits;

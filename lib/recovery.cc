@@ -478,6 +478,7 @@ Result<Store::Rep::Recovered> Store::Rep::FindNewestCommit(
     if (*matches) {
       state.newest = state.durable = candidate.slot;
       state.known_generation[candidate.slot] = candidate.header.generation;
+      PublishDurable(index);  // after the open's barrier only
       return Recovered{candidate.header.generation, candidate.header.length};
     }
   }

@@ -17,7 +17,7 @@ namespace {
 
 using intent::Kind;
 
-static_assert(sidecar::kAreaOffset + intent::kAreaSize == sidecar::kSize);
+static_assert(sidecar::kAreaOffset + intent::kAreaSize == sidecar::kLegacySize);
 
 // How often a waiter on a protocol 2 store looks again when it has no
 // sidecar of the writer's it can write (so no writer wakes it).
@@ -145,6 +145,10 @@ class SidecarState final : public SharedState {
   }
   std::unique_ptr<Waiter> StartWaiting() const override;
   Result<bool> BeginSnapshot(Guard& guard, int& stale) const override;
+  void PublishDurable(uint32_t region, uint64_t generation) override {
+    if (store_.writable && sidecar_) sidecar_->set_durable_point(region, generation);
+  }
+  Result<uint64_t> ReadDurable(uint32_t region) const override;
   bool SnapshotHeld(const Guard& guard) const override {
     if (guard.identity_before) {
       const Result<bool> alive = store_.file->HasWriter();
@@ -226,6 +230,11 @@ Status SidecarState::AdoptOnOpen(std::vector<std::byte>& area, const intent::Boo
   // failed. Nothing tells which regions they named.
   marks_lost =
       recorded_here && !named && !internal::Mutated(internal::Mutation::kIgnoreLostSidecar);
+  // The durable points of the writer before, which may not describe this
+  // store any more (a store file restored or copied over it since): this
+  // writer publishes its own as it learns them, before the identity below
+  // tells readers to trust the sidecar.
+  sidecar_->clear_durable_points();
   // The boot-scoped entries as the sidecar holds them (P included: it is
   // the word readers of this sidecar compare), except marks that are not
   // this store's.
@@ -430,7 +439,36 @@ Result<bool> SidecarState::BeginSnapshot(Guard& guard, int& stale) const {
   return true;
 }
 
+Result<uint64_t> SidecarState::ReadDurable(uint32_t region) const {
+  if (region >= sidecar::kDurableRegions) {
+    return Status::Error(StatusCode::kInvalidArgument, "durable generation", *store_.path,
+                         "the sidecar keeps durable points for the first " +
+                             std::to_string(sidecar::kDurableRegions) +
+                             " regions; this is region " + std::to_string(region) +
+                             " of the table (ask the writer's handle)");
+  }
+  auto side = ReadSidecar();
+  if (!side.ok()) {
+    // No writer has made one yet: nothing is known durable.
+    if (side.status().code() == StatusCode::kNotFound) return uint64_t{0};
+    return Status::Error(StatusCode::kBusy, "durable generation", *store_.path,
+                         "this handle cannot read the writer's sidecar '" +
+                             sidecar::PathFor(*store_.path) + "' (" + side.status().ToString() +
+                             "), where the writer publishes what is durable");
+  }
+  // One the store does not name is no writer's (removed and made anew, or
+  // reached by another path): it says nothing.
+  if (!IsCurrent(**side)) return uint64_t{0};
+  return (*side)->durable_point(region);
+}
+
 }  // namespace
+
+Result<uint64_t> SharedState::ReadDurable(uint32_t /*region*/) const {
+  return Status::Error(StatusCode::kInvalidArgument, "durable generation", *store_.path,
+                       "a protocol 1 store keeps no durable point for readers; ask the writer's "
+                       "handle, or copy the store to protocol 2 (regionctl copy --protocol 2)");
+}
 
 SharedState::SharedState(const StoreFile& store)
     : store_(store), area_(intent::AreaOffset(*store.info)) {}

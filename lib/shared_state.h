@@ -84,6 +84,17 @@ class SharedState {
   // After every region was recovered: every mark is moot. P, the sidecar's
   // identity and the batch watermarks describe the store and stay.
   virtual Status ClearMarks() = 0;
+  // After a barrier that made commit `generation` of region `region`
+  // durable returned (or an open found it on disk): where readers in other
+  // processes read it (Store::DurableGeneration on a read-only handle).
+  // Protocol 2 only; nothing in protocol 1.
+  virtual void PublishDurable(uint32_t /*region*/, uint64_t /*generation*/) {}
+  // Readers: the durable point the writer published for region `region`;
+  // 0 when none is known (no writer has published one since its open, or
+  // its sidecar keeps none). Errors: kInvalidArgument (protocol 1, or a
+  // region past the sidecar's durable points), those of opening the
+  // writer's sidecar (kBusy when this handle cannot read it).
+  virtual Result<uint64_t> ReadDurable(uint32_t region) const;
 
   // Readers that wait (Store::WaitForNewer): the word they read before
   // looking at the headers and sleep on while it holds what they read.

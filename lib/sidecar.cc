@@ -165,20 +165,40 @@ Result<Sidecar> Open(Io& io, const std::string& store_path, const FileStat& stor
     if (Status s = (*file)->Allocate(0, kSize); !s.ok()) return s.WithOperation(kOpen, path);
     const std::vector<std::byte> zeros(kSize);
     if (Status s = (*file)->WriteAt(0, zeros); !s.ok()) return s.WithOperation(kOpen, path);
-  } else if (stat->size != kSize) {
-    return NotASidecar(
-        path, "it holds " + std::to_string(stat->size) + " bytes, not " + std::to_string(kSize));
+  } else if (stat->size != kSize && stat->size != kLegacySize) {
+    return NotASidecar(path, "it holds " + std::to_string(stat->size) + " bytes, not " +
+                                 std::to_string(kSize) + " (nor an older release's " +
+                                 std::to_string(kLegacySize) + ")");
   }
-  auto mapping = (*file)->Map(kSize, mode);
+  bool legacy = stat->size == kLegacySize;
+  if (legacy && create && mode == OpenMode::kReadWrite) {
+    // An older release's: grown in place to this release's size, the
+    // durable points zero, before its magic changes below. Only a writer's
+    // open gets here, under the store's lock; readers that mapped its first
+    // 8 KiB go on using them.
+    if (Status s = (*file)->Allocate(0, kSize); !s.ok()) return s.WithOperation(kOpen, path);
+    const std::vector<std::byte> zeros(kSize - kLegacySize);
+    if (Status s = (*file)->WriteAt(kLegacySize, zeros); !s.ok()) {
+      return s.WithOperation(kOpen, path);
+    }
+    legacy = false;
+  }
+  auto mapping = (*file)->Map(legacy ? kLegacySize : kSize, mode);
   if (!mapping.ok()) return mapping.status().WithOperation(kOpen, path);
   auto* magic = reinterpret_cast<uint64_t*>((*mapping)->data() + kMagicOffset);
   uint64_t found = __atomic_load_n(magic, __ATOMIC_ACQUIRE);
-  if (found == 0 && mode == OpenMode::kReadWrite) {
-    // Claims a fresh file; whoever loses the race finds the magic.
-    __atomic_compare_exchange_n(magic, &found, kMagic, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    if (found == 0) found = kMagic;
+  const uint64_t wanted = legacy ? kLegacyMagic : kMagic;
+  if (mode == OpenMode::kReadWrite && found != wanted &&
+      (found == 0 || (found == kLegacyMagic && create))) {
+    // Claims a fresh file (or the grown one); whoever loses the race finds
+    // the magic.
+    uint64_t expected = found;
+    found = __atomic_compare_exchange_n(magic, &expected, wanted, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)
+                ? wanted
+                : expected;
   }
-  if (found != 0 && found != kMagic) {
+  if (found != 0 && found != wanted) {
     return NotASidecar(path, "its first 8 bytes are not the magic");
   }
   Sidecar sidecar;
@@ -188,6 +208,7 @@ Result<Sidecar> Open(Io& io, const std::string& store_path, const FileStat& stor
   sidecar.device = stat->device;
   sidecar.inode = stat->inode;
   sidecar.inode_tag = InodeTag(stat->device, stat->inode);
+  sidecar.durable_points = !legacy;
   return sidecar;
 }
 

@@ -1,8 +1,9 @@
-// The sidecar of a protocol 2 store: PATH.shm, an 8 KiB file beside the
+// The sidecar of a protocol 2 store: PATH.shm, a 72 KiB file beside the
 // store that every process using the store maps too, for the state that is
 // shared between processes and scoped to one boot: the wake word, the
-// publication word P and the writer's intent marks (docs/CHECKPOINTS.md,
-// "Protocol 2", and docs/FORMAT.md, "Sidecar"). Nothing in it is ever
+// publication word P, the writer's intent marks and the durable points
+// readers ask for (docs/CHECKPOINTS.md, "Protocol 2", and docs/FORMAT.md,
+// "Sidecar"). Nothing in it is ever
 // synced: a store into it is a store into the page cache, which is all a
 // reader or the next writer in the same boot reads, and after a power cut
 // the marks are another boot's and recovery ignores them. So none of this
@@ -47,11 +48,29 @@
 
 namespace regionstore::sidecar {
 
-inline constexpr uint64_t kSize = 8192;
-// Bytes 0-7: "rgnsshm1" once an opener that can write it has claimed it (a
-// fresh file is all zeros, which is as valid).
+// The size this release makes: the 8 KiB of the first layout, then the
+// durable points. Older releases made (and accept only) 8 KiB sidecars
+// with the first magic; a writer of this release grows such a file in
+// place, under the store's lock, and gives it the second magic, which the
+// older releases refuse: their writers would leave durable points standing
+// that no longer describe the store (a store file restored or replaced
+// under them).
+inline constexpr uint64_t kLegacySize = 8192;
+// Bytes 8192 on: one 64-bit word per region, in table order, for the first
+// kDurableRegions regions: the generation of the region's newest commit
+// the writer knows durable (0: none known). Zeroed at every writer's open
+// and stored to (release) only after the barrier that made it durable
+// returned, so a reader never sees a commit durable that a power cut can
+// take back.
+inline constexpr uint64_t kDurableOffset = kLegacySize;
+inline constexpr uint32_t kDurableRegions = 8192;
+inline constexpr uint64_t kSize = kDurableOffset + uint64_t{kDurableRegions} * 8;
+// Bytes 0-7: the magic once an opener that can write it has claimed it (a
+// fresh file is all zeros, which is as valid): "rgnsshm2" for kSize,
+// "rgnsshm1" in a kLegacySize file an older writer made.
 inline constexpr uint64_t kMagicOffset = 0;
-inline constexpr uint64_t kMagic = 0x316d6873736e6772;  // "rgnsshm1", little-endian
+inline constexpr uint64_t kLegacyMagic = 0x316d6873736e6772;  // "rgnsshm1", little-endian
+inline constexpr uint64_t kMagic = 0x326d6873736e6772;        // "rgnsshm2"
 // Bytes 8-15: the id the store's writer gave it (0: none yet).
 inline constexpr uint64_t kIdOffset = 8;
 // The wake word, alone in its cache line.
@@ -76,6 +95,9 @@ struct Sidecar {
   // in the store's identity entry: a copy of an old sidecar carries the old
   // id but not the old inode.
   uint32_t inode_tag = 0;
+  // False for a kLegacySize sidecar (an older writer's, or one mapped
+  // before a writer grew it): it holds no durable points.
+  bool durable_points = false;
 
   uint32_t* wake_word() const { return reinterpret_cast<uint32_t*>(mapping->data() + kWakeOffset); }
   std::byte* area() const { return mapping->data() + kAreaOffset; }
@@ -86,6 +108,29 @@ struct Sidecar {
   void set_id(uint64_t id) {
     __atomic_store_n(reinterpret_cast<uint64_t*>(mapping->data() + kIdOffset), id,
                      __ATOMIC_RELEASE);
+  }
+  // Region `region`'s durable point: 0 where none is kept (a legacy
+  // sidecar, or a region past kDurableRegions).
+  uint64_t durable_point(uint32_t region) const {
+    if (!durable_points || region >= kDurableRegions) return 0;
+    return __atomic_load_n(DurableWord(region), __ATOMIC_ACQUIRE);
+  }
+  void set_durable_point(uint32_t region, uint64_t generation) {
+    if (!durable_points || region >= kDurableRegions) return;
+    __atomic_store_n(DurableWord(region), generation, __ATOMIC_RELEASE);
+  }
+  // Every durable point back to 0 (a writer's open).
+  void clear_durable_points() {
+    if (!durable_points) return;
+    for (uint32_t region = 0; region < kDurableRegions; ++region) {
+      __atomic_store_n(DurableWord(region), 0, __ATOMIC_RELAXED);
+    }
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+  }
+
+ private:
+  uint64_t* DurableWord(uint32_t region) const {
+    return reinterpret_cast<uint64_t*>(mapping->data() + kDurableOffset) + region;
   }
 };
 
@@ -98,15 +143,15 @@ std::optional<std::string> TrustProblem(const FileStat& side, const FileStat& st
 // With `create` (the writer's open only: a file a reader made would belong
 // to the reader), a missing one is created with the store's group and
 // permission bits (less execute), owned by the store's owner when the
-// writer is root, and zero-filled to 8 KiB. With kReadWrite a fresh one is
-// claimed (its magic written). A symbolic link there is refused, as
-// anything that is not an 8 KiB regular file with the magic or zeros: such
-// a file is not ours to write into, and so is one that breaks the trust
-// rule. Errors: kNotFound (kReadOnly and no sidecar yet, or one still being
-// created), kInvalidArgument (not a sidecar, or not one to trust: the
-// message says what is there, its owner and mode, and that removing it
-// loses nothing), kPermissionDenied (the writer's message names the file's
-// owner and mode, and says the same), kIOError.
+// writer is root, and zero-filled to kSize. With kReadWrite a fresh one is
+// claimed (its magic written), and a legacy one grown to kSize and given
+// the new magic. A symbolic link there is refused, as anything that is not
+// a regular file of kSize bytes with the magic or zeros, or of kLegacySize
+// bytes with the legacy magic or zeros: such a file is not ours to write
+// into, and so is one that breaks the trust rule. Errors: kNotFound (kReadOnly and no sidecar yet,
+// or one still being created), kInvalidArgument (not a sidecar, or not one to trust: the message
+// says what is there, its owner and mode, and that removing it loses nothing), kPermissionDenied
+// (the writer's message names the file's owner and mode, and says the same), kIOError.
 Result<Sidecar> Open(Io& io, const std::string& store_path, const FileStat& store, OpenMode mode,
                      bool create);
 

@@ -90,6 +90,11 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   if (rep->writable) {
     if (Status s = rep->RecoverOnOpen(); !s.ok()) return s;
     if (Status s = rep->AfterOpenBarrier(); !s.ok()) return s;
+    // The open's barrier returned: what it settled is durable, and so is
+    // every region settled from here on (the open made what earlier
+    // handles left durable, or undid it).
+    rep->durable_points_open = true;
+    for (uint32_t r = 0; r < rep->regions.size(); ++r) rep->PublishDurable(r);
     if (rep->open_publishing) {
       if (Status s = rep->EndPublishing("open: pwrite (publication word)"); !s.ok()) return s;
     }

@@ -477,6 +477,12 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // After a whole-file barrier returned: the commits it covered become
   // their regions' durable commits (ledger.h, rule 4).
   void PromoteCovered(std::span<const DurabilityLedger::Commit> commits);
+  // Region `index`'s durable commit, where readers in other processes read
+  // it (SharedState::PublishDurable), once the open's barrier returned
+  // (`durable_points_open`): what an open settles before that is not
+  // durable yet. Called wherever `durable` moves.
+  void PublishDurable(uint32_t index);
+  bool durable_points_open = false;
   // Before a commit without a barrier: records kVolatilePending once per
   // whole-file barrier. Errors: those of the pwrite (the handle poisoned).
   Status NoteVolatileCommit();

@@ -44,6 +44,12 @@ Status Store::StartSync() {
 
 Result<uint64_t> Store::DurableGeneration(std::string_view name) {
   Rep& r = *rep_;
+  if (!r.writable) {
+    // What the writer published in the sidecar (protocol 2).
+    auto found = r.FindRegion(name, "durable generation");
+    if (!found.ok()) return found.status();
+    return r.shared->ReadDurable(*found);
+  }
   if (Status s = r.BeginWrite("durable generation"); !s.ok()) return s;
   auto found = r.FindRegion(name, "durable generation");
   if (!found.ok()) return found.status();
@@ -53,6 +59,9 @@ Result<uint64_t> Store::DurableGeneration(std::string_view name) {
 }
 
 Status Store::WaitDurable(std::string_view name, uint64_t generation) {
+  // A reader's DurableGeneration reads the writer's sidecar; waiting (and
+  // syncing) is the writer's.
+  if (Status s = rep_->BeginWrite("wait durable"); !s.ok()) return s;
   auto durable = DurableGeneration(name);
   if (!durable.ok()) return durable.status();
   if (*durable >= generation) return Status::Ok();

@@ -78,6 +78,9 @@ enum class Mutation : uint32_t {
   // A commit may take the slot of a commit that the background barrier in
   // flight covers (the last slot a power cut would leave it).
   kOverwriteCoveredInFlight,
+  // Protocol 2: a commit without a barrier is published to readers as
+  // durable when it returns, before any barrier covered it.
+  kPublishVolatileAsDurable,
 };
 
 // Fixed points of a commit, a batch and an open, where a test can stop the

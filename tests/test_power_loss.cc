@@ -171,11 +171,14 @@ Result<uint64_t> CommitSomeWay(Store& store, CrashSim& sim, const std::string& n
 }
 
 // Opens `image` as a writer would after the power came back, and checks
-// every region against the model. Returns the violations found.
+// every region against the model, and (protocol 2) against the durable
+// points a reader read before the power went (`published`, empty for none):
+// a region must hold that generation or a newer one. Returns the violations
+// found.
 std::vector<std::string> CheckImage(std::vector<std::byte> image,
                                     const std::vector<CheckpointSpec>& regions,
-                                    const std::vector<RegionModel>& model,
-                                    const std::string& where) {
+                                    const std::vector<RegionModel>& model, const std::string& where,
+                                    const std::vector<uint64_t>& published = {}) {
   std::vector<std::string> violations;
   CrashSim sim(std::move(image), /*track=*/false);
   OpenOptions options;
@@ -191,6 +194,14 @@ std::vector<std::string> CheckImage(std::vector<std::byte> image,
     auto loaded = store->Load(regions[r].name, out);
     std::ostringstream v;
     v << where << " region '" << regions[r].name << "' (durable generation " << m.durable << "): ";
+    const uint64_t reader_saw = published.empty() ? 0 : published[r];
+    if (reader_saw != 0 && (!loaded.ok() || loaded->generation < reader_saw)) {
+      v << "G4: a reader was told generation " << reader_saw << " was durable; the image "
+        << (loaded.ok() ? "loads generation " + std::to_string(loaded->generation)
+                        : "loads nothing (" + loaded.status().ToString() + ")");
+      violations.push_back(v.str());
+      continue;
+    }
     if (!loaded.ok()) {
       // With no durable commit there is nothing promised.
       if (m.durable != 0) {
@@ -215,8 +226,26 @@ std::vector<std::string> CheckImage(std::vector<std::byte> image,
   return violations;
 }
 
+// What a reader in another process reads as each region's durable point
+// now (Store::DurableGeneration on a read-only handle); 0 where it reads
+// none.
+std::vector<uint64_t> PublishedDurable(CrashSim& sim, const std::vector<CheckpointSpec>& regions) {
+  std::vector<uint64_t> points(regions.size(), 0);
+  OpenOptions options;
+  options.io = &sim;
+  auto reader = Store::Open("sim", OpenMode::kReadOnly, options);
+  if (!reader.ok()) return points;
+  for (size_t r = 0; r < regions.size(); ++r) {
+    if (auto durable = reader->DurableGeneration(regions[r].name); durable.ok()) {
+      points[r] = *durable;
+    }
+  }
+  return points;
+}
+
 struct SimTotals {
   uint64_t images = 0;
+  uint64_t published_points = 0;  // protocol 2: non-zero durable points readers read
   uint64_t commits = 0;
   uint64_t in_flight = 0;
   uint64_t failed = 0;            // barriers failed with EIO, each followed by a reopen
@@ -347,11 +376,16 @@ void RunTrial(uint64_t seed, const std::vector<CheckpointSpec>& regions, int epo
     }
 
     const int ops = 1 + static_cast<int>(rng() % 10);
+    // Protocol 2: the durable points a reader read before the last op (the
+    // one the power may interrupt; what a barrier that returned before it
+    // made durable stays so).
+    std::vector<uint64_t> published;
     size_t burst_region = 0;  // after a StartSync: commits to one region
     int burst_left = 0;
     uint64_t last_header_unit = 0;
     for (int op = 0; op < ops; ++op) {
       const std::string where = where_epoch + " op " + std::to_string(op);
+      if (protocol == 2) published = PublishedDurable(sim, regions);
       // One op in eight is a Store::StartSync, whose fdatasync the
       // simulator runs at once (BackgroundSyncInline) while the handle
       // completes it only when a later call must wait for it: commits in
@@ -500,12 +534,13 @@ void RunTrial(uint64_t seed, const std::vector<CheckpointSpec>& regions, int epo
       if (i == 2) kind = CrashSim::ImageKind::kOnlyUnitOld;
       std::vector<std::byte> image = sim.Image(rng, kind, last_header_unit);
       if (i == images_per_epoch - 1) next_disk = image;
-      auto found =
-          CheckImage(std::move(image), regions, model, where_epoch + " image " + std::to_string(i));
+      auto found = CheckImage(std::move(image), regions, model,
+                              where_epoch + " image " + std::to_string(i), published);
       ++totals.images;
       totals.violations.insert(totals.violations.end(), found.begin(), found.end());
     }
     disk = std::move(next_disk);
+    for (const uint64_t point : published) totals.published_points += point != 0 ? 1 : 0;
   }
 }
 
@@ -530,7 +565,8 @@ void RunSimulation(const std::vector<CheckpointSpec>& regions, uint64_t trials, 
                                 << totals.sidecars_lost << " after the sidecar was lost), "
                                 << totals.syncs << " Syncs (" << totals.failed_syncs
                                 << " more failed), " << totals.background_syncs
-                                << " background barriers, " << totals.violations.size()
+                                << " background barriers, " << totals.published_points
+                                << " durable points read by readers, " << totals.violations.size()
                                 << " violations; base seed " << base);
   for (size_t i = 0; i < std::min<size_t>(totals.violations.size(), 10); ++i) {
     UNSCOPED_INFO(totals.violations[i]);
@@ -637,9 +673,13 @@ TEST_CASE("The simulator catches protocol 2's broken marks", "[checkpoint][power
   INFO("base seed " << base);
   // The marks moved to the sidecar: an open that ignores them, and one that
   // trusts a sidecar made anew after the one with the marks was removed.
+  // And the readers' durable points: a commit without a barrier published
+  // as durable when it returns.
   for (const auto& [mutation, what] :
        {std::pair{Mutation::kIgnoreIntentMarks, "open ignores the sidecar's marks"},
-        std::pair{Mutation::kIgnoreLostSidecar, "open trusts a sidecar made anew"}}) {
+        std::pair{Mutation::kIgnoreLostSidecar, "open trusts a sidecar made anew"},
+        std::pair{Mutation::kPublishVolatileAsDurable,
+                  "a commit without a barrier published to readers as durable"}}) {
     MutationScope scope(mutation);
     SimTotals totals;
     uint64_t trials = 0;

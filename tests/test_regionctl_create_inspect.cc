@@ -151,7 +151,7 @@ TEST_CASE("regionctl create makes protocol 2 stores unless --protocol 1, and ins
   // A commit through regionctl: its writer makes the sidecar beside it.
   const ProcessResult committed = Regionctl({"commit", path, "r", "--input", "/dev/null"});
   RequireSuccess(committed);
-  CHECK(std::filesystem::file_size(path + ".shm") == 8192);
+  CHECK(std::filesystem::file_size(path + ".shm") == 73728);
   // Only 1 and 2 exist; nothing is created for another.
   const std::string other = dir.File("p3.rs");
   const ProcessResult refused = Regionctl({"create", other, "--size", "64KiB", "--protocol", "3"});

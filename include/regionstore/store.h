@@ -166,7 +166,7 @@ struct CreateOptions {
   // polls in WaitForNewer (every 10 ms); one that cannot read it, or finds
   // one that breaks that rule, also gets kBusy from LoadSet while a writer
   // holds the store. A writer's first open needs room for the
-  // sidecar's 8 KiB (kNoSpace on a full filesystem). Protocol 2's metadata
+  // sidecar's 72 KiB (kNoSpace on a full filesystem). Protocol 2's metadata
   // takes 5 MiB before the data area with the default journal (protocol 1: 1
   // MiB). Anything but 1 or 2 is kInvalidArgument.
   uint32_t protocol = 2;
@@ -515,15 +515,26 @@ class REGIONSTORE_EXPORT Store {
   // (read-only), kPoisoned, those of a barrier in flight it completes first.
   Status StartSync();
 
-  // The generation of the newest commit of region `name` known durable
-  // through this writable handle: made by a durable commit or batch,
-  // covered by a Sync or another whole-file barrier that returned, or found
-  // on disk when the handle opened (a writer's open makes what the last
-  // writer left durable, or undoes it). 0 when the region holds none. A
-  // commit of generation g is durable once this is g or more. The first
-  // call for a region reads its headers, as its first commit would.
-  // Errors: kNotFound, kInvalidArgument (a read-only store), those of
-  // reading the headers, kPoisoned.
+  // The generation of the newest commit of region `name` known durable.
+  // On the writable handle: made by a durable commit or batch, covered by a
+  // Sync or another whole-file barrier that returned, or found on disk when
+  // the handle opened (a writer's open makes what the last writer left
+  // durable, or undoes it); 0 when the region holds none; the first call
+  // for a region reads its headers, as its first commit would. On a
+  // read-only handle of a protocol 2 store, in any process: what the writer
+  // published in the sidecar (docs/FORMAT.md, "Sidecar"), for the first
+  // 8,192 regions of the table. The writer publishes a region's durable
+  // commit only after the barrier that made it durable returned, and from
+  // its open on (an open starts every region at 0 again, and publishes a
+  // region once it settled it: at its open's recovery, or at the region's
+  // first commit or DurableGeneration call), so a reader may see 0 or an
+  // older generation, never one a power cut can take back; 0 also where no
+  // writer of this release has opened the store since its sidecar was
+  // made. A commit of generation g is durable once this is g or more: a
+  // standby acts on what it loaded only then. Errors: kNotFound,
+  // kInvalidArgument (a read-only handle of a protocol 1 store, or a region
+  // past the 8,192), kBusy (a read-only handle that cannot read the
+  // writer's sidecar), those of reading the headers, kPoisoned.
   Result<uint64_t> DurableGeneration(std::string_view name);
 
   // Returns once the commit of generation `generation` of region `name` (or

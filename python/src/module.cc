@@ -1087,7 +1087,8 @@ PYBIND11_MODULE(_regionstore, m) {
       .def("durable_generation", &StoreObject::DurableGeneration, py::arg("name"),
            "The generation of region `name`'s newest commit known durable through this handle "
            "(made\nin a durable mode, covered by sync(), or found when the handle opened); 0 if "
-           "none. Writer only.")
+           "none. On a\nreader of a protocol 2 store, in any process: what the writer published, "
+           "never ahead of\nwhat a power cut keeps (0: nothing known yet).")
       .def("wait_durable", &StoreObject::WaitDurable, py::arg("name"), py::arg("generation"),
            "Returns once commit `generation` of region `name` (or a newer one) is durable: at "
            "once if\nit is, else after running sync(). InvalidArgument for a generation never "

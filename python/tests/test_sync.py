@@ -69,14 +69,14 @@ def test_a_writer_s_open_reports_what_the_last_writer_left_as_durable(store_path
         assert store.sync().made_durable == {}
 
 
-def test_a_reader_can_neither_sync_nor_say_what_is_durable(store_path):
+def test_a_reader_cannot_sync_and_reads_what_the_writer_published(store_path):
     with regionstore.open(store_path, "rw") as store:
         store.commit("a", b"a1", "none")
     with regionstore.open(store_path) as reader:
         with pytest.raises(regionstore.InvalidArgument, match="read-only"):
             reader.sync()
-        with pytest.raises(regionstore.InvalidArgument):
-            reader.durable_generation("a")
+        # The writer closed without a barrier: nothing was published.
+        assert reader.durable_generation("a") == 0
         with pytest.raises(regionstore.InvalidArgument):
             reader.wait_durable("a", 1)
 
@@ -168,3 +168,16 @@ def test_create_gives_every_region_the_slots_asked_for(tmp_path):
         with pytest.raises(regionstore.InvalidArgument, match=f"{slots} slots; between 3 and 64"):
             regionstore.create(tmp_path / "bad.rs", 0, {"a": 100}, slots=slots)
         assert not (tmp_path / "bad.rs").exists()
+
+
+def test_a_reader_sees_what_the_writer_made_durable_and_no_more(store_path):
+    with regionstore.open(store_path, "rw") as writer, regionstore.open(store_path) as reader:
+        generation = writer.commit("state", b"x" * 100, "none")
+        assert reader.durable_generation("state") == 0
+        writer.sync()
+        assert reader.durable_generation("state") == generation
+        later = writer.commit("state", b"y" * 100, "none")
+        assert reader.durable_generation("state") == generation
+        writer.start_sync()
+        writer.wait_durable("state", later)
+        assert reader.durable_generation("state") == later

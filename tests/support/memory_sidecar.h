@@ -41,7 +41,7 @@ class MemorySidecar {
   }
 
  private:
-  static constexpr uint64_t kCapacity = 64 * 1024;
+  static constexpr uint64_t kCapacity = 128 * 1024;  // above sidecar::kSize
 
   class SidecarMapping final : public Mapping {
    public:
