@@ -530,11 +530,11 @@ class REGIONSTORE_EXPORT Store {
   // first commit or DurableGeneration call), so a reader may see 0 or an
   // older generation, never one a power cut can take back; 0 also where no
   // writer of this release has opened the store since its sidecar was
-  // made. A commit of generation g is durable once this is g or more: a
-  // standby acts on what it loaded only then. Errors: kNotFound,
-  // kInvalidArgument (a read-only handle of a protocol 1 store, or a region
-  // past the 8,192), kBusy (a read-only handle that cannot read the
-  // writer's sidecar), those of reading the headers, kPoisoned.
+  // made, and on a handle that opened an older release's sidecar before a
+  // writer grew it (open the reader again). A commit of generation g is durable once this is g or
+  // more: a standby acts on what it loaded only then. Errors: kNotFound, kInvalidArgument (a
+  // read-only handle of a protocol 1 store, or a region past the 8,192), kBusy (a read-only handle
+  // that cannot read the writer's sidecar), those of reading the headers, kPoisoned.
   Result<uint64_t> DurableGeneration(std::string_view name);
 
   // Returns once the commit of generation `generation` of region `name` (or
