@@ -232,8 +232,9 @@ Status SidecarState::AdoptOnOpen(std::vector<std::byte>& area, const intent::Boo
       recorded_here && !named && !internal::Mutated(internal::Mutation::kIgnoreLostSidecar);
   // The durable points of the writer before, which may not describe this
   // store any more (a store file restored or copied over it since): this
-  // writer publishes its own as it learns them, before the identity below
-  // tells readers to trust the sidecar.
+  // writer publishes its own as it learns them. Readers that trust the
+  // sidecar meanwhile (the identity below names it, or named it already)
+  // find 0, which promises nothing.
   sidecar_->clear_durable_points();
   // The boot-scoped entries as the sidecar holds them (P included: it is
   // the word readers of this sidecar compare), except marks that are not

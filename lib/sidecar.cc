@@ -2,8 +2,10 @@
 // word's two read-modify-writes.
 #include "sidecar.h"
 
+#include <array>
 #include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -175,7 +177,16 @@ Result<Sidecar> Open(Io& io, const std::string& store_path, const FileStat& stor
     // An older release's: grown in place to this release's size, the
     // durable points zero, before its magic changes below. Only a writer's
     // open gets here, under the store's lock; readers that mapped its first
-    // 8 KiB go on using them.
+    // 8 KiB go on using them. Only a sidecar is grown: any other file of
+    // that size is left as it was.
+    std::array<std::byte, 8> head{};
+    auto read = (*file)->ReadAt(kMagicOffset, head);
+    if (!read.ok()) return read.status().WithOperation(kOpen, path);
+    uint64_t head_magic = 0;
+    std::memcpy(&head_magic, head.data(), sizeof head_magic);
+    if (*read != head.size() || (head_magic != 0 && head_magic != kLegacyMagic)) {
+      return NotASidecar(path, "its first 8 bytes are not the magic");
+    }
     if (Status s = (*file)->Allocate(0, kSize); !s.ok()) return s.WithOperation(kOpen, path);
     const std::vector<std::byte> zeros(kSize - kLegacySize);
     if (Status s = (*file)->WriteAt(kLegacySize, zeros); !s.ok()) {

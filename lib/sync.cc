@@ -48,7 +48,13 @@ Result<uint64_t> Store::DurableGeneration(std::string_view name) {
     // What the writer published in the sidecar (protocol 2).
     auto found = r.FindRegion(name, "durable generation");
     if (!found.ok()) return found.status();
-    return r.shared->ReadDurable(*found);
+    auto point = r.shared->ReadDurable(*found);
+    if (!point.ok()) return point.status();
+    // A point newer than every commit the region's slots hold describes
+    // another file than this one (a store restored or copied over the path
+    // while the sidecar stayed): nothing is known.
+    if (*point > r.NewestHeaderGeneration(*found)) return uint64_t{0};
+    return *point;
   }
   if (Status s = r.BeginWrite("durable generation"); !s.ok()) return s;
   auto found = r.FindRegion(name, "durable generation");

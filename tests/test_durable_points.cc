@@ -154,6 +154,41 @@ TEST_CASE("A writer grows an older release's sidecar to hold durable points", "[
   CHECK(Durable(reader, "a") == 1);
 }
 
+TEST_CASE("A writer leaves an 8 KiB file that is not a sidecar as it was", "[sidecar][sync]") {
+  TempDir dir;
+  const std::string path = NewStore(dir);
+  const std::string shm = sidecar::PathFor(path);
+  const std::vector<std::byte> other = PatternBytes(sidecar::kLegacySize, 9);
+  WriteWholeFile(shm, other);
+  REQUIRE(::chmod(shm.c_str(), 0644) == 0);
+  OpenOptions options;
+  auto refused = Store::Open(path, OpenMode::kReadWrite, options);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(refused.status().message(), Catch::Contains("not the magic"));
+  CHECK(ReadWholeFile(shm) == other);  // not grown, not written
+}
+
+TEST_CASE("A durable point newer than the store file's commits is not reported",
+          "[sidecar][sync]") {
+  TempDir dir;
+  const std::string path = NewStore(dir);
+  const std::string backup = dir.File("backup.rgn");
+  {
+    Store writer = MustOpen(path, OpenMode::kReadWrite);
+    REQUIRE(writer.Commit("a", PatternBytes(100, 1), Durability::kPwriteFdatasync).ok());
+    std::filesystem::copy_file(path, backup);
+    REQUIRE(writer.Commit("a", PatternBytes(100, 2), Durability::kPwriteFdatasync).ok());
+    Store reader = MustOpen(path, OpenMode::kReadOnly);
+    CHECK(Durable(reader, "a") == 2);
+  }
+  // The older file put back over the path, its sidecar still beside it
+  // (which names the same sidecar): the point, 2, is the other file's.
+  std::filesystem::copy_file(backup, path, std::filesystem::copy_options::overwrite_existing);
+  Store reader = MustOpen(path, OpenMode::kReadOnly);
+  CHECK(Durable(reader, "a") == 0);
+}
+
 TEST_CASE("A reader of a protocol 1 store is told it keeps no durable point", "[sidecar][sync]") {
   TempDir dir;
   const std::string path = NewStore(dir, 1);

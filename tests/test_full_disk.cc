@@ -276,7 +276,7 @@ void CheckFitsNeverFaults(FsKind fs) {
   const uint64_t data_size = DataSizeLeaving(FreeBytes(mount->path()), 2 * kMiB);
   const std::string path = mount->File("s.rgn");
   MustCreate(path, data_size);
-  // A writer's first open creates the store's sidecar PATH.shm (8 KiB,
+  // A writer's first open creates the store's sidecar PATH.shm (72 KiB,
   // allocated); on a full filesystem that open fails with kNoSpace (a
   // case below). Made while there is room.
   MustOpen(path, OpenMode::kReadWrite);

@@ -190,7 +190,7 @@ TEST_CASE("A writer refuses a sidecar another user made in a shared directory, n
             Status s = Store::Create(path, 0, options);
             return s.ok() ? "" : s.ToString();
           }) == "");
-  // B gets there first: 8 KiB of zeros anyone may write.
+  // B gets there first: a sidecar's size of zeros anyone may write.
   REQUIRE(RunAs(kB, [&]() -> std::string {
             ::umask(0);
             const int fd = ::open(side.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);

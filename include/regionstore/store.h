@@ -530,8 +530,13 @@ class REGIONSTORE_EXPORT Store {
   // first commit or DurableGeneration call), so a reader may see 0 or an
   // older generation, never one a power cut can take back; 0 also where no
   // writer of this release has opened the store since its sidecar was
-  // made, and on a handle that opened an older release's sidecar before a
-  // writer grew it (open the reader again). A commit of generation g is durable once this is g or
+  // made, on a handle that opened an older release's sidecar before a
+  // writer grew it (open the reader again), and where the point is newer
+  // than every commit the region's slots hold (a store file restored or
+  // copied over the path under its sidecar: the point is another file's).
+  // A restored file whose commits are as new as the point is not told
+  // apart: restore a store with no writer and no reader relying on it, and
+  // remove its sidecar. A commit of generation g is durable once this is g or
   // more: a standby acts on what it loaded only then. Errors: kNotFound, kInvalidArgument (a
   // read-only handle of a protocol 1 store, or a region past the 8,192), kBusy (a read-only handle
   // that cannot read the writer's sidecar), those of reading the headers, kPoisoned.
