@@ -71,6 +71,7 @@
 #include "lab/folio_census.h"
 #include "lab/median.h"
 #include "lab/payloads.h"
+#include "lab/program.h"
 #include "lab/raw_io.h"
 #include "lab/rounds.h"
 #include "lab/text_cells.h"
@@ -592,11 +593,7 @@ int main(int argc, char** argv) {
   using namespace regionstore;
   using namespace regionstore::bench;
   const Options options = ParseOptions(argc, argv);
-  std::error_code error;
-  std::filesystem::create_directories(options.dir, error);
-  if (error) Die("cannot create " + options.dir + ": " + error.message());
-  Result<FsInfo> fs = Io::Default()->StatFs(options.dir);
-  if (!fs.ok()) Die(fs.status().ToString());
+  const FsInfo fs = PrepareBenchDir(options.dir);
   utsname machine{};
   ::uname(&machine);
   std::printf("# regionstore clean-pages benchmark\n\n");
@@ -604,12 +601,12 @@ int main(int argc, char** argv) {
       "Linux %s %s, %ld CPUs online; files in %s (%s). %d interleaved rounds per size and "
       "regime, one call per arm per round.\n\n",
       machine.release, machine.machine, ::sysconf(_SC_NPROCESSORS_ONLN), options.dir.c_str(),
-      fs->type_name.c_str(), options.rounds);
-  if (MeasuresNoDisk(*fs)) {
+      fs.type_name.c_str(), options.rounds);
+  if (MeasuresNoDisk(fs)) {
     std::printf(
         "**WARNING: the directory is on %s: durable arms measure no disk, and its pages "
         "may never be write-protected.**\n\n",
-        fs->type_name.c_str());
+        fs.type_name.c_str());
   }
   std::printf(
       "dirty: the arm's pages were written by its previous call, no barrier between. clean: "
@@ -625,7 +622,7 @@ int main(int argc, char** argv) {
   std::vector<SummaryRow> summary;
   nlohmann::json doc = {{"tool", "regionstore_clean_pages_bench"},
                         {"kernel", machine.release},
-                        {"filesystem", fs->type_name},
+                        {"filesystem", fs.type_name},
                         {"rounds", options.rounds},
                         {"tables", nlohmann::json::array()},
                         {"skipped", nlohmann::json::array()}};
@@ -633,12 +630,7 @@ int main(int argc, char** argv) {
     // Three stores: three slots of the state and three of the floor
     // region and a data area, and twice three of the state again; a quarter
     // more for slack.
-    const uint64_t needed = 13 * size + size / 4 + 64 * kMiB;
-    const std::filesystem::space_info space = std::filesystem::space(options.dir, error);
-    if (!error && space.available < needed) {
-      std::printf("### %s: skipped: %s free in %s, %s needed\n\n", StateSizeName(size).c_str(),
-                  StateSizeName(space.available / kMiB * kMiB).c_str(), options.dir.c_str(),
-                  StateSizeName(needed / kMiB * kMiB).c_str());
+    if (!HasRoom(options.dir, 13 * size + size / 4 + 64 * kMiB, StateSizeName(size))) {
       doc["skipped"].push_back(size);
       continue;
     }
@@ -653,17 +645,14 @@ int main(int argc, char** argv) {
         "alone.\n\n");
   }
   doc["populate_write_available"] = !populate_missing;
+  std::error_code error;
   std::filesystem::remove(options.dir + "/clean-pages.rgn", error);
   std::filesystem::remove(options.dir + "/clean-pages-behind.rgn", error);
   std::filesystem::remove(options.dir + "/clean-pages-pipelined.rgn", error);
   for (const char* store : {"clean-pages", "clean-pages-behind", "clean-pages-pipelined"}) {
     std::filesystem::remove(options.dir + "/" + store + ".rgn.shm", error);  // the sidecars
   }
-  if (!options.json_path.empty()) {
-    std::ofstream out(options.json_path, std::ios::trunc);
-    out << doc.dump(2) << "\n";
-    if (!out) Die("cannot write --json file '" + options.json_path + "'");
-  }
+  if (!options.json_path.empty()) WriteOutputFile(options.json_path, doc.dump(2) + "\n", "--json");
   std::printf("Run time: %.0f s.\n", Seconds(Clock::now() - started));
   return 0;
 }

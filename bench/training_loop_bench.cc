@@ -63,6 +63,7 @@
 #include "lab/counting_io.h"
 #include "lab/die.h"
 #include "lab/median.h"
+#include "lab/program.h"
 #include "lab/raw_io.h"
 #include "lab/rounds.h"
 #include "lab/text_cells.h"
@@ -508,20 +509,16 @@ int main(int argc, char** argv) {
   using namespace regionstore;
   using namespace regionstore::bench;
   const Options options = ParseOptions(argc, argv);
-  std::error_code error;
-  std::filesystem::create_directories(options.dir, error);
-  if (error) Die("cannot create " + options.dir + ": " + error.message());
-  Result<FsInfo> fs = Io::Default()->StatFs(options.dir);
-  if (!fs.ok()) Die(fs.status().ToString());
+  const FsInfo fs = PrepareBenchDir(options.dir);
   utsname machine{};
   ::uname(&machine);
   std::printf("# regionstore training-loop benchmark\n\n");
   std::printf("Linux %s %s, %ld CPUs online; files in %s (%s). %d interleaved rounds per size.\n\n",
               machine.release, machine.machine, ::sysconf(_SC_NPROCESSORS_ONLN),
-              options.dir.c_str(), fs->type_name.c_str(), options.rounds);
-  if (MeasuresNoDisk(*fs)) {
+              options.dir.c_str(), fs.type_name.c_str(), options.rounds);
+  if (MeasuresNoDisk(fs)) {
     std::printf("**WARNING: the directory is on %s: durable arms measure no disk.**\n\n",
-                fs->type_name.c_str());
+                fs.type_name.c_str());
   }
   std::printf(
       "Cost per checkpoint: the arm's run (until its last checkpoint was durable) less the "
@@ -537,17 +534,12 @@ int main(int argc, char** argv) {
   std::vector<SummaryRow> summary;
   nlohmann::json doc = {
       {"tool", "regionstore_training_bench"}, {"kernel", machine.release},
-      {"filesystem", fs->type_name},          {"rounds", options.rounds},
+      {"filesystem", fs.type_name},           {"rounds", options.rounds},
       {"tables", nlohmann::json::array()},    {"skipped", nlohmann::json::array()}};
   for (const uint64_t size : options.sizes) {
     // Two stores of three slots, the cookbook's file and its temporary
     // copy, and slack.
-    const uint64_t needed = 8 * size + 64 * kMiB;
-    const std::filesystem::space_info space = std::filesystem::space(options.dir, error);
-    if (!error && space.available < needed) {
-      std::printf("### %s: skipped: %s free in %s, %s needed\n\n", SizeName(size).c_str(),
-                  SizeName(space.available / kMiB * kMiB).c_str(), options.dir.c_str(),
-                  SizeName(needed / kMiB * kMiB).c_str());
+    if (!HasRoom(options.dir, 8 * size + 64 * kMiB, SizeName(size))) {
       doc["skipped"].push_back(size);
       continue;
     }
@@ -566,16 +558,13 @@ int main(int argc, char** argv) {
                 Percent(1 + row.overhead[3]).c_str(), row.stall_ns[3] / row.stall_ns[0]);
   }
   std::printf("\n");
+  std::error_code error;
   for (const char* name :
        {"training-blocking.rgn", "training-blocking.rgn.shm", "training-pipelined.rgn",
         "training-pipelined.rgn.shm", "training-cookbook.ckpt"}) {
     std::filesystem::remove(options.dir + "/" + name, error);
   }
-  if (!options.json_path.empty()) {
-    std::ofstream out(options.json_path, std::ios::trunc);
-    out << doc.dump(2) << "\n";
-    if (!out) Die("cannot write --json file '" + options.json_path + "'");
-  }
+  if (!options.json_path.empty()) WriteOutputFile(options.json_path, doc.dump(2) + "\n", "--json");
   std::printf("Run time: %.0f s.\n", Seconds(Clock::now() - started));
   return 0;
 }

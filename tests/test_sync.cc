@@ -295,6 +295,9 @@ TEST_CASE("Commits without a barrier write by pwrite unless the handle just wrot
   CHECK(io.Count(Op::kMsync) == 1);
 }
 
+// Not under AddressSanitizer, whose allocator maps arenas of its own that
+// the data limit below would measure; the Release pass runs it.
+#if !defined(__SANITIZE_ADDRESS__)
 namespace {
 
 // This process's data size (VmData of /proc/self/status: private writable
@@ -310,9 +313,6 @@ uint64_t DataBytes() {
 
 }  // namespace
 
-// Not under AddressSanitizer, whose allocator maps arenas of its own that
-// the limit below would measure; the Release pass runs it.
-#if !defined(__SANITIZE_ADDRESS__)
 TEST_CASE("Committing a big state takes no memory of its size beyond the caller's buffer",
           "[store][sync]") {
   TempDir dir;
