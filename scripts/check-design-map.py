@@ -3,7 +3,7 @@
 
 Usage: check-design-map.py [ROOT]   (ROOT: the repository, default: this one)
 
-A file counts as named when its path appears in DESIGN.md in backquotes,
+A file counts as named when its path appears in docs/DESIGN.md in backquotes,
 relative to lib/ in the "lib/ files" table (`journal.{h,cc}`, `io/posix_io.cc`)
 and as `NAME.h` or a path ending in `regionstore/NAME.h` for a public header. The brace form
 `name.{h,cc}` names both files. Prints each file the map leaves out, and the
