@@ -66,8 +66,9 @@ Result<uint64_t> Store::DurableGeneration(std::string_view name) {
 
 Status Store::WaitDurable(std::string_view name, uint64_t generation) {
   // A reader's DurableGeneration reads the writer's sidecar; waiting (and
-  // syncing) is the writer's.
-  if (Status s = rep_->BeginWrite("wait durable"); !s.ok()) return s;
+  // syncing) is the writer's. (DurableGeneration below polls the barrier in
+  // flight.)
+  if (Status s = rep_->CheckWritable("wait durable"); !s.ok()) return s;
   auto durable = DurableGeneration(name);
   if (!durable.ok()) return durable.status();
   if (*durable >= generation) return Status::Ok();
