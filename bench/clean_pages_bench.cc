@@ -21,7 +21,8 @@
 //   Store::Sync, kNone followed by Store::StartSync (what the caller waits
 //   for when the barrier runs in the background; a WaitDurable after the
 //   timed call, untimed, lets it end before the next arm's call), kSync and
-//   kPwriteFdatasync;
+//   kPwriteFdatasync, and from 16 MiB kPwriteFdatasync with
+//   OpenOptions::commit_progress set (a store of its own);
 //   Store::Write kNone and kAsync of the same bytes into the main store's
 //   data area (raw writes, no checkpoint: a memcpy into the mapping);
 //   raw, into a second region of the same capacity in the same file (so in
@@ -29,7 +30,10 @@
 //   of them; MADV_POPULATE_WRITE of a MAP_SHARED mapping of that range,
 //   then memcpy + XXH3-64 (memcpy + XXH3 alone where the kernel lacks
 //   MADV_POPULATE_WRITE: EINVAL, said in the output); memcpy into that
-//   mapping; pwrite + fdatasync (the durable floor, clean only).
+//   mapping; pwrite + fdatasync (the durable floor, clean only); the same
+//   in 2 MiB steps, each step's writeback started before the next step's
+//   pwrite (the stepped floor: what a durable commit of several steps
+//   does, clean only).
 // Per arm: median and min-max time, the median of per-round ratios to the
 // private memcpy (with their range), minor faults per call (getrusage
 // ru_minflt around the timed call alone), the library's pwrites and
@@ -60,6 +64,7 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -165,6 +170,8 @@ constexpr std::string_view kPwriteHashArm = "raw: pwrite + XXH3";
 constexpr std::string_view kPopulateArm =
     "raw: MADV_POPULATE_WRITE + memcpy into the mapping + XXH3";
 constexpr std::string_view kDurableFloorArm = "raw: pwrite + fdatasync (durable floor)";
+constexpr std::string_view kSteppedFloorArm =
+    "raw: 2 MiB steps of pwrite + sync_file_range(WRITE), then fdatasync (stepped floor)";
 constexpr std::string_view kPipelinedArm = "Commit kNone + Store::StartSync (the caller's stall)";
 
 enum class Regime { kDirty, kClean };
@@ -342,6 +349,7 @@ struct SummaryRow {
   double clean_commit_to_floor = NAN;   // Commit kNone, clean / the faster raw floor
   const char* clean_floor = "";         // which floor that was
   double durable_to_floor = NAN;        // Commit kPwriteFdatasync / pwrite + fdatasync
+  double durable_to_stepped = NAN;      // Commit kPwriteFdatasync / the stepped floor
   double commit_sync_to_floor = NAN;    // Commit kNone + Store::Sync / pwrite + fdatasync
   double pipelined_to_floor = NAN;      // Commit kNone + StartSync / the faster raw floor
 };
@@ -380,6 +388,8 @@ void AddSummary(uint64_t size, Regime regime, const std::vector<ArmResult>& resu
       PairedMedian(FindArm(results, kPipelinedArm), pwrite_faster ? by_pwrite : by_populate);
   const ArmResult* floor = FindArm(results, kDurableFloorArm);
   row.durable_to_floor = PairedMedian(FindArm(results, "Commit kPwriteFdatasync"), floor);
+  row.durable_to_stepped =
+      PairedMedian(FindArm(results, "Commit kPwriteFdatasync"), FindArm(results, kSteppedFloorArm));
   row.commit_sync_to_floor = PairedMedian(FindArm(results, "Commit kNone + Store::Sync"), floor);
 }
 
@@ -388,19 +398,21 @@ nlohmann::json PrintSummary(const std::vector<SummaryRow>& summary) {
   std::printf(
       "| state | Commit kNone, dirty / private memcpy | Commit kNone, clean / faster floor "
       "(which) | Commit kNone + StartSync, clean / faster floor | Commit kPwriteFdatasync / "
-      "durable floor | Commit kNone + Sync / durable floor |\n| ---: | ---: | ---: | ---: | ---: "
-      "| ---: |\n");
+      "durable floor | Commit kPwriteFdatasync / stepped floor | Commit kNone + Sync / durable "
+      "floor |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   nlohmann::json rows = nlohmann::json::array();
   for (const SummaryRow& row : summary) {
-    std::printf("| %s | %.2f | %.2f (%s) | %.2f | %.2f | %.2f |\n", StateSizeName(row.size).c_str(),
-                row.dirty_commit_to_memcpy, row.clean_commit_to_floor, row.clean_floor,
-                row.pipelined_to_floor, row.durable_to_floor, row.commit_sync_to_floor);
+    std::printf("| %s | %.2f | %.2f (%s) | %.2f | %.2f | %.2f | %.2f |\n",
+                StateSizeName(row.size).c_str(), row.dirty_commit_to_memcpy,
+                row.clean_commit_to_floor, row.clean_floor, row.pipelined_to_floor,
+                row.durable_to_floor, row.durable_to_stepped, row.commit_sync_to_floor);
     rows.push_back({{"size", row.size},
                     {"dirty_commit_to_private_memcpy", row.dirty_commit_to_memcpy},
                     {"clean_commit_to_faster_floor", row.clean_commit_to_floor},
                     {"clean_floor", row.clean_floor},
                     {"pipelined_commit_to_faster_floor", row.pipelined_to_floor},
                     {"durable_commit_to_floor", row.durable_to_floor},
+                    {"durable_commit_to_stepped_floor", row.durable_to_stepped},
                     {"commit_then_sync_to_durable_floor", row.commit_sync_to_floor}});
   }
   std::printf("\n");
@@ -413,12 +425,16 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
   const std::string store_path = options.dir + "/clean-pages.rgn";
   const std::string behind_path = options.dir + "/clean-pages-behind.rgn";
   const std::string pipelined_path = options.dir + "/clean-pages-pipelined.rgn";
+  const std::string progress_path = options.dir + "/clean-pages-progress.rgn";
+  const bool reports_progress = size >= kCommitProgressStep;
   // "state" takes the commits; the raw arms write into "floor", a region
   // of the same capacity in the same file, made by the same Store::Create,
   // so that their pages sit in folios like the commits' (its slots are
   // never committed to: the raw bytes overwrite its first slot). The main
   // store's data area, of the state's size, takes the raw Store::Write arms.
-  for (const std::string& path : {store_path, behind_path, pipelined_path}) {
+  std::vector<std::string> paths = {store_path, behind_path, pipelined_path};
+  if (reports_progress) paths.push_back(progress_path);
+  for (const std::string& path : paths) {
     CreateOptions create;
     create.replace_existing = true;
     create.checkpoints.push_back({"state", size, SlotLayout::kAuto});
@@ -444,6 +460,19 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
   auto pipelined_opened = Store::Open(pipelined_path, OpenMode::kReadWrite);
   if (!pipelined_opened.ok()) Die(pipelined_opened.status().ToString());
   Store pipelined = std::move(*pipelined_opened);
+  // And, from the size at which commits report progress, one that asks
+  // for it: what the steps and the waits for writeback cost.
+  uint64_t progress_calls = 0;
+  std::optional<Store> progress;
+  if (reports_progress) {
+    OpenOptions progress_options;
+    progress_options.commit_progress = [&progress_calls](const CommitProgress&) {
+      ++progress_calls;
+    };
+    auto progress_opened = Store::Open(progress_path, OpenMode::kReadWrite, progress_options);
+    if (!progress_opened.ok()) Die(progress_opened.status().ToString());
+    progress.emplace(std::move(*progress_opened));
+  }
   const RegionEntry* region = nullptr;
   const RegionEntry* floor = nullptr;
   for (const RegionEntry& entry : store.info().regions) {
@@ -535,6 +564,18 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
   arms.push_back({"Commit kSync", true, sync_store, commit(Durability::kSync), &io});
   arms.push_back(
       {"Commit kPwriteFdatasync", true, sync_store, commit(Durability::kPwriteFdatasync), &io});
+  if (progress) {
+    arms.push_back({"Commit kPwriteFdatasync, reporting progress (OpenOptions::commit_progress)",
+                    true,
+                    [&progress]() {
+                      auto synced = progress->Sync();
+                      return synced.ok() ? std::string() : synced.status().ToString();
+                    },
+                    [&progress](std::span<const std::byte> p) {
+                      auto generation = progress->Commit("state", p, Durability::kPwriteFdatasync);
+                      return generation.ok() ? std::string() : generation.status().ToString();
+                    }});
+  }
   arms.push_back(
       {"raw: pwrite + XXH3", false, sync_raw, [raw_fd, floor_offset](std::span<const std::byte> p) {
          std::string e = WriteOne(raw_fd, p, floor_offset, 0);
@@ -564,6 +605,11 @@ nlohmann::json RunSize(const Options& options, uint64_t size, const std::string&
   arms.push_back({std::string(kDurableFloorArm), true, sync_raw,
                   [raw_fd, floor_offset](std::span<const std::byte> p) {
                     return PwriteFdatasync(raw_fd, p, floor_offset);
+                  }});
+  // What a durable commit of several steps does (Store::Rep::kWritebackStep).
+  arms.push_back({std::string(kSteppedFloorArm), true, sync_raw,
+                  [raw_fd, floor_offset](std::span<const std::byte> p) {
+                    return SteppedPwriteFdatasync(raw_fd, p, floor_offset, 2 * kMiB);
                   }});
 
   nlohmann::json tables = nlohmann::json::array();
@@ -630,7 +676,8 @@ int main(int argc, char** argv) {
     // Three stores: three slots of the state and three of the floor
     // region and a data area, and twice three of the state again; a quarter
     // more for slack.
-    if (!HasRoom(options.dir, 13 * size + size / 4 + 64 * kMiB, StateSizeName(size))) {
+    const uint64_t stores = size >= kCommitProgressStep ? 16 : 13;
+    if (!HasRoom(options.dir, stores * size + size / 4 + 64 * kMiB, StateSizeName(size))) {
       doc["skipped"].push_back(size);
       continue;
     }
@@ -646,10 +693,9 @@ int main(int argc, char** argv) {
   }
   doc["populate_write_available"] = !populate_missing;
   std::error_code error;
-  std::filesystem::remove(options.dir + "/clean-pages.rgn", error);
-  std::filesystem::remove(options.dir + "/clean-pages-behind.rgn", error);
-  std::filesystem::remove(options.dir + "/clean-pages-pipelined.rgn", error);
-  for (const char* store : {"clean-pages", "clean-pages-behind", "clean-pages-pipelined"}) {
+  for (const char* store :
+       {"clean-pages", "clean-pages-behind", "clean-pages-pipelined", "clean-pages-progress"}) {
+    std::filesystem::remove(options.dir + "/" + store + ".rgn", error);
     std::filesystem::remove(options.dir + "/" + store + ".rgn.shm", error);  // the sidecars
   }
   if (!options.json_path.empty()) WriteOutputFile(options.json_path, doc.dump(2) + "\n", "--json");

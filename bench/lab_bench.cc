@@ -18,6 +18,12 @@
 //               close on the same file.
 //   longlived   one open store (raw: one descriptor and one mapping), 8
 //               updates per iteration.
+//   cleaned     long-lived, one update per iteration, and before each one,
+//               with the timing paused, the file's dirty pages written back
+//               (library: Store::Sync; raw: fdatasync), which write-protects
+//               them: the pages of a program that updates less often than
+//               the kernel's writeback interval. Not durable arms only (a
+//               durable arm cleans its pages itself).
 //
 // and each with the library and with raw syscalls on the same file, plus a
 // memcpy of 1 MiB between two buffers (the floor), and two more raw long-lived
@@ -342,6 +348,65 @@ void LibraryLongLived(benchmark::State& state, Durability mode, const Kept& kept
   }
 }
 
+// The cleaned loop: each iteration cleans the file's pages with `clean`
+// (untimed), then stamps and updates (timed, as in the other variants).
+template <typename Clean, typename Update>
+void RunCleaned(benchmark::State& state, uint64_t size, Clean clean, Update update) {
+  std::vector<std::byte> data(size);
+  uint64_t round = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::string error = clean();
+    state.ResumeTiming();
+    if (error.empty()) {
+      Stamp(data, ++round);
+      error = update(std::span<const std::byte>(data));
+    }
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+      break;
+    }
+  }
+  Finish(state, 1, size);
+}
+
+void LibraryCleaned(benchmark::State& state, Durability mode, const Kept& kept) {
+  if (std::string e = PrepareRegimeAt(kept.path, kept.regime); !e.empty()) {
+    return state.SkipWithError(e.c_str());
+  }
+  auto store = Store::Open(kept.path, OpenMode::kReadWrite);
+  if (!store.ok()) return state.SkipWithError(store.status().ToString().c_str());
+  RunCleaned(
+      state, kept.size,
+      [&] {
+        auto synced = store->Sync();
+        return synced.ok() ? std::string() : synced.status().ToString();
+      },
+      [&](std::span<const std::byte> data) {
+        Status written = store->Write(kept.offset, data, mode);
+        return written.ok() ? std::string() : written.ToString();
+      });
+}
+
+void RawCleaned(benchmark::State& state, Arm arm, const Kept& kept) {
+  if (std::string e = PrepareRegimeAt(kept.path, kept.regime); !e.empty()) {
+    return state.SkipWithError(e.c_str());
+  }
+  auto info = ReadStoreInfo(kept.path);
+  if (!info.ok()) return state.SkipWithError(info.status().ToString().c_str());
+  RawFile file;
+  if (std::string e = file.Open(kept.path, UsesMapping(arm)); !e.empty()) {
+    return state.SkipWithError(e.c_str());
+  }
+  const uint64_t file_offset = info->data_offset + kept.offset;
+  RunCleaned(
+      state, kept.size,
+      [&] { return ::fdatasync(file.fd) == 0 ? std::string() : Errno("fdatasync"); },
+      [&](std::span<const std::byte> data) {
+        return RawUpdate(arm, file.fd, file.map, data, file_offset);
+      });
+}
+
 // The write-size sweep (only with REGIONSTORE_LAB_SWEEPS=1): the
 // long-lived arms in the large-folio regime, 8 updates of `size` bytes per
 // iteration at data offset 2 MiB, or 2 MiB + 100 bytes (unaligned).
@@ -550,6 +615,21 @@ void RegisterLab() {
                                    KeptFix::kNothing)
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
+      if (arm == Arm::kPwrite || arm == Arm::kMsyncAsync || arm == Arm::kNone) {
+        // Few iterations: each one's untimed writeback costs more than its
+        // timed update.
+        if (auto mode = LibraryMode(arm)) {
+          benchmark::RegisterBenchmark(name("cleaned", "library").c_str(), LibraryCleaned, *mode,
+                                       slice)
+              ->UseRealTime()
+              ->MinTime(0.05)
+              ->Unit(benchmark::kMicrosecond);
+        }
+        benchmark::RegisterBenchmark(name("cleaned", "raw").c_str(), RawCleaned, arm, slice)
+            ->UseRealTime()
+            ->MinTime(0.05)
+            ->Unit(benchmark::kMicrosecond);
+      }
       if (arm == Arm::kMsyncSync) {
         // What removes a kept mapping's fault cost?
         benchmark::RegisterBenchmark(name("longlived", "raw_populate").c_str(), RawLongLived, arm,

@@ -36,10 +36,10 @@ import sys
 
 ARMS = ["pwrite", "pwrite_fdatasync", "msync_sync", "msync_async", "none"]
 DURABLE = {"pwrite_fdatasync", "msync_sync"}
-VARIANTS = ["oneshot", "longlived"]
+VARIANTS = ["oneshot", "longlived", "cleaned"]
 REGIMES = ["large_folios", "small_folios"]
 SLICE_BYTES = 1024 * 1024
-UPDATES = {"oneshot": 1, "longlived": 8}
+UPDATES = {"oneshot": 1, "longlived": 8, "cleaned": 1}
 KEPT_IMPLS = ["raw", "raw_populate", "raw_populate_reset", "library"]
 # Chart colours: warm for durable arms, cool for the others.
 LINE_COLORS = {

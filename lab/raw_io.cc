@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -58,6 +59,20 @@ std::string DataSync(int fd) {
 
 std::string PwriteFdatasync(int fd, std::span<const std::byte> data, uint64_t offset) {
   if (std::string error = WriteOne(fd, data, offset, 0); !error.empty()) return error;
+  return DataSync(fd);
+}
+
+std::string SteppedPwriteFdatasync(int fd, std::span<const std::byte> data, uint64_t offset,
+                                   uint64_t step) {
+  for (uint64_t at = 0; at < data.size(); at += step) {
+    const std::span<const std::byte> part =
+        data.subspan(at, std::min<uint64_t>(step, data.size() - at));
+    if (std::string error = WriteOne(fd, part, offset + at, 0); !error.empty()) return error;
+    if (::sync_file_range(fd, static_cast<off_t>(offset + at), static_cast<off_t>(part.size()),
+                          SYNC_FILE_RANGE_WRITE) != 0) {
+      return Errno("sync_file_range", "");
+    }
+  }
   return DataSync(fd);
 }
 

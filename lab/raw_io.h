@@ -54,6 +54,12 @@ std::string DataSync(int fd);
 
 std::string PwriteFdatasync(int fd, std::span<const std::byte> data, uint64_t offset);
 
+// The same bytes written in steps of `step`, each step's writeback started
+// (sync_file_range(SYNC_FILE_RANGE_WRITE)) before the next is written, then
+// fdatasync: the device writes while the page cache fills.
+std::string SteppedPwriteFdatasync(int fd, std::span<const std::byte> data, uint64_t offset,
+                                   uint64_t step);
+
 // A plain file of `size` bytes written by one large pwrite and synced.
 void CreatePlainFile(const std::string& path, uint64_t size);
 

@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <future>
 #include <system_error>
 
 #include "store_rep.h"
@@ -201,19 +200,16 @@ Status Store::Rep::StartBackgroundSync() {
   if (!sync.ticket.prepared.ok()) {
     return CompleteBarrier(sync.call, sync.ticket, sync.ticket.prepared);
   }
-  File* const target = file.get();
   if (internal::BackgroundSyncInline()) {
-    // Tests that simulate the disk run the call here, in order.
-    std::promise<Status> done;
-    done.set_value(target->DataSync());
-    sync.done = done.get_future();
+    sync.inline_result = file->DataSync();
   } else {
-    try {
-      sync.done = std::async(std::launch::async, [target] { return target->DataSync(); });
-    } catch (const std::system_error&) {
+    if (!flusher) {
+      auto made = Flusher::Make();
       // No thread to be had: the barrier runs here instead.
-      return CompleteBarrier(sync.call, sync.ticket, RunBarrierCall(sync.call));
+      if (!made.ok()) return CompleteBarrier(sync.call, sync.ticket, RunBarrierCall(sync.call));
+      flusher = std::move(*made);
     }
+    flusher->Start(file.get());
   }
   ++stats.background_syncs;
   background_sync.emplace(std::move(sync));
@@ -222,12 +218,16 @@ Status Store::Rep::StartBackgroundSync() {
 
 Status Store::Rep::FinishBackgroundSync(bool wait) {
   if (!background_sync) return Status::Ok();
-  std::future<Status>& done = background_sync->done;
-  const bool ready = done.wait_for(std::chrono::seconds(0)) == std::future_status::ready &&
-                     !internal::BackgroundSyncInline();
+  const bool inline_call = background_sync->inline_result.has_value();
+  if (!inline_call && flusher->ForkedAway()) {
+    return Status::Error(StatusCode::kInvalidArgument, "complete a background barrier", path,
+                         "this handle was inherited across fork(): its background barrier "
+                         "belongs to the parent process");
+  }
+  const bool ready = !inline_call && flusher->Done();
   if (!wait && !ready) return Status::Ok();
   if (!ready) internal::ReachPoint(internal::Point::kWaitForBackgroundSync);
-  Status status = done.get();
+  Status status = inline_call ? std::move(*background_sync->inline_result) : flusher->Collect();
   BackgroundSync sync = std::move(*background_sync);
   background_sync.reset();
   // The broken variant counts as covered what completed while it ran.

@@ -121,6 +121,13 @@ Status Store::Rep::AfterOpenBarrier() {
 Store::Rep::~Rep() {
   // A commit still being filled in place can no longer reach this store.
   if (in_place && in_place->owner != nullptr) *in_place->owner = nullptr;
+  if (CurrentForkGeneration() != opened_fork_generation) {
+    // A child of fork() destroys its inherited copy: it writes nothing (two
+    // processes must not write through one handle), and the barrier in
+    // flight and its thread are the parent's.
+    if (flusher) Flusher::Abandon(std::move(flusher));
+    return;
+  }
   // A background barrier in flight is waited for and completed: its
   // thread uses the file, and what it covered is recorded (its failure
   // poisons, and the marks it leaves tell the next open).

@@ -36,6 +36,8 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
   rep->writable = mode == OpenMode::kReadWrite;
   rep->wake_waiters = options.wake_waiters;
   rep->sync_interval = options.sync_interval;
+  rep->commit_progress = options.commit_progress;
+  rep->opened_fork_generation = CurrentForkGeneration();
   rep->last_whole_file_barrier_ns = rep->io->MonotonicNanos();
   rep->page_size = rep->io->PageSize();
 
@@ -110,6 +112,31 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
   const uint64_t file_offset = r.info.data_offset + offset;
 
   std::byte* target = r.mapping->data() + file_offset;
+  // From kWriteByPwriteFrom, kNone and kAsync write by pwrite: a store
+  // through the mapping into pages writeback has cleaned takes a write
+  // fault and page_mkwrite per 4 KiB page (a 1 MiB Write kNone into the
+  // region lab's cleaned large folios: 1.1-1.3 ms, where a pwrite took
+  // 76 µs), and into dirty pages a pwrite of that size costs about what
+  // the copy does (docs/BENCHMARKS.md, "Commits into clean pages"). Bytes
+  // from the store's own mapping (a view) keep the memmove: the kernel's
+  // copy is a memcpy, wrong for ranges that overlap.
+  const bool by_pwrite = (durability == Durability::kNone || durability == Durability::kAsync) &&
+                         data.size() >= kWriteByPwriteFrom && !r.InMapping(data);
+  if (by_pwrite) {
+    // Through the page cache the mapping shares, so views see it. A failed
+    // pwrite may have changed some pages: poison.
+    if (Status s = r.file->WriteAt(file_offset, data); !s.ok()) {
+      ++r.stats.failed_writes;
+      return r.Poison(s, "write: pwrite");
+    }
+    if (durability == Durability::kNone) return r.CountWrite(durability, data.size());
+    Status started = r.Barrier({.kind = Rep::BarrierKind::kMsyncAsync,
+                                .counted_as = durability,
+                                .operation = "write: msync(MS_ASYNC)",
+                                .file_offset = file_offset,
+                                .length = data.size()});
+    return started.ok() ? r.CountWrite(durability, data.size()) : started;
+  }
   switch (durability) {
     case Durability::kNone:
       std::memmove(target, data.data(), data.size());

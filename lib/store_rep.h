@@ -15,6 +15,7 @@
 #include "batch.h"
 #include "batch_journal.h"
 #include "batch_log.h"
+#include "flusher.h"
 #include "format.h"
 #include "intent.h"
 #include "ledger.h"
@@ -69,6 +70,9 @@ void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces);
 // memcpy into the mapping + msync(MS_SYNC) (the lab's arm, and whole folios
 // anyway). Store::Write says why.
 inline constexpr uint64_t kDsyncWriteBelow = 1024 * 1024;
+// Store::Write kNone and kAsync of at least this many bytes write by pwrite
+// rather than through the mapping (store.cc says why).
+inline constexpr uint64_t kWriteByPwriteFrom = 256 * 1024;
 // Copies the pieces to `shared` and returns the checksum of the `length`
 // bytes it stored there: of the values it stored (fused_copy.h), or read
 // back from `shared`; never of a separate read of the pieces, which another
@@ -453,9 +457,19 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   struct BackgroundSync {
     BarrierCall call;
     BarrierTicket ticket;
-    std::future<Status> done;
+    // Tests that simulate the disk run the call at once, in order
+    // (internal::BackgroundSyncInline): its result. Otherwise the flusher
+    // has it.
+    std::optional<Status> inline_result;
   };
   std::optional<BackgroundSync> background_sync;
+  // The thread background barriers run on, from the first one to the
+  // handle's close (flusher.h).
+  std::unique_ptr<Flusher> flusher;
+  // CurrentForkGeneration() at the open: another value in the destructor
+  // means a child of fork() destroys its inherited copy, which must neither
+  // write nor touch the parent's thread.
+  uint64_t opened_fork_generation = 0;
   // Completes the background barrier if its call returned (or, with `wait`,
   // once it does): what a barrier that returned on this thread would do.
   // Returns its failure (the handle is poisoned then), OK otherwise.
@@ -471,6 +485,15 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // barrier began.
   Status MaybeStartSync();
   std::chrono::milliseconds sync_interval{0};
+  // OpenOptions::commit_progress, and the call for one step of a commit of
+  // slot `target` of region `index` (noexcept: a callback that throws ends
+  // the program rather than unwind through a commit half made).
+  std::function<void(const CommitProgress&)> commit_progress;
+  bool ReportsProgress(uint64_t length) const {
+    return commit_progress && length >= kCommitProgressStep;
+  }
+  void ReportProgress(uint32_t index, Durability durability, uint64_t length, uint64_t stored,
+                      uint64_t written_back) const noexcept;
   // When the newest whole-file barrier began (Io::MonotonicNanos), or the
   // handle opened.
   uint64_t last_whole_file_barrier_ns = 0;
@@ -524,8 +547,17 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
                        Durability durability);
   // A zero header unit and the pieces by one pwritev (a failure forgets the
   // slot and poisons the handle), then the checksum of what was stored.
+  // With a progress callback, a large payload is written, and in kSync and
+  // kPwriteFdatasync waited for, in steps (OpenOptions::commit_progress).
   Status WriteSlotPayload(uint32_t index, uint32_t target, slot::Header & header,
-                          PayloadPieces pieces, bool start_writeback);
+                          PayloadPieces pieces, bool start_writeback, Durability durability);
+  // WriteSlotPayload in steps of `write_step` (kWritebackStep or
+  // kCommitProgressStep, which is a multiple of it), reported every
+  // kCommitProgressStep with a progress callback.
+  static constexpr uint64_t kWritebackStep = 2 * 1024 * 1024;
+  Status WriteSlotPayloadInSteps(uint32_t index, uint32_t target, slot::Header & header,
+                                 PayloadPieces pieces, bool start_writeback, uint64_t write_step,
+                                 Durability durability);
   // The header unit of `header` by pwrite (a failure forgets the slot and
   // poisons the handle).
   Status WriteHeaderUnit(uint32_t index, uint32_t target, const slot::Header& header);

@@ -142,10 +142,10 @@ void FillPattern(uint64_t offset, std::span<std::byte> out, uint64_t seed) {
 // Opens the store for writing and covers its whole data area with the
 // pattern for `seed` by kNone (mapped) writes, then makes it all durable with
 // one kSync flush. Runs in a child: returns "" or what failed.
-std::string WriteWholeDataArea(const std::string& path, uint64_t seed) {
+std::string WriteWholeDataArea(const std::string& path, uint64_t seed, uint64_t chunk_size = kMiB) {
   auto store = Store::Open(path, OpenMode::kReadWrite);
   if (!store.ok()) return "open: " + store.status().ToString();
-  std::vector<std::byte> chunk(1 * kMiB);
+  std::vector<std::byte> chunk(chunk_size);
   const uint64_t size = store->data_size();
   for (uint64_t offset = 0; offset < size; offset += chunk.size()) {
     const auto piece = std::span(chunk).first(std::min<uint64_t>(chunk.size(), size - offset));
@@ -307,10 +307,12 @@ void CheckFitsNeverFaults(FsKind fs) {
   REQUIRE(fill.bytes >= 1 * kMiB);
   CHECK(FreeBytes(mount->path()) < 16 * block_size);
 
-  // Every page of the data area, written through the mapping, then one
-  // msync: a page without a reserved block would SIGBUS the child here.
+  // Every page of the data area, written through the mapping (writes below
+  // 256 KiB), then one msync: a page without a reserved block would SIGBUS
+  // the child here.
   constexpr uint64_t kSeed = 41;
-  const ChildOutcome child = RunReportingChild([&] { return WriteWholeDataArea(path, kSeed); });
+  const ChildOutcome child =
+      RunReportingChild([&] { return WriteWholeDataArea(path, kSeed, 64 * kKiB); });
   INFO("child: " << child.message << (child.term_signal != 0 ? " killed by " : "")
                  << (child.term_signal != 0 ? strsignal(child.term_signal) : ""));
   CHECK(child.term_signal == 0);
@@ -371,7 +373,18 @@ TEST_CASE("A store with holes does fault on a full filesystem, so the check abov
   REQUIRE(fill.saw_enospc);
   REQUIRE(fill.bytes > data_size);  // the filler took the punched blocks
 
-  const ChildOutcome child = RunReportingChild([&] { return WriteWholeDataArea(path, 42); });
+  // Writes of 256 KiB and more go by pwrite (Store::Write), which reports
+  // the full disk: kNoSpace, no signal.
+  const ChildOutcome by_pwrite =
+      RunReportingChild([&] { return WriteWholeDataArea(path, 42, kMiB); });
+  INFO("by pwrite: exit " << by_pwrite.exit_code << ", signal " << by_pwrite.term_signal << ": "
+                          << by_pwrite.message);
+  CHECK(by_pwrite.term_signal == 0);
+  CHECK_THAT(by_pwrite.message, Catch::Contains("no space"));
+  // Smaller ones store through the mapping, and a store into a hole that
+  // cannot be allocated raises SIGBUS.
+  const ChildOutcome child =
+      RunReportingChild([&] { return WriteWholeDataArea(path, 42, 64 * kKiB); });
   INFO("child: exit " << child.exit_code << ", signal " << child.term_signal << ": "
                       << child.message);
   CHECK(child.term_signal == SIGBUS);

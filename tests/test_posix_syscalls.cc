@@ -317,6 +317,31 @@ TEST_CASE("A failing sync_file_range is ignored: not retried, not reported, the 
   CHECK(f.Contents() == bytes);
 }
 
+TEST_CASE("WaitWriteback waits on exactly its range, retries EINTR and reports EIO",
+          "[io][fault]") {
+  HookedFile f;
+  REQUIRE(f.file->WriteAt(8192, PatternBytes(10000, 1)).ok());
+  const int fd = f.hook.Calls().at(0).fd;
+  constexpr unsigned int kWaitAll =
+      SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+  f.hook.ClearLog();
+  f.hook.FailNth(Syscall::kSyncFileRange, 1, EINTR);
+  CHECK(f.file->WaitWriteback(8192, 10000).ok());
+  auto calls = CallsOf(f.hook, Syscall::kSyncFileRange);
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[1].fd == fd);
+  CheckCall(calls[1], Syscall::kSyncFileRange, 8192, 10000, kWaitAll);
+  f.hook.ClearLog();
+  f.hook.FailNth(Syscall::kSyncFileRange, 1, EIO);
+  const Status failed = f.file->WaitWriteback(8192, 10000);
+  CHECK(failed.code() == StatusCode::kIOError);
+  CHECK_THAT(failed.ToString(), Catch::Contains("sync_file_range (wait)"));
+  CHECK(f.hook.Count(Syscall::kSyncFileRange) == 1);
+  // Nothing to wait for: no call.
+  CHECK(f.file->WaitWriteback(4096, 0).ok());
+  CHECK(f.hook.Count(Syscall::kSyncFileRange) == 1);
+}
+
 // --- Whole commits through a real Store.
 
 constexpr Syscall kCommitCalls[] = {Syscall::kPwrite, Syscall::kPwritev,   Syscall::kPwritev2,

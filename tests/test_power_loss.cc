@@ -51,6 +51,11 @@ const std::vector<CheckpointSpec> kSpareRegions = {{"small", 100, SlotLayout::kA
                                                    {"odd", 13'001, SlotLayout::kAuto, 5},
                                                    {"full", 64 * kKiB, SlotLayout::kAligned, 4}};
 
+// A region of several writeback steps (2 MiB, Store::Rep::kWritebackStep):
+// its durable commits above 4 MiB write their payload step by step.
+const std::vector<CheckpointSpec> kSteppedRegions = {
+    {"small", 100}, {"stepped", 4 * kMiB + 4097, SlotLayout::kAligned}};
+
 // A freshly created store with `regions` (one of the sets above) and no
 // data area, in commit protocol `protocol`, made once on disk per set.
 // Protocol 2 stores get the smallest journal (256 KiB): every crash image
@@ -621,6 +626,14 @@ TEST_CASE("Power loss in compact slots of 1 B to 64 KiB keeps G1 and G3",
                                              SlotLayout::kAligned});
   }
   RunSimulation(kEdgeRegions, testing::ScaledCount(30), "compact edges");
+}
+
+TEST_CASE("Power loss in a region written in writeback steps keeps G1, G2 and G3",
+          "[checkpoint][powerloss][long]") {
+  // 10 trials x 3 epochs x 12 images = 360 images per protocol (a quarter
+  // under ASan): each image holds three slots of 4 MiB.
+  RunSimulation(kSteppedRegions, testing::ScaledCount(10), "writeback steps, protocol 1");
+  RunSimulation(kSteppedRegions, testing::ScaledCount(10), "writeback steps, protocol 2", 2);
 }
 
 TEST_CASE("The simulator catches each deliberately broken protocol",

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cerrno>
@@ -19,7 +20,9 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "regionstore/store.h"
@@ -293,6 +296,151 @@ TEST_CASE("Commits without a barrier write by pwrite unless the handle just wrot
   io.SetMonotonicNanos(now);
   CHECK(writes_of(Durability::kAsync) == 3);
   CHECK(io.Count(Op::kMsync) == 1);
+}
+
+namespace {
+
+// One call of OpenOptions::commit_progress, kept.
+struct ProgressCall {
+  std::string region;
+  Durability durability;
+  uint64_t length;
+  uint64_t stored;
+  uint64_t written_back;
+  bool operator==(const ProgressCall&) const = default;
+};
+
+// A store of one region of `capacity` bytes, opened with a progress
+// callback that appends to `calls`.
+Store OpenWithProgress(TempDir& dir, uint64_t capacity, TestIo& io,
+                       std::vector<ProgressCall>& calls) {
+  const std::string path = dir.File("progress.rgn");
+  MustCreateWithRegions(path, 0, {{"state", capacity}});
+  OpenOptions options;
+  options.io = &io;
+  options.commit_progress = [&calls](const CommitProgress& p) {
+    calls.push_back({std::string(p.region), p.durability, p.length, p.stored, p.written_back});
+  };
+  auto store = Store::Open(path, OpenMode::kReadWrite, options);
+  REQUIRE(store.ok());
+  return std::move(*store);
+}
+
+// The payload's byte ranges of `io`'s StartWriteback calls, from the first
+// payload byte of the slot they fall in.
+std::vector<std::pair<uint64_t, uint64_t>> WritebackSteps(const TestIo& io) {
+  std::vector<std::pair<uint64_t, uint64_t>> steps;
+  for (const RangeCall& call : io.StartWritebacks()) steps.emplace_back(call.offset, call.length);
+  if (steps.empty()) return steps;
+  const uint64_t first = steps.front().first;
+  for (auto& step : steps) step.first -= first;
+  return steps;
+}
+
+// What a durable commit of `length` bytes into an aligned slot asks:
+// 2 MiB steps (Store::Rep::kWritebackStep) from its payload's start.
+std::vector<std::pair<uint64_t, uint64_t>> ExpectedWritebackSteps(const Store& store,
+                                                                  uint64_t length) {
+  REQUIRE(store.info().regions.at(0).layout == SlotLayout::kAligned);
+  constexpr uint64_t kWritebackStep = 2 * kMiB;
+  std::vector<std::pair<uint64_t, uint64_t>> steps;
+  for (uint64_t at = 0; at < length; at += kWritebackStep) {
+    steps.emplace_back(at, std::min(kWritebackStep, length - at));
+  }
+  return steps;
+}
+
+}  // namespace
+
+TEST_CASE("A large commit reports its progress: stored in steps, then written back if durable",
+          "[store][sync][progress]") {
+  TempDir dir;
+  constexpr uint64_t kStep = kCommitProgressStep;
+  constexpr uint64_t kLength = 2 * kStep + 5 * kKiB;
+  TestIo io;
+  std::vector<ProgressCall> calls;
+  Store store = OpenWithProgress(dir, kLength, io, calls);
+  // Three uneven pieces whose joins fall inside the steps.
+  const auto bytes = PatternBytes(kLength, 60);
+  const std::span<const std::byte> all(bytes);
+  const std::array<std::span<const std::byte>, 3> pieces{
+      all.first(kStep - 3), all.subspan(kStep - 3, kStep + 7), all.subspan(2 * kStep + 4)};
+  const auto stored_steps = [&](Durability mode) {
+    return std::vector<ProgressCall>{{"state", mode, kLength, kStep, 0},
+                                     {"state", mode, kLength, 2 * kStep, 0},
+                                     {"state", mode, kLength, kLength, 0}};
+  };
+
+  for (const Durability mode : {Durability::kPwriteFdatasync, Durability::kSync}) {
+    INFO("mode " << DurabilityName(mode));
+    calls.clear();
+    io.ClearLog();
+    REQUIRE(store.CommitPieces("state", pieces, mode).ok());
+    std::vector<ProgressCall> expected = stored_steps(mode);
+    for (const uint64_t back : {kStep, 2 * kStep, kLength}) {
+      expected.push_back({"state", mode, kLength, kLength, back});
+    }
+    CHECK(calls == expected);
+    CHECK(io.Count(Op::kWaitWriteback) == 3);
+    // Written in writeback steps, each one's writeback started after it.
+    CHECK(WritebackSteps(io) == ExpectedWritebackSteps(store, kLength));
+    CHECK(MustLoad(store, "state") == bytes);
+  }
+  {
+    // kNone into pages it has not written lately: by pwrite, in steps, and
+    // nothing waited for.
+    VolatilePathScope by_pwrite(VolatilePath::kPwrite);
+    calls.clear();
+    io.ClearLog();
+    REQUIRE(store.CommitPieces("state", pieces, Durability::kNone).ok());
+    CHECK(calls == stored_steps(Durability::kNone));
+    CHECK(io.Count(Op::kWaitWriteback) == 0);
+    CHECK(MustLoad(store, "state") == bytes);
+  }
+  {
+    // Through the mapping: one call, after the copy.
+    VolatilePathScope by_mapping(VolatilePath::kMapping);
+    calls.clear();
+    REQUIRE(store.Commit("state", bytes, Durability::kAsync).ok());
+    CHECK(calls == std::vector<ProgressCall>{{"state", Durability::kAsync, kLength, kLength, 0}});
+    CHECK(MustLoad(store, "state") == bytes);
+  }
+  // Below a progress step: no call and no wait, the writeback steps alike.
+  calls.clear();
+  io.ClearLog();
+  const auto smaller = PatternBytes(kStep - 1, 61);
+  REQUIRE(store.Commit("state", smaller, Durability::kPwriteFdatasync).ok());
+  CHECK(calls.empty());
+  CHECK(WritebackSteps(io) == ExpectedWritebackSteps(store, kStep - 1));
+  CHECK(io.Count(Op::kWaitWriteback) == 0);
+  CHECK(MustLoad(store, "state") == smaller);
+}
+
+TEST_CASE("A failed wait for a commit's writeback poisons the handle and loses nothing",
+          "[store][sync][progress][fault]") {
+  TempDir dir;
+  constexpr uint64_t kLength = 2 * kCommitProgressStep;
+  TestIo io;
+  std::vector<ProgressCall> calls;
+  const auto old_bytes = PatternBytes(kLength, 62);
+  {
+    Store store = OpenWithProgress(dir, kLength, io, calls);
+    REQUIRE(store.Commit("state", old_bytes, Durability::kPwriteFdatasync).ok());
+    calls.clear();
+    io.FailNth(Op::kWaitWriteback, 2, EIO);
+    auto failed = store.Commit("state", PatternBytes(kLength, 63), Durability::kPwriteFdatasync);
+    REQUIRE_FALSE(failed.ok());
+    CHECK(failed.status().code() == StatusCode::kIOError);
+    CHECK_THAT(failed.status().ToString(), Catch::Contains("sync_file_range (wait"));
+    CHECK(store.poisoned());
+    // Both steps stored, the first written back, then the failure.
+    REQUIRE(calls.size() == 3);
+    CHECK(calls.back().written_back == kCommitProgressStep);
+    CHECK(store.Commit("state", old_bytes, Durability::kNone).status().code() ==
+          StatusCode::kPoisoned);
+  }
+  Store reopened = MustOpen(dir.File("progress.rgn"), OpenMode::kReadWrite);
+  CHECK(MustLoad(reopened, "state") == old_bytes);
 }
 
 // Not under AddressSanitizer, whose allocator maps arenas of its own that
@@ -659,14 +807,22 @@ TEST_CASE("A fork while a background barrier runs leaves parent and child workin
   HeldSync held(io);
   REQUIRE(store.StartSync().ok());
   // The child has no copy of the library's thread; it reads the store
-  // through a handle of its own and leaves the parent's alone.
+  // through a handle of its own, and its copy of the parent's handle
+  // refuses to write and closes without waiting.
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
     auto reader = Store::Open(path, OpenMode::kReadOnly);
     std::vector<std::byte> out;
     const bool same = reader.ok() && reader->Load("big", out).ok() && out == bytes;
-    ::_exit(same ? 0 : 1);
+    // The inherited writer refuses to go on with the parent's barrier, and
+    // destroying it neither waits for that barrier nor writes.
+    auto refused = store.Commit("big", bytes, Durability::kNone);
+    const bool refused_right = !refused.ok() &&
+                               refused.status().code() == StatusCode::kInvalidArgument &&
+                               refused.status().ToString().find("fork") != std::string::npos;
+    { Store inherited = std::move(store); }
+    ::_exit(same ? (refused_right ? 0 : 2) : 1);
   }
   int status = 0;
   REQUIRE(::waitpid(child, &status, 0) == child);

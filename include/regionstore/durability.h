@@ -16,10 +16,13 @@ namespace regionstore {
 // during the copy can leave some pages old and some new (use checkpoint
 // regions for all-or-nothing updates).
 enum class Durability : uint8_t {
-  // memcpy into the shared mapping, nothing else.
+  // memcpy into the shared mapping, nothing else; Store::Write of 256 KiB
+  // or more: one pwrite into the page cache the mapping shares instead (no
+  // write fault per page where writeback cleaned them). A checkpoint Commit
+  // chooses likewise (docs/CHECKPOINTS.md, "Commit").
   // Survives kill -9: yes (the page cache keeps it). Power loss: no.
   kNone = 0,
-  // memcpy + msync(MS_ASYNC) on the touched pages.
+  // As kNone, + msync(MS_ASYNC) on the touched pages.
   // Survives kill -9: yes. Power loss: no. On Linux since 2.6.19 MS_ASYNC
   // starts no I/O at all; treat this mode as kNone with an extra syscall.
   kAsync = 1,

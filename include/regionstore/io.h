@@ -197,6 +197,18 @@ class REGIONSTORE_EXPORT File {
     static_cast<void>(offset);
     static_cast<void>(length);
   }
+  // Waits until [offset, offset + length) is written to the device, starting
+  // the writeback of any of it still dirty (sync_file_range with WAIT_BEFORE,
+  // WRITE and WAIT_AFTER): what a commit reports as written back. Not a
+  // barrier either: no device cache flush, no metadata. A failure is a lost
+  // write (Linux reports a writeback error once, to whichever call asks
+  // first, so the caller must treat it as the barrier's). The default waits
+  // for nothing and returns OK.
+  virtual Status WaitWriteback(uint64_t offset, uint64_t length) {
+    static_cast<void>(offset);
+    static_cast<void>(length);
+    return Status::Ok();
+  }
   // posix_fallocate: reserves every block of the range. Errors: kNoSpace.
   virtual Status Allocate(uint64_t offset, uint64_t length) = 0;
   // fdatasync. Store::StartSync calls it on a thread of the library's while
@@ -438,6 +450,9 @@ class ForwardingFile : public File {
   }
   void StartWriteback(uint64_t offset, uint64_t length) override {
     base_->StartWriteback(offset, length);
+  }
+  Status WaitWriteback(uint64_t offset, uint64_t length) override {
+    return base_->WaitWriteback(offset, length);
   }
   Status Allocate(uint64_t offset, uint64_t length) override {
     return base_->Allocate(offset, length);

@@ -11,7 +11,11 @@
 // reopen) out with kBusy until it exits or execs (the descriptor is
 // close-on-exec). The child may read through the inherited mapping; it must
 // not write through an inherited writable Store (two writers would race).
-// Destroying the child's copy unmaps and closes only the child's copy.
+// Destroying the child's copy unmaps and closes only the child's copy: it
+// writes nothing (not even the clean batch watermark a parent's close
+// writes), and does not wait for a background barrier of the parent's.
+// Such a copy's Commit, Write, Sync and the like, while a background
+// barrier of the parent's is in flight, return kInvalidArgument.
 //
 // SIGBUS: View(), Read(), Write(), Load(), List(), Report() and kNone/kAsync
 // commits touch the mapping directly. A media error, or another process
@@ -186,6 +190,23 @@ struct CreateOptions {
   std::function<void(uint64_t done, uint64_t total)> progress;
 };
 
+// What a large commit has done so far: OpenOptions::commit_progress.
+struct CommitProgress {
+  std::string_view region;  // valid during the call only
+  Durability durability = Durability::kNone;
+  uint64_t length = 0;  // the payload's bytes
+  // Of them, written into the file (the page cache).
+  uint64_t stored = 0;
+  // kSync and kPwriteFdatasync: of them, written to the device. The barrier
+  // that follows the last call flushes the device's cache and writes the
+  // header; a call with written_back == length is not yet a durable commit.
+  // 0 in the other modes.
+  uint64_t written_back = 0;
+};
+
+// Commits of at least this many bytes report their progress, in steps of it.
+inline constexpr uint64_t kCommitProgressStep = 16 * 1024 * 1024;
+
 struct OpenOptions {
   // The OS seam; nullptr means Io::Default(). Not owned; must outlive the Store.
   Io* io = nullptr;
@@ -224,6 +245,20 @@ struct OpenOptions {
   // at those calls only: a handle that stops committing starts none (call
   // Sync() before stopping). Zero (the default) starts none.
   std::chrono::milliseconds sync_interval{0};
+  // Writers: called from the committing thread during each Commit and
+  // CommitPieces of at least kCommitProgressStep bytes. A commit written by
+  // pwrite (every durable one, and kNone/kAsync into pages this handle has
+  // not written in the last seconds) writes its payload in steps of
+  // kCommitProgressStep and calls after each, `stored` rising to `length`;
+  // then, in kSync and kPwriteFdatasync, it hashes what it stored and waits
+  // for the writeback step by step (sync_file_range), calling after each
+  // with `written_back` rising to `length`, before the header and the
+  // barrier. A commit through the mapping calls once, after its copy.
+  // Batches and commits filled in place do not call it. It must not call
+  // this Store, and must not throw (the program terminates if it does).
+  // Empty (the default): no call, and the commit's writes are those above
+  // without the steps.
+  std::function<void(const CommitProgress&)> commit_progress{};
 };
 
 // How Store::WaitForNewer waits.
@@ -454,7 +489,10 @@ class REGIONSTORE_EXPORT Store {
 
   // Copies `data` to data offset `offset`, then flushes per `durability`
   // (see durability.h for what each mode survives). An empty `data` is a
-  // no-op. Not atomic under a crash: a multi-page write can be torn.
+  // no-op. Not atomic under a crash: a multi-page write can be torn. kNone
+  // and kAsync copy through the mapping below 256 KiB and by pwrite from
+  // 256 KiB (no write fault per page where writeback cleaned them; bytes
+  // from this store's own mapping always take the mapping).
   // Errors: kInvalidArgument (range outside the data area or overflowing, or
   // a read-only store; nothing changed), kIOError (errno kept; a failed
   // msync, pwrite or fdatasync poisons the store), kPoisoned.
@@ -506,10 +544,12 @@ class REGIONSTORE_EXPORT Store {
   // durable one, nor one this barrier covers (StoreStats counts those
   // waits), and the destructor. A barrier in flight when StartSync is
   // called is completed first. The thread is the library's only other
-  // thread in a handle; it makes the fdatasync and nothing else, so the
-  // handle's own calls stay "one thread at a time". It does not exist in a
-  // child after fork() (a child must not write through an inherited Store
-  // anyway; see the top of this file). A failed background fdatasync is
+  // thread in a handle, started by the first StartSync and kept, asleep,
+  // until the handle closes (starting one per barrier cost 50-80 µs); it
+  // makes the fdatasync and nothing else, so the handle's own calls stay
+  // "one thread at a time". It does not exist in a child after fork() (a
+  // child must not write through an inherited Store anyway; see the top of
+  // this file). A failed background fdatasync is
   // returned by the call that completes it, and the handle is poisoned:
   // every later call returns kPoisoned. Errors: kInvalidArgument
   // (read-only), kPoisoned, those of a barrier in flight it completes first.
@@ -579,7 +619,9 @@ class REGIONSTORE_EXPORT Store {
   // newest durable one, the header always after the whole payload (pwritev
   // of a zero header unit and the payload, pwrite of the header unit; kNone
   // and kAsync through the mapping instead up to 16 KiB, or while the
-  // slot's pages are likely dirty from this handle's last write), then the
+  // slot's pages are likely dirty from this handle's last write; kSync and
+  // kPwriteFdatasync from 4 MiB in a 64 KiB-aligned slot in 2 MiB steps of
+  // pwritev, each step's writeback started before the next), then the
   // barrier of `durability` (kSync: msync of that slot's range;
   // kPwriteFdatasync: fdatasync of the file). checkpoint.h lists each
   // mode's system calls per protocol. The first commit into a

@@ -322,6 +322,19 @@ class PosixFile final : public File {
         fd_, static_cast<off_t>(offset), static_cast<off_t>(length), SYNC_FILE_RANGE_WRITE));
   }
 
+  Status WaitWriteback(uint64_t offset, uint64_t length) override {
+    if (length == 0) return Status::Ok();
+    constexpr unsigned int kWaitAll =
+        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+    for (;;) {
+      if (Syscalls().sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(length),
+                                     kWaitAll) == 0) {
+        return Status::Ok();
+      }
+      if (errno != EINTR) return Status::FromErrno(errno, "sync_file_range (wait)", path_);
+    }
+  }
+
   Status DataSync() override { return Retry(Syscalls().fdatasync, "fdatasync"); }
   Status Sync() override { return Retry(Syscalls().fsync, "fsync"); }
 

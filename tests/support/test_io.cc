@@ -40,6 +40,8 @@ const char* OpName(Op op) {
       return "create temp file";
     case Op::kLink:
       return "link";
+    case Op::kWaitWriteback:
+      return "sync_file_range (wait)";
   }
   return "?";
 }
@@ -104,6 +106,10 @@ class TestFile final : public ForwardingFile {
     io_.RecordStartWriteback({offset, length});
     if (!io_.Enter(Op::kStartWriteback, path()).ok()) return;
     base().StartWriteback(offset, length);
+  }
+  Status WaitWriteback(uint64_t offset, uint64_t length) override {
+    if (Status s = io_.Enter(Op::kWaitWriteback, path()); !s.ok()) return s;
+    return base().WaitWriteback(offset, length);
   }
   Status Allocate(uint64_t offset, uint64_t length) override {
     if (Status s = io_.Enter(Op::kAllocate, path()); !s.ok()) return s;

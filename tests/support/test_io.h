@@ -46,6 +46,8 @@ enum class Op {
   // Io::CreateAnonymous (only once AllowAnonymous(true)) and File::Link.
   kCreateAnonymous,
   kLink,
+  // File::WaitWriteback (a commit's progress for its writeback).
+  kWaitWriteback,
 };
 
 struct MsyncCall {

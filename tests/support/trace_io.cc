@@ -90,6 +90,11 @@ class TraceFile final : public ForwardingFile {
     trace_->Record("StartWriteback " + label_ + Range(offset, length));
     base().StartWriteback(offset, length);
   }
+  Status WaitWriteback(uint64_t offset, uint64_t length) override {
+    Status status = base().WaitWriteback(offset, length);
+    trace_->Record("WaitWriteback " + label_ + Range(offset, length) + TraceOutcome(status));
+    return status;
+  }
   Status Allocate(uint64_t offset, uint64_t length) override {
     Status status = base().Allocate(offset, length);
     trace_->Record("Allocate " + label_ + Range(offset, length) + TraceOutcome(status));
