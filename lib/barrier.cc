@@ -119,6 +119,9 @@ Store::Rep::BarrierTicket Store::Rep::PrepareBarrier(const BarrierCall& call) {
     ticket.cover = ledger.Begin();
     cleaned_at_ns = io->MonotonicNanos();
     last_whole_file_barrier_ns = cleaned_at_ns;
+  } else if (call.kind != BarrierKind::kMsyncAsync) {
+    // A range barrier writes its pages back and write-protects them.
+    NoteDataRange(call.file_offset, call.length, 0);
   }
   ticket.marked = call.kind != BarrierKind::kMsyncAsync &&
                   (ledger.mark_down() || call.always_mark) && shared->area_offset().has_value();

@@ -198,12 +198,6 @@ namespace {
 // size, whatever the state of its pages: a few write faults at most, and
 // no system call.
 constexpr uint64_t kMappedUpTo = 16 * 1024;
-// How long after this handle wrote a slot its pages are taken to be still
-// dirty, their page-table entries writable: the kernel's flusher wakes
-// every 5 s (vm.dirty_writeback_centisecs) and writes back an inode dirtied
-// more than 30 s before (vm.dirty_expire_centisecs); the shorter bound
-// mispredicts less.
-constexpr uint64_t kPagesStayDirtyNanos = 5'000'000'000;
 }  // namespace
 
 bool Store::Rep::VolatileCommitByMapping(uint32_t index, uint32_t target, uint64_t length) const {

@@ -112,16 +112,19 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
   const uint64_t file_offset = r.info.data_offset + offset;
 
   std::byte* target = r.mapping->data() + file_offset;
-  // From kWriteByPwriteFrom, kNone and kAsync write by pwrite: a store
-  // through the mapping into pages writeback has cleaned takes a write
-  // fault and page_mkwrite per 4 KiB page (a 1 MiB Write kNone into the
-  // region lab's cleaned large folios: 1.1-1.3 ms, where a pwrite took
-  // 76 µs), and into dirty pages a pwrite of that size costs about what
-  // the copy does (docs/BENCHMARKS.md, "Commits into clean pages"). Bytes
-  // from the store's own mapping (a view) keep the memmove: the kernel's
-  // copy is a memcpy, wrong for ranges that overlap.
-  const bool by_pwrite = (durability == Durability::kNone || durability == Durability::kAsync) &&
-                         data.size() >= kWriteByPwriteFrom && !r.InMapping(data);
+  // From kWriteByPwriteFrom, kNone and kAsync write by pwrite unless this
+  // handle wrote the whole range in the last seconds: a store through the
+  // mapping into pages writeback has cleaned takes a write fault and
+  // page_mkwrite per 4 KiB page (1 MiB: 0.37 ms through the mapping, 0.085
+  // ms by pwrite; 256 MiB: 98 against 60 ms), while into dirty, writable
+  // pages the mapping is faster (1 MiB: 0.039 against 0.087 ms; 256 MiB:
+  // 25 against 54 ms; regionstore_clean_pages_bench, docs/BENCHMARKS.md).
+  // Bytes from the store's own mapping (a view) keep the memmove: the
+  // kernel's copy is a memcpy, wrong for ranges that overlap.
+  const bool volatile_mode = durability == Durability::kNone || durability == Durability::kAsync;
+  const bool tracked = volatile_mode && data.size() >= kWriteByPwriteFrom;
+  const bool by_pwrite = tracked && !r.InMapping(data) && !r.DataLikelyDirty(offset, data.size());
+  if (tracked) r.NoteDataRange(file_offset, data.size(), r.io->MonotonicNanos());
   if (by_pwrite) {
     // Through the page cache the mapping shares, so views see it. A failed
     // pwrite may have changed some pages: poison.
@@ -211,6 +214,41 @@ Status Store::Pwrite(uint64_t offset, std::span<const std::byte> data) {
     return r.Poison(s, "write: pwrite");
   }
   return r.CountWrite(Durability::kNone, data.size());
+}
+
+bool Store::Rep::DataLikelyDirty(uint64_t offset, uint64_t length) {
+  if (data_written_at_ns.empty() || length == 0) return false;
+  const uint64_t now = io->MonotonicNanos();
+  const uint64_t first = offset >> data_chunk_shift;
+  const uint64_t last = (offset + length - 1) >> data_chunk_shift;
+  for (uint64_t chunk = first; chunk <= last; ++chunk) {
+    const uint64_t written = data_written_at_ns[chunk];
+    if (written == 0 || written <= cleaned_at_ns || now - written >= kPagesStayDirtyNanos) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Store::Rep::NoteDataRange(uint64_t file_offset, uint64_t length, uint64_t now) {
+  const uint64_t data_size = info.data_size;
+  const uint64_t data_end = info.data_offset + data_size;
+  if (length == 0 || data_size == 0) return;
+  if (file_offset + length <= info.data_offset || file_offset >= data_end) return;
+  if (data_written_at_ns.empty()) {
+    if (now == 0) return;  // nothing stamped yet: nothing to clean
+    // Chunks of 256 KiB, larger for a data area of more than 16 GiB, so
+    // that the table stays at most 512 KiB.
+    data_chunk_shift = 18;
+    while ((data_size >> data_chunk_shift) >= 65536) ++data_chunk_shift;
+    data_written_at_ns.assign(((data_size - 1) >> data_chunk_shift) + 1, 0);
+  }
+  const uint64_t start = std::max(file_offset, info.data_offset) - info.data_offset;
+  const uint64_t end = std::min(file_offset + length, data_end) - info.data_offset;
+  for (uint64_t chunk = start >> data_chunk_shift; chunk <= (end - 1) >> data_chunk_shift;
+       ++chunk) {
+    data_written_at_ns[chunk] = now;
+  }
 }
 
 Status Store::Flush(uint64_t offset, uint64_t length, Durability durability) {

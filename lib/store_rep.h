@@ -71,8 +71,15 @@ void CopyPiecesToShared(std::byte* shared, PayloadPieces pieces);
 // anyway). Store::Write says why.
 inline constexpr uint64_t kDsyncWriteBelow = 1024 * 1024;
 // Store::Write kNone and kAsync of at least this many bytes write by pwrite
-// rather than through the mapping (store.cc says why).
+// rather than through the mapping unless their pages are likely dirty
+// (store.cc says why).
 inline constexpr uint64_t kWriteByPwriteFrom = 256 * 1024;
+// How long after this handle wrote a slot or a range of the data area its
+// pages are taken to be still dirty, their page-table entries writable: the
+// kernel's flusher wakes every 5 s (vm.dirty_writeback_centisecs) and
+// writes back an inode dirtied more than 30 s before
+// (vm.dirty_expire_centisecs); the shorter bound mispredicts less.
+inline constexpr uint64_t kPagesStayDirtyNanos = 5'000'000'000;
 // Copies the pieces to `shared` and returns the checksum of the `length`
 // bytes it stored there: of the values it stored (fused_copy.h), or read
 // back from `shared`; never of a separate read of the pieces, which another
@@ -143,6 +150,20 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // When the newest whole-file barrier of this handle began
   // (Io::MonotonicNanos): it cleaned every page written before it.
   uint64_t cleaned_at_ns = 0;
+  // When this handle last wrote each chunk of the data area with a Write
+  // of kWriteByPwriteFrom or more (0: not since a range barrier cleaned
+  // it), chunks of 2^data_chunk_shift bytes, at most 65,536 of them; made
+  // at the first such Write. A guess, as for slots (VolatileCommitByMapping):
+  // a wrong one costs faults or a copy, never safety.
+  std::vector<uint64_t> data_written_at_ns;
+  uint32_t data_chunk_shift = 0;
+  // Whether every chunk of data range [offset, offset + length) was
+  // written by this handle less than kPagesStayDirtyNanos ago and after
+  // the newest whole-file barrier began.
+  bool DataLikelyDirty(uint64_t offset, uint64_t length);
+  // Stamps the chunks the range touches with `now` (0: cleaned). Ranges
+  // outside the data area are ignored; `file_offset` is a file offset.
+  void NoteDataRange(uint64_t file_offset, uint64_t length, uint64_t now);
   // The publication word as this writer last wrote it (even when idle), and
   // whether the open made it odd (Store::Open makes it even when done).
   uint64_t publication = 0;

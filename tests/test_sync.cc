@@ -443,6 +443,59 @@ TEST_CASE("A failed wait for a commit's writeback poisons the handle and loses n
   CHECK(MustLoad(reopened, "state") == old_bytes);
 }
 
+TEST_CASE("Large raw writes go by pwrite unless the handle just wrote their whole range",
+          "[store][sync]") {
+  TempDir dir;
+  const std::string path = dir.File("data.rgn");
+  MustCreateWithRegions(path, 4 * kMiB, {{"small", 4 * kKiB}});
+  TestIo io;
+  uint64_t now = 1'000'000'000'000;
+  io.SetMonotonicNanos(now);
+  Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+  const auto advance = [&](uint64_t nanos) {
+    now += nanos;
+    io.SetMonotonicNanos(now);
+  };
+  advance(1'000'000);
+  const auto bytes = PatternBytes(kMiB, 70);
+  const auto pwrites_of = [&](uint64_t offset, std::span<const std::byte> data, Durability mode) {
+    io.ClearLog();
+    REQUIRE(store.Write(offset, data, mode).ok());
+    return io.Count(Op::kWriteAt);
+  };
+  // Unknown pages: pwrite. Written by this handle seconds ago: the mapping.
+  CHECK(pwrites_of(0, bytes, Durability::kNone) == 1);
+  CHECK(pwrites_of(0, bytes, Durability::kNone) == 0);
+  CHECK(pwrites_of(0, bytes, Durability::kAsync) == 0);
+  advance(4'900'000'000);
+  CHECK(pwrites_of(0, bytes, Durability::kNone) == 0);
+  advance(5'000'000'000);
+  CHECK(pwrites_of(0, bytes, Durability::kNone) == 1);
+  // Half the range not written lately: pwrite.
+  advance(1'000'000);
+  CHECK(pwrites_of(512 * kKiB, bytes, Durability::kNone) == 1);
+  CHECK(pwrites_of(512 * kKiB, bytes, Durability::kNone) == 0);
+  // A whole-file barrier cleaned every page; a range barrier its range.
+  REQUIRE(store.Sync().ok());
+  advance(1'000'000);
+  CHECK(pwrites_of(0, bytes, Durability::kNone) == 1);
+  CHECK(pwrites_of(0, bytes, Durability::kNone) == 0);
+  REQUIRE(store.Flush(0, 256 * kKiB, Durability::kSync).ok());
+  CHECK(pwrites_of(0, bytes, Durability::kNone) == 1);
+  // Below 256 KiB: the mapping, whatever the pages.
+  REQUIRE(store.Sync().ok());
+  CHECK(pwrites_of(2 * kMiB, std::span(bytes).first(256 * kKiB - 1), Durability::kNone) == 0);
+  // What the writes left is in the file.
+  std::vector<std::byte> expected(4 * kMiB);
+  std::copy(bytes.begin(), bytes.end(), expected.begin());
+  std::copy(bytes.begin(), bytes.end(), expected.begin() + 512 * kKiB);
+  std::copy(bytes.begin(), bytes.end(), expected.begin());
+  std::copy(bytes.begin(), bytes.begin() + 256 * kKiB - 1, expected.begin() + 2 * kMiB);
+  std::vector<std::byte> read_back(4 * kMiB);
+  REQUIRE(store.Read(0, read_back).ok());
+  CHECK(read_back == expected);
+}
+
 // Not under AddressSanitizer, whose allocator maps arenas of its own that
 // the data limit below would measure; the Release pass runs it.
 #if !defined(__SANITIZE_ADDRESS__)
