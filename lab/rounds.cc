@@ -16,6 +16,17 @@
 namespace regionstore::bench {
 namespace {
 
+// What the UntimedScopes of the batch running on this thread took out, and
+// the device they read (RunInterleaved sets it per batch).
+struct Untimed {
+  double ns = 0;
+  double user_ns = 0;
+  double system_ns = 0;
+  DeviceCounters device;
+  std::string device_stat;
+};
+thread_local Untimed g_untimed;
+
 void RunOps(const Arm& arm, uint64_t ops) {
   if (std::string error = arm.batch(ops); !error.empty()) Die(arm.name + ": " + error);
 }
@@ -26,9 +37,10 @@ void RunOps(const Arm& arm, uint64_t ops) {
 uint64_t Calibrate(const Arm& arm, double batch_ns) {
   uint64_t stride = 1;
   for (;;) {
+    g_untimed.ns = 0;
     const auto start = Clock::now();
     RunOps(arm, stride);
-    const double ns = Seconds(Clock::now() - start) * 1e9;
+    const double ns = Seconds(Clock::now() - start) * 1e9 - g_untimed.ns;
     if (ns >= batch_ns / 20 || stride >= (uint64_t{1} << 24)) return stride;
     stride *= 2;
   }
@@ -45,6 +57,23 @@ std::pair<double, double> ThreadCpuNs() {
 }
 
 }  // namespace
+
+UntimedScope::UntimedScope()
+    : start_(Clock::now()), cpu_(ThreadCpuNs()), device_(ReadDevice(g_untimed.device_stat)) {}
+
+UntimedScope::~UntimedScope() {
+  if (device_) {
+    if (const std::optional<DeviceCounters> after = ReadDevice(g_untimed.device_stat)) {
+      g_untimed.device.write_requests += after->write_requests - device_->write_requests;
+      g_untimed.device.write_sectors += after->write_sectors - device_->write_sectors;
+      g_untimed.device.flushes += after->flushes - device_->flushes;
+    }
+  }
+  const std::pair<double, double> cpu = ThreadCpuNs();
+  g_untimed.user_ns += cpu.first - cpu_.first;
+  g_untimed.system_ns += cpu.second - cpu_.second;
+  g_untimed.ns += Seconds(Clock::now() - start_) * 1e9;
+}
 
 std::string DeviceStatPath(const std::string& dir) {
   struct stat st {};
@@ -80,6 +109,8 @@ Rounds RunInterleaved(const std::vector<Arm>& arms, int rounds, double batch_ms,
   for (int round = 0; round < rounds; ++round) {
     for (size_t k = 0; k < arms.size(); ++k) {
       const size_t a = (static_cast<size_t>(round) + k) % arms.size();
+      g_untimed = Untimed{};
+      g_untimed.device_stat = device_stat;
       const std::optional<DeviceCounters> before = ReadDevice(device_stat);
       const std::pair<double, double> cpu_before = ThreadCpuNs();
       uint64_t ops = 0;
@@ -88,21 +119,25 @@ Rounds RunInterleaved(const std::vector<Arm>& arms, int rounds, double batch_ms,
       while (elapsed_ns < batch_ns) {
         RunOps(arms[a], strides[a]);
         ops += strides[a];
-        elapsed_ns = Seconds(Clock::now() - start) * 1e9;
+        elapsed_ns = Seconds(Clock::now() - start) * 1e9 - g_untimed.ns;
       }
       const std::pair<double, double> cpu_after = ThreadCpuNs();
       const std::optional<DeviceCounters> after = ReadDevice(device_stat);
       const auto per_op = static_cast<double>(ops);
       out.ns[a].push_back(elapsed_ns / per_op);
       DevicePerOp device;
-      device.user_ns = (cpu_after.first - cpu_before.first) / per_op;
-      device.system_ns = (cpu_after.second - cpu_before.second) / per_op;
+      device.user_ns = (cpu_after.first - cpu_before.first - g_untimed.user_ns) / per_op;
+      device.system_ns = (cpu_after.second - cpu_before.second - g_untimed.system_ns) / per_op;
       if (before && after) {
-        device.flushes = static_cast<double>(after->flushes - before->flushes) / per_op;
-        device.write_requests =
-            static_cast<double>(after->write_requests - before->write_requests) / per_op;
-        device.write_kib =
-            static_cast<double>(after->write_sectors - before->write_sectors) / 2 / per_op;
+        const DeviceCounters& untimed = g_untimed.device;
+        device.flushes =
+            static_cast<double>(after->flushes - before->flushes - untimed.flushes) / per_op;
+        device.write_requests = static_cast<double>(after->write_requests - before->write_requests -
+                                                    untimed.write_requests) /
+                                per_op;
+        device.write_kib = static_cast<double>(after->write_sectors - before->write_sectors -
+                                               untimed.write_sectors) /
+                           2 / per_op;
       }
       out.device[a].push_back(device);
     }

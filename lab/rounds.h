@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lab/median.h"
@@ -75,6 +76,24 @@ std::optional<DeviceCounters> ReadDevice(const std::string& stat_path);
 // ~4 ms, for seconds at a time (docs/BENCH-CHECKPOINTS.md). A round whose
 // reference arm took longer than this per operation ran in that slow state.
 inline constexpr double kSlowRoundNs = 2e6;
+
+// Inside a batch, what an operation does untimed: its time, this thread's
+// CPU time and the device's writes while the scope lives are taken out of
+// the batch's figures (RunInterleaved). For per-operation preparation that
+// is not what is measured, such as cleaning pages before a commit into
+// clean pages.
+class UntimedScope {
+ public:
+  UntimedScope();
+  ~UntimedScope();
+  UntimedScope(const UntimedScope&) = delete;
+  UntimedScope& operator=(const UntimedScope&) = delete;
+
+ private:
+  Clock::time_point start_;
+  std::pair<double, double> cpu_;
+  std::optional<DeviceCounters> device_;
+};
 
 // `rounds` rounds; round r runs arms r, r+1, ... (mod n), so each arm runs
 // first, and after each other arm, equally often. A batch runs strides of
