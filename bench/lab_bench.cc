@@ -305,17 +305,32 @@ void RawOneShot(benchmark::State& state, Arm arm, Regime regime) {
   });
 }
 
-void RawLongLived(benchmark::State& state, Arm arm, const Kept& kept, KeptFix fix) {
+// The raw kept arms' setup: the regime prepared and `file` opened (mapped
+// for the mapping arms). Returns the slice's file offset, or nothing after
+// skipping the benchmark with the error.
+std::optional<uint64_t> OpenKeptRaw(benchmark::State& state, Arm arm, const Kept& kept,
+                                    RawFile& file) {
   if (std::string e = PrepareRegimeAt(kept.path, kept.regime); !e.empty()) {
-    return state.SkipWithError(e.c_str());
+    state.SkipWithError(e.c_str());
+    return std::nullopt;
   }
   auto info = ReadStoreInfo(kept.path);
-  if (!info.ok()) return state.SkipWithError(info.status().ToString().c_str());
-  RawFile file;
-  if (std::string e = file.Open(kept.path, UsesMapping(arm)); !e.empty()) {
-    return state.SkipWithError(e.c_str());
+  if (!info.ok()) {
+    state.SkipWithError(info.status().ToString().c_str());
+    return std::nullopt;
   }
-  const uint64_t file_offset = info->data_offset + kept.offset;
+  if (std::string e = file.Open(kept.path, UsesMapping(arm)); !e.empty()) {
+    state.SkipWithError(e.c_str());
+    return std::nullopt;
+  }
+  return info->data_offset + kept.offset;
+}
+
+void RawLongLived(benchmark::State& state, Arm arm, const Kept& kept, KeptFix fix) {
+  RawFile file;
+  const std::optional<uint64_t> opened = OpenKeptRaw(state, arm, kept, file);
+  if (!opened) return;
+  const uint64_t file_offset = *opened;
   RunKept(state, kept.size, [&](std::span<const std::byte> data) {
     return RawUpdate(arm, file.fd, file.map, data, file_offset, fix);
   });
@@ -389,16 +404,10 @@ void LibraryCleaned(benchmark::State& state, Durability mode, const Kept& kept) 
 }
 
 void RawCleaned(benchmark::State& state, Arm arm, const Kept& kept) {
-  if (std::string e = PrepareRegimeAt(kept.path, kept.regime); !e.empty()) {
-    return state.SkipWithError(e.c_str());
-  }
-  auto info = ReadStoreInfo(kept.path);
-  if (!info.ok()) return state.SkipWithError(info.status().ToString().c_str());
   RawFile file;
-  if (std::string e = file.Open(kept.path, UsesMapping(arm)); !e.empty()) {
-    return state.SkipWithError(e.c_str());
-  }
-  const uint64_t file_offset = info->data_offset + kept.offset;
+  const std::optional<uint64_t> opened = OpenKeptRaw(state, arm, kept, file);
+  if (!opened) return;
+  const uint64_t file_offset = *opened;
   RunCleaned(
       state, kept.size,
       [&] { return ::fdatasync(file.fd) == 0 ? std::string() : Errno("fdatasync"); },

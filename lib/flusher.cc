@@ -39,6 +39,7 @@ Result<std::unique_ptr<Flusher>> Flusher::Make() {
 }
 
 Flusher::~Flusher() {
+  if (!thread_.joinable()) return;  // Make could not start it
   {
     std::lock_guard lock(mutex_);
     stop_ = true;

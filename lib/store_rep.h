@@ -679,6 +679,11 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
       return Status::Error(StatusCode::kInvalidArgument, operation, path,
                            "the store is open read-only");
     }
+    if (CurrentForkGeneration() != opened_fork_generation) {
+      return Status::Error(StatusCode::kInvalidArgument, operation, path,
+                           "this handle was inherited across fork(): two processes must not "
+                           "write through one handle; the child must open the store itself");
+    }
     if (!poison.ok()) {
       return Status::Error(StatusCode::kPoisoned, operation, path,
                            "an earlier write or flush failed (" + poison.ToString() +

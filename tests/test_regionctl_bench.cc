@@ -61,6 +61,8 @@ TEST_CASE("regionctl bench --json prints one object with the documented keys and
   CHECK_FALSE(document["filesystem"].get<std::string>().empty());
   REQUIRE(document["kernel"].is_string());
   CHECK_FALSE(document["kernel"].get<std::string>().empty());
+  // 2 since the cleaned variant joined the closed list of variants.
+  CHECK(document["schema_version"] == 2);
   CHECK(document["store_size"] == 16 * kMiB);
   CHECK(document["update_size"] == kMiB);
   CHECK(document["offset"] == 2 * kMiB);
@@ -94,7 +96,7 @@ TEST_CASE("regionctl bench --json prints one object with the documented keys and
     const std::string arm = entry["arm"];
     const std::string variant = entry["variant"];
     CHECK(std::find(allowed_arms.begin(), allowed_arms.end(), arm) != allowed_arms.end());
-    CHECK((variant == "oneshot" || variant == "longlived"));
+    CHECK((variant == "oneshot" || variant == "longlived" || variant == "cleaned"));
     CHECK(entry["size"].get<uint64_t>() > 0);
     CHECK(entry["mib_per_s"].get<double>() > 0);
     CHECK(entry["ops_per_s"].get<double>() > 0);
@@ -136,7 +138,13 @@ TEST_CASE("regionctl bench --json prints one object with the documented keys and
       CHECK(std::count(seen.begin(), seen.end(), key) == 1);
     }
   }
-  CHECK(seen.size() == 27);
+  // The not durable 1 MiB arms, into pages written back before each update.
+  for (const std::string arm : {"pwrite", "msync_async", "none", "commit_none", "commit_async"}) {
+    const std::string key = arm + "/cleaned/" + mib;
+    INFO(key);
+    CHECK(std::count(seen.begin(), seen.end(), key) == 1);
+  }
+  CHECK(seen.size() == 32);
   CHECK(dir.List().empty());
 }
 
@@ -151,19 +159,22 @@ TEST_CASE("regionctl bench prints a table and ends with its recommendations", "[
                       Catch::Contains("commit_batch_sync"));
   REQUIRE_FALSE(out.empty());
   REQUIRE(out.back() == '\n');
-  // The last three lines: durable small, durable large, undurable.
+  // The last four lines: durable small, durable large, undurable into cleaned
+  // pages, undurable.
   std::vector<std::string> lines;
   size_t start = 0;
   for (size_t end = out.find('\n'); end != std::string::npos; end = out.find('\n', start)) {
     lines.push_back(out.substr(start, end - start));
     start = end + 1;
   }
-  REQUIRE(lines.size() > 3);
+  REQUIRE(lines.size() > 4);
   const size_t count = lines.size();
-  CHECK_THAT(lines[count - 3],
+  CHECK_THAT(lines[count - 4],
              Catch::StartsWith("recommendation: durable, small updates (4 KiB): "));
-  CHECK_THAT(lines[count - 2],
+  CHECK_THAT(lines[count - 3],
              Catch::StartsWith("recommendation: durable, large updates (1 MiB): "));
+  CHECK_THAT(lines[count - 2],
+             Catch::StartsWith("recommendation: undurable, pages written back between updates"));
   CHECK_THAT(lines[count - 1], Catch::StartsWith("recommendation: undurable "));
   CHECK(dir.List().empty());
 }

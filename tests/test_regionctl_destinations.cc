@@ -348,7 +348,7 @@ TEST_CASE("regionctl bench refuses --seconds nan and never recommends the raw pw
     CHECK_THAT(line, !Catch::Contains(": pwrite ("));
     ++recommendations;
   }
-  CHECK(recommendations == 3);
+  CHECK(recommendations == 4);
 }
 
 TEST_CASE("regionctl JSON gives an RFC 3339 string beside every nanosecond timestamp",

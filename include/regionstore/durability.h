@@ -17,9 +17,10 @@ namespace regionstore {
 // regions for all-or-nothing updates).
 enum class Durability : uint8_t {
   // memcpy into the shared mapping, nothing else; Store::Write of 256 KiB
-  // or more: one pwrite into the page cache the mapping shares instead (no
-  // write fault per page where writeback cleaned them). A checkpoint Commit
-  // chooses likewise (docs/CHECKPOINTS.md, "Commit").
+  // or more: one pwrite into the page cache the mapping shares instead,
+  // unless the handle wrote that range in the last 5 s (no write fault per
+  // page where writeback cleaned them). A checkpoint Commit chooses likewise
+  // (docs/CHECKPOINTS.md, "Commit").
   // Survives kill -9: yes (the page cache keeps it). Power loss: no.
   kNone = 0,
   // As kNone, + msync(MS_ASYNC) on the touched pages.

@@ -202,8 +202,9 @@ class REGIONSTORE_EXPORT File {
   // WRITE and WAIT_AFTER): what a commit reports as written back. Not a
   // barrier either: no device cache flush, no metadata. A failure is a lost
   // write (Linux reports a writeback error once, to whichever call asks
-  // first, so the caller must treat it as the barrier's). The default waits
-  // for nothing and returns OK.
+  // first, so the caller must treat it as the barrier's). Where the call is
+  // missing or does not apply (ENOSYS, EPERM, EINVAL, ESPIPE) it waits for
+  // nothing and returns OK, as the default does.
   virtual Status WaitWriteback(uint64_t offset, uint64_t length) {
     static_cast<void>(offset);
     static_cast<void>(length);

@@ -14,8 +14,9 @@
 // Destroying the child's copy unmaps and closes only the child's copy: it
 // writes nothing (not even the clean batch watermark a parent's close
 // writes), and does not wait for a background barrier of the parent's.
-// Such a copy's Commit, Write, Sync and the like, while a background
-// barrier of the parent's is in flight, return kInvalidArgument.
+// The copy refuses every call that writes (Commit, Write, Flush, Sync,
+// StartSync, batches and the like) with kInvalidArgument: the library
+// counts fork() calls (pthread_atfork) and knows the handle is inherited.
 //
 // SIGBUS: View(), Read(), Write(), Load(), List(), Report() and kNone/kAsync
 // commits touch the mapping directly. A media error, or another process
@@ -256,8 +257,8 @@ struct OpenOptions {
   // barrier. A commit through the mapping calls once, after its copy.
   // Batches and commits filled in place do not call it. It must not call
   // this Store, and must not throw (the program terminates if it does).
-  // Empty (the default): no call, and the commit's writes are those above
-  // without the steps.
+  // Empty (the default): no call and no wait for writeback; durable commits
+  // of 4 MiB and more still write in 2 MiB steps (Store::Commit).
   std::function<void(const CommitProgress&)> commit_progress{};
 };
 
@@ -490,12 +491,16 @@ class REGIONSTORE_EXPORT Store {
   // Copies `data` to data offset `offset`, then flushes per `durability`
   // (see durability.h for what each mode survives). An empty `data` is a
   // no-op. Not atomic under a crash: a multi-page write can be torn. kNone
-  // and kAsync copy through the mapping below 256 KiB and by pwrite from
-  // 256 KiB (no write fault per page where writeback cleaned them; bytes
-  // from this store's own mapping always take the mapping).
-  // Errors: kInvalidArgument (range outside the data area or overflowing, or
-  // a read-only store; nothing changed), kIOError (errno kept; a failed
-  // msync, pwrite or fdatasync poisons the store), kPoisoned.
+  // and kAsync copy through the mapping below 256 KiB, and from 256 KiB by
+  // pwrite unless this handle wrote the whole range in the last 5 s with no
+  // barrier since (no write fault per page where writeback cleaned the
+  // pages; bytes from this store's own mapping always take the mapping). A
+  // full disk under a store with holes is then kNoSpace from the pwrite, or
+  // SIGBUS through the mapping (Store::Create reserves every block).
+  // Errors: kInvalidArgument (range outside the data area or overflowing, a
+  // read-only store, or a handle a fork() child inherited; nothing changed),
+  // kIOError and kNoSpace (errno kept; a failed msync, pwrite or fdatasync
+  // poisons the store), kPoisoned.
   Status Write(uint64_t offset, std::span<const std::byte> data, Durability durability);
 
   // Copies `data` to data offset `offset` with pwrite, without a flush and

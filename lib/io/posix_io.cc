@@ -331,6 +331,12 @@ class PosixFile final : public File {
                                      kWaitAll) == 0) {
         return Status::Ok();
       }
+      // A kernel or a sandbox without the call (ENOSYS, EPERM), or a file it
+      // does not apply to (EINVAL, ESPIPE): nothing can be waited for, and
+      // the barrier that follows still makes the range durable.
+      if (errno == ENOSYS || errno == EPERM || errno == EINVAL || errno == ESPIPE) {
+        return Status::Ok();
+      }
       if (errno != EINTR) return Status::FromErrno(errno, "sync_file_range (wait)", path_);
     }
   }

@@ -78,7 +78,15 @@ struct Arm {
   uint32_t regions = 1;  // regions per update: kBatch commits that many at once
   std::vector<double> batch_mib_per_s;
   double mib_per_s = 0;  // the median batch
+  // Long-lived, and before each update (untimed) the file's pages written
+  // back: the regime of a program that updates less often than the
+  // kernel's writeback interval. Not durable arms only.
+  bool cleaned = false;
 };
+
+// The document's schema_version: 2 since the cleaned variant (a closed
+// list gained a value; docs/REGIONCTL.md, the rule for readers).
+constexpr int kBenchSchemaVersion = 2;
 
 // The names of the README's durability table.
 std::string ArmName(const Arm& arm) {
@@ -101,7 +109,9 @@ std::string ArmName(const Arm& arm) {
   return "unknown";
 }
 
-const char* VariantName(const Arm& arm) { return arm.oneshot ? "oneshot" : "longlived"; }
+const char* VariantName(const Arm& arm) {
+  return arm.cleaned ? "cleaned" : arm.oneshot ? "oneshot" : "longlived";
+}
 
 // Survives a power loss once the call returns (if the device honours flushes).
 bool IsDurable(const Arm& arm) {
@@ -140,6 +150,14 @@ std::vector<Arm> MakeArms() {
   for (const uint64_t size : {kSmallSize, kUpdateSize}) {
     for (const Durability durability : kWriteModes) {
       arms.push_back({ArmKind::kCommit, durability, false, size, 1, {}, 0});
+    }
+  }
+  // The not durable 1 MiB arms again, into pages written back before each
+  // update: a store through the mapping takes a fault per page there.
+  arms.push_back({ArmKind::kRawPwrite, Durability::kNone, false, kUpdateSize, 1, {}, 0, true});
+  for (const ArmKind kind : {ArmKind::kWrite, ArmKind::kCommit}) {
+    for (const Durability durability : {Durability::kAsync, Durability::kNone}) {
+      arms.push_back({kind, durability, false, kUpdateSize, 1, {}, 0, true});
     }
   }
   // Batches, durable modes only: one barrier for every member is the point.
@@ -181,23 +199,44 @@ struct Batch {
 };
 
 // Runs `update` until `budget_seconds` have passed or `max_updates` ran (at
-// least once), timing the whole loop.
-template <typename Update>
-Result<Batch> TimeBatch(double budget_seconds, uint64_t max_updates, Update&& update) {
+// least once), timing the whole loop but what `clean` takes before each
+// update (the budget counts it too, so a batch's length stays bounded).
+template <typename Update, typename Clean>
+Result<Batch> TimeBatch(double budget_seconds, uint64_t max_updates, Update&& update,
+                        Clean&& clean) {
   const Clock::time_point start = Clock::now();
   const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(
                                                  std::chrono::duration<double>(budget_seconds));
   Clock::time_point now = start;
+  Clock::duration untimed{};
   Batch batch;
   do {
+    const Clock::time_point clean_start = Clock::now();
+    if (Status cleaned = clean(); !cleaned.ok()) return cleaned;
+    untimed += Clock::now() - clean_start;
     Status status = update();
     if (!status.ok()) return status;
     ++batch.updates;
     now = Clock::now();
   } while (batch.updates < max_updates && now < deadline);
   // A clock that did not move still yields a finite, positive rate.
-  batch.seconds = std::max(std::chrono::duration<double>(now - start).count(), 1e-9);
+  batch.seconds = std::max(std::chrono::duration<double>(now - start - untimed).count(), 1e-9);
   return batch;
+}
+
+template <typename Update>
+Result<Batch> TimeBatch(double budget_seconds, uint64_t max_updates, Update&& update) {
+  return TimeBatch(budget_seconds, max_updates, std::forward<Update>(update),
+                   [] { return Status::Ok(); });
+}
+
+// What a cleaned arm runs before each update: a whole-file barrier, which
+// writes the pages back and write-protects them; nothing for other arms.
+auto CleanBy(const Arm& arm, Store& store) {
+  return [cleaned = arm.cleaned, &store]() -> Status {
+    if (!cleaned) return Status::Ok();
+    return store.Sync().status();
+  };
 }
 
 std::string BatchRegionName(uint32_t index) {
@@ -247,9 +286,10 @@ class LabRunner {
     Result<std::unique_ptr<File>> file =
         io->Open(lab_path_, OpenMode::kReadWrite, SymlinkPolicy::kRefuse);
     if (!file.ok()) return file.status();
-    return TimeBatch(budget_seconds, max_updates, [&]() -> Status {
-      return (*file)->WriteAt(lab_file_offset_, payload_.Next(arm.size));
-    });
+    return TimeBatch(
+        budget_seconds, max_updates,
+        [&]() -> Status { return (*file)->WriteAt(lab_file_offset_, payload_.Next(arm.size)); },
+        [&]() -> Status { return arm.cleaned ? (*file)->DataSync() : Status::Ok(); });
   }
 
   Result<Batch> RunWrite(const Arm& arm, double budget_seconds, uint64_t max_updates) {
@@ -262,19 +302,25 @@ class LabRunner {
     }
     Result<Store> store = Store::Open(lab_path_, OpenMode::kReadWrite);
     if (!store.ok()) return store.status();
-    return TimeBatch(budget_seconds, max_updates, [&]() -> Status {
-      return store->Write(kLabOffset, payload_.Next(arm.size), arm.durability);
-    });
+    return TimeBatch(
+        budget_seconds, max_updates,
+        [&]() -> Status {
+          return store->Write(kLabOffset, payload_.Next(arm.size), arm.durability);
+        },
+        CleanBy(arm, *store));
   }
 
   Result<Batch> RunCommit(const Arm& arm, double budget_seconds, uint64_t max_updates) {
     Result<Store> store = Store::Open(commit_path_, OpenMode::kReadWrite);
     if (!store.ok()) return store.status();
-    return TimeBatch(budget_seconds, max_updates, [&]() -> Status {
-      Result<uint64_t> generation =
-          store->Commit(kRegionName, payload_.Next(arm.size), arm.durability);
-      return generation.status();
-    });
+    return TimeBatch(
+        budget_seconds, max_updates,
+        [&]() -> Status {
+          Result<uint64_t> generation =
+              store->Commit(kRegionName, payload_.Next(arm.size), arm.durability);
+          return generation.status();
+        },
+        CleanBy(arm, *store));
   }
 
   // Every member gets the update's bytes (new ones per batch).
@@ -380,13 +426,14 @@ std::string DescribeArm(const Arm& arm) {
   return text;
 }
 
-// The fastest arm of `size` that is (or is not) durable. Only arms a
-// --durability selects: the raw pwrite arm is the floor, not a mode.
-const Arm* Fastest(const std::vector<Arm>& arms, uint64_t size, bool durable) {
+// The fastest arm of `size` that is (or is not) durable, in the cleaned
+// regime or not. Only arms a --durability selects: the raw pwrite arm is the
+// floor, not a mode.
+const Arm* Fastest(const std::vector<Arm>& arms, uint64_t size, bool durable, bool cleaned) {
   const Arm* best = nullptr;
   for (const Arm& arm : arms) {
     if (arm.kind == ArmKind::kRawPwrite || arm.kind == ArmKind::kBatch) continue;
-    if (arm.size != size || IsDurable(arm) != durable) continue;
+    if (arm.size != size || IsDurable(arm) != durable || arm.cleaned != cleaned) continue;
     if (best == nullptr || arm.mib_per_s > best->mib_per_s) best = &arm;
   }
   return best;
@@ -409,19 +456,23 @@ void PrintTable(const std::vector<Arm>& arms) {
       "counts batches, its MiB/s every member's bytes. The lab store's pages entered the page\n"
       "cache through Store::Create's large pwrites (large folios where the filesystem uses\n"
       "them; sync drops the range's page tables after each msync so the next write maps\n"
-      "whole folios: docs/BENCH-LAB.md).\n\n",
+      "whole folios: docs/BENCH-LAB.md). cleaned: one open handle, and before each update,\n"
+      "untimed, the file's pages written back (Store::Sync; raw: fdatasync), as in a program\n"
+      "that updates less often than the kernel writes dirty pages back (30 s).\n\n",
       kBatches);
   const struct {
     const char* label;
     uint64_t size;
     bool durable;
+    bool cleaned;
   } picks[] = {
-      {"durable, small updates (4 KiB)", kSmallSize, true},
-      {"durable, large updates (1 MiB)", kUpdateSize, true},
-      {"undurable (1 MiB; survives kill -9, not power loss)", kUpdateSize, false},
+      {"durable, small updates (4 KiB)", kSmallSize, true, false},
+      {"durable, large updates (1 MiB)", kUpdateSize, true, false},
+      {"undurable, pages written back between updates (1 MiB)", kUpdateSize, false, true},
+      {"undurable (1 MiB; survives kill -9, not power loss)", kUpdateSize, false, false},
   };
   for (const auto& pick : picks) {
-    const Arm* best = Fastest(arms, pick.size, pick.durable);
+    const Arm* best = Fastest(arms, pick.size, pick.durable, pick.cleaned);
     if (best == nullptr) continue;
     std::printf("recommendation: %s: %s\n", pick.label, DescribeArm(*best).c_str());
   }
@@ -439,8 +490,12 @@ void PrintJson(const std::vector<Arm>& arms, const std::string& filesystem,
                        {"ops_per_s", OpsPerSecond(arm)}});
   }
   const nlohmann::ordered_json document = {
-      {"schema_version", kJsonSchemaVersion}, {"filesystem", filesystem},   {"kernel", kernel},
-      {"store_size", kLabDataSize},           {"update_size", kUpdateSize}, {"offset", kLabOffset},
+      {"schema_version", kBenchSchemaVersion},
+      {"filesystem", filesystem},
+      {"kernel", kernel},
+      {"store_size", kLabDataSize},
+      {"update_size", kUpdateSize},
+      {"offset", kLabOffset},
       {"results", std::move(results)},
   };
   std::cout << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
@@ -560,12 +615,14 @@ void SetupBench(CLI::App& app, Status& outcome) {
       "in each arm (pwrite, pwrite_fdatasync, msync_sync, msync_async, none; longlived and\n"
       "oneshot), 4 KiB updates, commits of 4 KiB and 1 MiB (commit_none, commit_async,\n"
       "commit_sync, commit_pwrite_fdatasync) and batch commits of 16 x 4 KiB and 4 x 64 KiB\n"
-      "(commit_batch_sync, commit_batch_pwrite_fdatasync), then removes the files. Run it on\n"
-      "the disk your stores will live on: on tmpfs or overlay durable figures mean nothing.\n"
-      "JSON keys (docs/schemas/regionctl-bench.schema.json): schema_version, filesystem,\n"
-      "kernel, store_size, update_size, offset, results: a list of\n"
-      "{arm, variant (oneshot|longlived), regions (1, or a batch's members), size (bytes per\n"
-      "region), mib_per_s (every member's bytes), ops_per_s (updates; a batch is one)}.\n"
+      "(commit_batch_sync, commit_batch_pwrite_fdatasync); the not durable 1 MiB arms also\n"
+      "cleaned (the pages written back before each update, untimed); then removes the files.\n"
+      "Run it on the disk your stores will live on: on tmpfs or overlay durable figures mean\n"
+      "nothing. JSON keys (docs/schemas/regionctl-bench.schema.json): schema_version (2),\n"
+      "filesystem, kernel, store_size, update_size, offset, results: a list of\n"
+      "{arm, variant (oneshot|longlived|cleaned), regions (1, or a batch's members), size\n"
+      "(bytes per region), mib_per_s (every member's bytes), ops_per_s (updates; a batch is\n"
+      "one)}.\n"
       "Example:\n"
       "  regionctl bench --dir /var/lib/myapp\n"
       "  regionctl bench --json --seconds 0.05   # a quick smoke run");
