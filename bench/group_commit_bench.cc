@@ -84,7 +84,8 @@ struct Options {
 
 int PositiveInt(const char* flag, std::string_view text) {
   const int value = std::atoi(std::string(text).c_str());
-  if (value <= 0) Die(std::string(flag) + " needs a positive number, not '" + std::string(text) + "'");
+  if (value <= 0)
+    Die(std::string(flag) + " needs a positive number, not '" + std::string(text) + "'");
   return value;
 }
 
@@ -125,7 +126,8 @@ Options ParseOptions(int argc, char** argv) {
       Die("unknown argument '" + std::string(arg) + "' (try --help)");
     }
   }
-  if (options.dir.empty()) options.dir = BenchDirFromEnv(REGIONSTORE_GROUP_COMMIT_BENCH_DEFAULT_DIR);
+  if (options.dir.empty())
+    options.dir = BenchDirFromEnv(REGIONSTORE_GROUP_COMMIT_BENCH_DEFAULT_DIR);
   return options;
 }
 
@@ -390,7 +392,8 @@ nlohmann::json RunThreads(const Options& options, int threads, const std::string
   const std::string raw_path = options.dir + "/group-commit.raw";
   CreateOptions create;
   create.replace_existing = true;
-  for (int t = 0; t < threads; ++t) create.checkpoints.push_back({"t" + std::to_string(t), kCommitSize});
+  for (int t = 0; t < threads; ++t)
+    create.checkpoints.push_back({"t" + std::to_string(t), kCommitSize});
   if (Status s = Store::Create(store_path, 0, create); !s.ok()) Die(s.ToString());
   CountingIo io;
   OpenOptions open_options;
@@ -439,9 +442,7 @@ nlohmann::json RunThreads(const Options& options, int threads, const std::string
                   [&](int t, std::span<const std::byte> value) { return lmdb.Put(t, value); },
                   nullptr});
   arms.push_back({"SQLite: WAL, synchronous=FULL, a connection per thread",
-                  [&](int t, std::span<const std::byte> value) {
-                    return sqlite.Replace(t, value);
-                  },
+                  [&](int t, std::span<const std::byte> value) { return sqlite.Replace(t, value); },
                   nullptr});
 #endif
 
@@ -486,8 +487,8 @@ nlohmann::json RunThreads(const Options& options, int threads, const std::string
                     {"to_raw_group_commit", Median(ratios)},
                     {"p50_us", Median(f.p50_ns) / 1e3},
                     {"p99_us", Median(f.p99_ns) / 1e3},
-                    {"fdatasyncs_per_commit", std::isnan(barriers) ? nlohmann::json(nullptr)
-                                                                     : nlohmann::json(barriers)},
+                    {"fdatasyncs_per_commit",
+                     std::isnan(barriers) ? nlohmann::json(nullptr) : nlohmann::json(barriers)},
                     {"device_requests_per_commit", Median(f.requests)},
                     {"device_kib_per_commit", Median(f.kib)}});
   }
@@ -519,10 +520,11 @@ int main(int argc, char** argv) {
   const std::string device_stat = DeviceStatPath(options.dir);
   const auto started = Clock::now();
   nlohmann::json runs = nlohmann::json::array();
-  for (const int threads : options.threads) runs.push_back(RunThreads(options, threads, device_stat));
-  for (const char* name : {"/group-commit.rgn", "/group-commit.rgn.shm", "/group-commit.raw",
-                           "/group-commit.sqlite", "/group-commit.sqlite-wal",
-                           "/group-commit.sqlite-shm"}) {
+  for (const int threads : options.threads)
+    runs.push_back(RunThreads(options, threads, device_stat));
+  for (const char* name :
+       {"/group-commit.rgn", "/group-commit.rgn.shm", "/group-commit.raw", "/group-commit.sqlite",
+        "/group-commit.sqlite-wal", "/group-commit.sqlite-shm"}) {
     std::filesystem::remove(options.dir + name);
   }
   std::filesystem::remove_all(options.dir + "/group-commit-lmdb");
