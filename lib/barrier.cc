@@ -221,12 +221,9 @@ Status Store::Rep::StartBackgroundSync() {
 
 Status Store::Rep::FinishBackgroundSync(bool wait) {
   if (!background_sync) return Status::Ok();
+  // A forked child's copy of the handle never gets here: CheckWritable
+  // refuses its writing calls, and its destructor returns before this.
   const bool inline_call = background_sync->inline_result.has_value();
-  if (!inline_call && flusher->ForkedAway()) {
-    return Status::Error(StatusCode::kInvalidArgument, "complete a background barrier", path,
-                         "this handle was inherited across fork(): its background barrier "
-                         "belongs to the parent process");
-  }
   const bool ready = !inline_call && flusher->Done();
   if (!wait && !ready) return Status::Ok();
   if (!ready) internal::ReachPoint(internal::Point::kWaitForBackgroundSync);

@@ -28,7 +28,6 @@ uint64_t CurrentForkGeneration() {
 
 Result<std::unique_ptr<Flusher>> Flusher::Make() {
   std::unique_ptr<Flusher> flusher(new Flusher());
-  flusher->fork_generation_ = CurrentForkGeneration();
   try {
     flusher->thread_ = std::thread([raw = flusher.get()] { raw->Run(); });
   } catch (const std::system_error& e) {

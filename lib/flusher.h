@@ -28,8 +28,8 @@ class Flusher {
   // Starts the thread. Errors: kIOError when no thread can be had.
   static Result<std::unique_ptr<Flusher>> Make();
   // Stops and joins the thread (a call in flight returns first). In a child
-  // of fork() (ForkedAway), where the thread does not exist, call Abandon
-  // instead.
+  // of fork() (CurrentForkGeneration changed since the handle opened), where
+  // the thread does not exist, call Abandon instead.
   ~Flusher();
   Flusher(const Flusher&) = delete;
   Flusher& operator=(const Flusher&) = delete;
@@ -42,9 +42,6 @@ class Flusher {
   // Waits for the call Start began and returns its result.
   Status Collect();
 
-  // True in a child of fork() made after this Flusher: its thread is the
-  // parent's and its lock may be held forever. Reads no lock.
-  bool ForkedAway() const { return CurrentForkGeneration() != fork_generation_; }
   // What a forked child does with its copy: leaves it, never locked,
   // never joined (the memory is the child's until it exits or execs).
   static void Abandon(std::unique_ptr<Flusher> flusher);
@@ -59,7 +56,6 @@ class Flusher {
   File* request_ = nullptr;
   std::optional<Status> result_;
   bool stop_ = false;
-  uint64_t fork_generation_ = 0;
   std::thread thread_;
 };
 

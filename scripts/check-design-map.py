@@ -42,7 +42,7 @@ def lib_table(design):
 def main():
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else
                         pathlib.Path(__file__).resolve().parent.parent)
-    design_path = root / "docs" / "DESIGN.md"
+    design_path = root / "docs/DESIGN.md"
     design = design_path.read_text(encoding="utf-8")
     problems = []
 

@@ -4,7 +4,7 @@
 // (operation, file by role, offsets, lengths, flags, sync kind) must equal
 // tests/golden/seam-trace.txt line for line. It pins what every commit,
 // batch, load, wait, open and recovery path asks of the OS, so that a
-// refactor that means to change no byte on disk (issue 50) can show it
+// refactor that means to change no byte on disk can show it
 // changed no call either, and so that a change that does alter a call must
 // update the trace on purpose:
 //
