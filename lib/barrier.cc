@@ -128,11 +128,18 @@ Store::Rep::BarrierTicket Store::Rep::PrepareBarrier(const BarrierCall& call) {
   if (ticket.marked) {
     ticket.prepared = SetMark(intent::kFileBarrierEntry, {Kind::kFileBarrier, 0, 0, 0, boot_id});
     if (ticket.prepared.ok()) internal::ReachPoint(internal::Point::kFileBarrierMarked);
+    ++file_barrier_marks;
   }
   return ticket;
 }
 
 Status Store::Rep::RunBarrierCall(const BarrierCall& call) {
+  // msync(MS_ASYNC) starts nothing and reports no writeback error.
+  if (call.kind == BarrierKind::kMsyncAsync) return RunBarrierSystemCall(call);
+  return gate.Run([&] { return RunBarrierSystemCall(call); });
+}
+
+Status Store::Rep::RunBarrierSystemCall(const BarrierCall& call) {
   if (call.kind == BarrierKind::kFdatasync) return file->DataSync();
   if (call.kind == BarrierKind::kDsyncWrite) {
     const std::array<std::span<const std::byte>, 1> one{call.data};
@@ -153,7 +160,11 @@ Status Store::Rep::CompleteBarrier(const BarrierCall& call, BarrierTicket& ticke
   const bool whole_file = call.kind == BarrierKind::kFdatasync;
   // The step that failed names the failure.
   const char* step = ticket.prepared.ok() ? call.operation : "write the intent mark";
-  if (status.ok() && ticket.marked) {
+  if (ticket.marked) --file_barrier_marks;
+  // Another barrier that set the mark may still be in flight (a group's,
+  // a background one): the last to return clears it. A failed one leaves
+  // it for good, through the poison.
+  if (status.ok() && ticket.marked && file_barrier_marks == 0 && poison.ok()) {
     step = "clear the intent mark";
     status = ClearMark(intent::kFileBarrierEntry);
   }
@@ -204,7 +215,7 @@ Status Store::Rep::StartBackgroundSync() {
     return CompleteBarrier(sync.call, sync.ticket, sync.ticket.prepared);
   }
   if (internal::BackgroundSyncInline()) {
-    sync.inline_result = file->DataSync();
+    sync.inline_result = gate.Run([&] { return file->DataSync(); });
   } else {
     if (!flusher) {
       auto made = Flusher::Make();
@@ -212,7 +223,7 @@ Status Store::Rep::StartBackgroundSync() {
       if (!made.ok()) return CompleteBarrier(sync.call, sync.ticket, RunBarrierCall(sync.call));
       flusher = std::move(*made);
     }
-    flusher->Start(file.get());
+    flusher->Start(file.get(), &gate);
   }
   ++stats.background_syncs;
   background_sync.emplace(std::move(sync));
@@ -236,13 +247,20 @@ Status Store::Rep::FinishBackgroundSync(bool wait) {
   return CompleteBarrier(sync.call, sync.ticket, std::move(status));
 }
 
-bool Store::Rep::CoveredInFlight(uint32_t index, uint32_t slot) const {
-  if (!background_sync || !background_sync->ticket.cover) return false;
+namespace {
+bool Covers(const std::optional<DurabilityLedger::Cover>& cover, uint32_t index, uint32_t slot) {
+  if (!cover) return false;
+  return std::any_of(cover->commits.begin(), cover->commits.end(),
+                     [&](const DurabilityLedger::Commit& commit) {
+                       return commit.region == index && commit.slot == slot;
+                     });
+}
+}  // namespace
+
+bool Store::Rep::CoveredInFlight(uint32_t index, uint32_t slot, bool background) const {
   if (internal::Mutated(internal::Mutation::kOverwriteCoveredInFlight)) return false;
-  for (const DurabilityLedger::Commit& commit : background_sync->ticket.cover->commits) {
-    if (commit.region == index && commit.slot == slot) return true;
-  }
-  return false;
+  if (group_ticket != nullptr && Covers(group_ticket->cover, index, slot)) return true;
+  return background && background_sync && Covers(background_sync->ticket.cover, index, slot);
 }
 
 Status Store::Rep::MaybeStartSync() {

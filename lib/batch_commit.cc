@@ -56,6 +56,7 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
                                                  Durability durability) {
   Rep& r = *rep_;
   static constexpr const char* kOperation = "commit batch";
+  HandleLock lock(r);
   if (Status s = r.BeginWrite(kOperation); !s.ok()) return s;
   if (static_cast<size_t>(durability) >= r.stats.by_mode.size()) {
     return Status::Error(StatusCode::kInvalidArgument, kOperation, r.path,
@@ -74,6 +75,16 @@ Result<std::vector<uint64_t>> Store::CommitBatch(std::span<const BatchMember> me
     plan[m].index = (*indexes)[m];
     plan[m].pieces = members[m].pieces;
     lengths[m] = *length;
+  }
+  // Another thread's durable commit of a member may be waiting for its
+  // barrier: the batch starts after it returned (a region not settled yet
+  // has none, nor a slot pinned). A fill in place begun meanwhile refuses
+  // the batch, as CheckMembers would have.
+  if (Status s = r.WaitUntilCommittable(*indexes, /*group_entry=*/false, kOperation); !s.ok()) {
+    return s;
+  }
+  for (const uint32_t index : *indexes) {
+    if (Status s = r.CheckNotFilling(index, kOperation); !s.ok()) return s;
   }
   auto id = r.NextBatchId(durability, kOperation);
   if (!id.ok()) return id.status();

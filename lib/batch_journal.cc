@@ -141,6 +141,7 @@ Result<uint64_t> BatchJournal::Append(File& file, const DurableWrite& write) {
     return written;
   }
   pos_ += record_.size();
+  ++appends_;
   return at;
 }
 

@@ -74,9 +74,12 @@ class BatchJournal {
   // RestartIfNoneAppendedSince(mark) sends the write position back to the
   // journal's start unless a record was appended meanwhile: every record
   // before the mark has its members durable in their slots.
-  uint64_t AppendMark() const { return pos_; }
+  // The mark counts appends, not positions: barriers may overlap (a
+  // group's and a call's own), and a position restarted by one and reached
+  // again by new records would look unchanged to the other.
+  uint64_t AppendMark() const { return appends_; }
   void RestartIfNoneAppendedSince(uint64_t mark) {
-    if (pos_ == mark) pos_ = 0;
+    if (appends_ == mark) pos_ = 0;
   }
 
   // --- A writer's open ----------------------------------------------------
@@ -171,6 +174,7 @@ class BatchJournal {
   // Writers: where the next record goes, relative to offset_; the buffer
   // records are assembled in; the chain's highest id at open.
   uint64_t pos_ = 0;
+  uint64_t appends_ = 0;  // records appended by this handle
   std::vector<std::byte> record_;
   uint64_t max_id_ = 0;
   // Read-only handles: what KeepPending found.

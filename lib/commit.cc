@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -28,17 +30,22 @@ Result<uint64_t> Store::Commit(std::string_view name, std::span<const std::byte>
 Result<uint64_t> Store::CommitPieces(std::string_view name, PayloadPieces pieces,
                                      Durability durability) {
   Rep& r = *rep_;
+  HandleLock lock(r);
   if (Status s = r.BeginWrite("commit"); !s.ok()) return s;
   auto found = r.FindRegion(name, "commit");
   if (!found.ok()) return found.status();
   const uint32_t index = *found;
-  if (Status s = r.CheckNotFilling(index, "commit"); !s.ok()) return s;
   auto length = r.CheckPayload(index, pieces, "commit");
   if (!length.ok()) return length.status();
   if (static_cast<size_t>(durability) >= r.stats.by_mode.size()) {
     return Status::Error(StatusCode::kInvalidArgument, "commit", r.path, "unknown durability mode");
   }
   if (Status s = r.SettleRegion(index, /*rewrite=*/false); !s.ok()) return s;
+  // Another thread's commit of the region may be waiting for its barrier:
+  // this one starts after it returned.
+  const bool grouped = IsDurable(durability) && r.group_commits;
+  if (Status s = r.WaitUntilCommittable({&index, 1}, grouped, "commit"); !s.ok()) return s;
+  if (Status s = r.CheckNotFilling(index, "commit"); !s.ok()) return s;
 
   auto chosen = r.CommitTarget(index);
   if (!chosen.ok()) return chosen.status();
@@ -50,7 +57,7 @@ Result<uint64_t> Store::CommitPieces(std::string_view name, PayloadPieces pieces
   // the slot unfinished or empty, never another commit's header.
   Status outcome;
   if (IsDurable(durability)) {
-    outcome = r.DurableCommit(index, target, *header, pieces, durability);
+    outcome = r.DurableCommit(index, target, *header, pieces, durability, grouped);
   } else if (r.VolatileCommitByMapping(index, target, *length)) {
     outcome = r.MappedCommit(index, target, *header, pieces, durability);
   } else {
@@ -169,7 +176,7 @@ Result<uint32_t> Store::Rep::CommitTarget(uint32_t index) {
   return *target;
 }
 
-std::optional<uint32_t> Store::Rep::FreeSlot(uint32_t index) const {
+std::optional<uint32_t> Store::Rep::FreeSlot(uint32_t index, bool background_pins) const {
   const RegionEntry& region = info.regions[index];
   const RegionState& state = regions[index];
   // The target holds neither the newest commit (G2: a kill leaves it intact)
@@ -184,7 +191,9 @@ std::optional<uint32_t> Store::Rep::FreeSlot(uint32_t index) const {
   // free in that case.
   std::optional<uint32_t> target;
   for (uint32_t i = 0; i < region.slot_count; ++i) {
-    if (i == state.newest || i == state.durable || CoveredInFlight(index, i)) continue;
+    if (i == state.newest || i == state.durable || CoveredInFlight(index, i, background_pins)) {
+      continue;
+    }
     if (!target || state.known_generation[i] < state.known_generation[*target]) target = i;
   }
   if (internal::Mutated(internal::Mutation::kTwoSlotAlternation)) {
@@ -304,7 +313,7 @@ constexpr uint64_t kStartWritebackFrom = 64 * 1024;
 }  // namespace
 
 Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& header,
-                                 PayloadPieces pieces, Durability durability) {
+                                 PayloadPieces pieces, Durability durability, bool grouped) {
   MarkCommitPhase(internal::kCopy);
   // A zero header unit, then the payload, in one call (the unit comes first
   // in the file, so a kill stops the write after it), then the header unit:
@@ -317,7 +326,7 @@ Status Store::Rep::DurableCommit(uint32_t index, uint32_t target, slot::Header& 
       !s.ok()) {
     return s;
   }
-  return DurableHeaderAndBarrier(index, target, header, durability);
+  return DurableHeaderAndBarrier(index, target, header, durability, grouped);
 }
 
 Status Store::Rep::WriteSlotPayload(uint32_t index, uint32_t target, slot::Header& header,
@@ -422,7 +431,8 @@ Status Store::Rep::WriteSlotPayloadInSteps(uint32_t index, uint32_t target, slot
   if (Status s = FinishBackgroundSync(/*wait=*/true); !s.ok()) return s;
   for (uint64_t at = 0; at < length;) {
     const uint64_t step = std::min(kCommitProgressStep, length - at);
-    if (Status s = file->WaitWriteback(payload_offset + at, step); !s.ok()) {
+    if (Status s = gate.Run([&] { return file->WaitWriteback(payload_offset + at, step); });
+        !s.ok()) {
       ForgetSlot(unit_offset, kWord);
       return FailedWrite(s, "commit: sync_file_range (wait for the payload's writeback)");
     }
@@ -473,16 +483,22 @@ void Store::Rep::ForgetSlot(uint64_t unit_offset, const char* operation) {
 }
 
 Status Store::Rep::DurableHeaderAndBarrier(uint32_t index, uint32_t target,
-                                           const slot::Header& header, Durability durability) {
+                                           const slot::Header& header, Durability durability,
+                                           bool grouped) {
   const uint64_t unit_offset = slot::HeaderFileOffset(info.regions[index], target);
   constexpr const char* kWord = "commit: pwrite (publication word)";
   regions[index].written_at_ns[target] = 0;  // the barrier cleans its pages
+  // A grouped commit has an intent entry of its own (WaitUntilCommittable
+  // saw one free, and the mutex was held since); the others share one, as
+  // they never overlap.
+  grouped = grouped && holder != nullptr;
+  const uint32_t entry = grouped ? TakeGroupEntry() : intent::kFirstCommitEntry;
   // Recorded before the header reaches the page cache: if the barrier fails
   // and the process dies before the header is zeroed again, the next open
   // in this boot zeroes it.
-  if (Status s = SetMark(intent::kFirstCommitEntry,
-                         {Kind::kCommitBarrier, index, target, header.generation, boot_id});
+  if (Status s = SetMark(entry, {Kind::kCommitBarrier, index, target, header.generation, boot_id});
       !s.ok()) {
+    if (grouped) ReleaseGroupEntry(entry);
     return FailedWrite(s, "commit: pwrite (intent mark)");
   }
   if (Status s = WriteHeaderUnit(index, target, header); !s.ok()) return s;
@@ -491,30 +507,100 @@ Status Store::Rep::DurableHeaderAndBarrier(uint32_t index, uint32_t target,
   internal::ReachPoint(internal::Point::kCommitBeforeBarrier);
   // One barrier for header unit and payload, which are adjacent: msync of
   // that range (kSync: writeback and device flush of this range only), or
-  // fdatasync (the whole file).
+  // fdatasync (the whole file). A grouped commit shares an fdatasync with
+  // the commits waiting beside it, or makes this very call when alone.
   const bool header_only = internal::Mutated(internal::Mutation::kBarrierHeaderOnly);
-  const Status barrier =
+  const BarrierCall own =
       durability == Durability::kSync || header_only
-          ? Barrier({.kind = BarrierKind::kMsyncSync,
-                     .counted_as = durability,
-                     .operation = "commit: msync(MS_SYNC)",
-                     .file_offset = unit_offset,
-                     .length = slot::kHeaderUnitSize + (header_only ? 0 : header.length)})
-          : Barrier({.kind = BarrierKind::kFdatasync,
-                     .counted_as = durability,
-                     .operation = "commit: fdatasync"});
+          ? BarrierCall{.kind = BarrierKind::kMsyncSync,
+                        .counted_as = durability,
+                        .operation = "commit: msync(MS_SYNC)",
+                        .file_offset = unit_offset,
+                        .length = slot::kHeaderUnitSize + (header_only ? 0 : header.length)}
+          : BarrierCall{.kind = BarrierKind::kFdatasync,
+                        .counted_as = durability,
+                        .operation = "commit: fdatasync"};
+  Status barrier;
+  if (grouped) {
+    regions[index].in_flight = true;
+    barrier = AwaitGroupBarrier(own);
+    regions[index].in_flight = false;
+    changed.notify_all();
+  } else {
+    barrier = Barrier(own);
+  }
   if (!barrier.ok()) {
     // The kernel may have marked the slot's pages clean though they never
-    // reached the disk.
+    // reached the disk. The mark stays (and its entry taken) for the next
+    // open.
     ForgetSlot(unit_offset, kWord);
     return barrier;
   }
   // Until the mark is gone, the next open would undo this commit: a commit
   // whose mark cannot be cleared has not returned.
-  if (Status s = ClearMark(intent::kFirstCommitEntry); !s.ok()) {
+  if (Status s = ClearMark(entry); !s.ok()) {
     return FailedWrite(s, "commit: pwrite (clear the intent mark)");
   }
+  if (grouped) ReleaseGroupEntry(entry);
   return Status::Ok();
+}
+
+uint32_t Store::Rep::TakeGroupEntry() {
+  for (uint32_t i = 0; i < kGroupCommitEntries; ++i) {
+    if ((group_entries_used & (uint64_t{1} << i)) == 0) {
+      group_entries_used |= uint64_t{1} << i;
+      return kFirstGroupCommitEntry + i;
+    }
+  }
+  // WaitUntilCommittable saw one free and the mutex was held since.
+  std::abort();
+}
+
+void Store::Rep::ReleaseGroupEntry(uint32_t entry) {
+  group_entries_used &= ~(uint64_t{1} << (entry - kFirstGroupCommitEntry));
+  changed.notify_all();
+}
+
+Status Store::Rep::AwaitGroupBarrier(const BarrierCall& own) {
+  const uint64_t ticket = group.Enqueue();
+  const BarrierCall shared_call{.kind = BarrierKind::kFdatasync,
+                                .counted_as = own.counted_as,
+                                .operation = "commit: fdatasync (shared with other commits)"};
+  return group.Await(
+      ticket, [&](bool alone) { return LeadGroupBarrier(alone ? own : shared_call); },
+      [&] { WaitForChange(); }, [&] { changed.notify_all(); });
+}
+
+Status Store::Rep::LeadGroupBarrier(const BarrierCall& call) {
+  // As a background barrier: prepared and completed with the mutex held,
+  // the call made without it; the commits its cover names keep their
+  // slots meanwhile (CoveredInFlight).
+  BarrierTicket ticket = PrepareBarrier(call);
+  Status status = ticket.prepared;
+  if (status.ok()) {
+    group_ticket = &ticket;
+    status = Unlocked([&] { return RunBarrierCall(call); });
+    group_ticket = nullptr;
+  }
+  return CompleteBarrier(call, ticket, std::move(status));
+}
+
+Status Store::Rep::WaitUntilCommittable(std::span<const uint32_t> indices, bool group_entry,
+                                        const char* operation) {
+  for (;;) {
+    if (Status s = CheckWritable(operation); !s.ok()) return s;
+    bool ready = !group_entry ||
+                 static_cast<uint32_t>(std::popcount(group_entries_used)) < kGroupCommitEntries;
+    for (uint32_t index : indices) {
+      if (!ready) break;
+      // A slot pinned by the group's barrier in flight is freed only when
+      // it returns; the background barrier's pins CommitTarget can lift.
+      ready = !regions[index].in_flight && (group_ticket == nullptr || FreeSlot(index, false));
+    }
+    if (ready || holder == nullptr) return Status::Ok();
+    ++stats.waits_for_group_commit;
+    WaitForChange();
+  }
 }
 
 Status Store::Rep::WriteZeroUnitAndPieces(uint64_t unit_offset, PayloadPieces pieces) {

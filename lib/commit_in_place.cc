@@ -154,10 +154,22 @@ Status Store::Rep::BeginInPlace(std::span<const BatchReservation> members, bool 
                                std::to_string(region.capacity) + " bytes)");
     }
   }
+  for (const uint32_t index : *indexes) {
+    if (Status s = SettleRegion(index, /*rewrite=*/false); !s.ok()) return s;
+  }
+  // Another thread's durable commit of a member may be waiting for its
+  // barrier; another thread may begin a fill meanwhile.
+  if (Status s = WaitUntilCommittable(*indexes, /*group_entry=*/false, operation); !s.ok()) {
+    return s;
+  }
+  if (in_place) {
+    return Status::Error(StatusCode::kBusy, operation, path,
+                         "a commit filled in place is already pending on this handle (region '" +
+                             info.regions[in_place->members[0].index].name + "'): one at a time");
+  }
   InPlaceFill started{.members = {}, .owner = owner};
   for (size_t m = 0; m < members.size(); ++m) {
     const uint32_t index = (*indexes)[m];
-    if (Status s = SettleRegion(index, /*rewrite=*/false); !s.ok()) return s;
     auto target = CommitTarget(index);
     if (!target.ok()) return target.status();
     started.members.push_back({.index = index,
@@ -186,6 +198,7 @@ Status Store::Rep::BeginInPlace(std::span<const BatchReservation> members, bool 
 Result<PendingCommit> Store::BeginCommit(std::string_view name, uint64_t max_length) {
   const BatchReservation member{name, max_length};
   PendingCommit pending(nullptr);
+  HandleLock lock(*rep_);
   if (Status s = rep_->BeginInPlace({&member, 1}, /*batch=*/false, &pending.rep_, kBegin);
       !s.ok()) {
     return s;
@@ -225,6 +238,7 @@ uint64_t PendingCommit::payload_file_offset() const {
 
 Status PendingCommit::Append(std::span<const std::byte> bytes) {
   if (rep_ == nullptr) return NotPending(kFill);
+  HandleLock lock(*rep_);
   return rep_->AppendToFill(rep_->in_place->members[0], bytes);
 }
 
@@ -235,10 +249,11 @@ Result<uint64_t> PendingCommit::Finish(Durability durability) {
 Result<uint64_t> PendingCommit::Finish(uint64_t length, Durability durability) {
   if (rep_ == nullptr) return NotPending("commit");
   Store::Rep& r = *rep_;
+  HandleLock lock(r);
   // After Finish, successful or not, the commit is no longer pending: a
   // refused Finish abandons it too (store.h), as Abort would.
   if (Status s = r.CheckFillFinish(r.in_place->members[0], length, durability); !s.ok()) {
-    Abort();
+    Store::Rep::DropFill(rep_);
     return s;
   }
   const InPlaceMember fill = std::move(r.in_place->members[0]);
@@ -269,12 +284,17 @@ Result<slot::Header> Store::Rep::FinishFilledCommit(const InPlaceMember& fill, u
   return header;
 }
 
-void PendingCommit::Abort() { Store::Rep::DropFill(rep_); }
+void PendingCommit::Abort() {
+  if (rep_ == nullptr) return;
+  HandleLock lock(*rep_);
+  Store::Rep::DropFill(rep_);
+}
 
 // --- PendingBatch --------------------------------------------------------
 
 Result<PendingBatch> Store::BeginBatch(std::span<const BatchReservation> members) {
   PendingBatch pending(nullptr);
+  HandleLock lock(*rep_);
   if (Status s = rep_->BeginInPlace(members, /*batch=*/true, &pending.rep_, kBeginBatch); !s.ok()) {
     return s;
   }
@@ -320,6 +340,7 @@ Status PendingBatch::Append(size_t member, std::span<const std::byte> bytes) {
         StatusCode::kInvalidArgument, kFill, rep_->path,
         "member " + std::to_string(member) + " of a batch of " + std::to_string(size()));
   }
+  HandleLock lock(*rep_);
   return rep_->AppendToFill(rep_->in_place->members[member], bytes);
 }
 
@@ -333,6 +354,7 @@ Result<std::vector<uint64_t>> PendingBatch::Finish(std::span<const uint64_t> len
                                                    Durability durability) {
   if (rep_ == nullptr) return NotPending("commit batch");
   Store::Rep& r = *rep_;
+  HandleLock lock(r);
   std::vector<InPlaceMember>& members = r.in_place->members;
   // After Finish, successful or not, the batch is no longer pending: a
   // refused Finish abandons it too (store.h), as Abort would.
@@ -341,12 +363,12 @@ Result<std::vector<uint64_t>> PendingBatch::Finish(std::span<const uint64_t> len
         Status::Error(StatusCode::kInvalidArgument, "commit batch", r.path,
                       std::to_string(lengths.size()) + " lengths for a batch of " +
                           std::to_string(members.size()) + " regions");
-    Abort();
+    Store::Rep::DropFill(rep_);
     return refused;
   }
   for (size_t m = 0; m < members.size(); ++m) {
     if (Status s = r.CheckFillFinish(members[m], lengths[m], durability); !s.ok()) {
-      Abort();
+      Store::Rep::DropFill(rep_);
       return s;
     }
   }
@@ -376,6 +398,10 @@ Result<std::vector<uint64_t>> Store::Rep::FinishFilledBatch(std::span<const InPl
   return WriteBatch(plan, *id, durability, /*payloads_in_place=*/true);
 }
 
-void PendingBatch::Abort() { Store::Rep::DropFill(rep_); }
+void PendingBatch::Abort() {
+  if (rep_ == nullptr) return;
+  HandleLock lock(*rep_);
+  Store::Rep::DropFill(rep_);
+}
 
 }  // namespace regionstore

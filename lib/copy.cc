@@ -149,7 +149,12 @@ Result<CopyReport> Store::CopyTo(const std::string& destination, const CopyOptio
   std::vector<std::vector<std::byte>> payloads;
   std::vector<CheckpointMeta> metas;
   if (!names.empty()) {
-    auto loaded = LoadSetImpl(names, payloads, /*missing_ok=*/true);
+    // On a writer's handle, under its mutex (Load's rule); the data area
+    // is copied without it, as Read copies.
+    auto loaded = [&] {
+      HandleLock lock(*rep_);
+      return LoadSetImpl(names, payloads, /*missing_ok=*/true);
+    }();
     if (!loaded.ok()) return loaded.status().WithOperation("copy: load every region", r.path);
     metas = std::move(*loaded);
   }

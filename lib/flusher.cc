@@ -53,8 +53,9 @@ void Flusher::Run() {
     wake_.wait(lock, [this] { return stop_ || request_ != nullptr; });
     if (request_ == nullptr) return;  // stopped, nothing asked
     File* const file = request_;
+    SyncGate* const gate = gate_;
     lock.unlock();
-    Status status = file->DataSync();
+    Status status = gate->Run([file] { return file->DataSync(); });
     lock.lock();
     request_ = nullptr;
     result_ = std::move(status);
@@ -62,11 +63,12 @@ void Flusher::Run() {
   }
 }
 
-void Flusher::Start(File* file) {
+void Flusher::Start(File* file, SyncGate* gate) {
   {
     std::lock_guard lock(mutex_);
     result_.reset();
     request_ = file;
+    gate_ = gate;
   }
   wake_.notify_one();
 }

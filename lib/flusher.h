@@ -13,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "group_commit.h"
 #include "regionstore/io.h"
 #include "regionstore/status.h"
 
@@ -34,9 +35,9 @@ class Flusher {
   Flusher(const Flusher&) = delete;
   Flusher& operator=(const Flusher&) = delete;
 
-  // Hands `file->DataSync()` to the thread. One call at a time: the one
-  // before must have been collected by Collect.
-  void Start(File* file);
+  // Hands `file->DataSync()` to the thread, to run through `gate`. One
+  // call at a time: the one before must have been collected by Collect.
+  void Start(File* file, SyncGate* gate);
   // Whether the call Start began has returned.
   bool Done();
   // Waits for the call Start began and returns its result.
@@ -54,6 +55,7 @@ class Flusher {
   std::condition_variable wake_;  // the thread: a call or the stop
   std::condition_variable done_;  // the caller: the call returned
   File* request_ = nullptr;
+  SyncGate* gate_ = nullptr;
   std::optional<Status> result_;
   bool stop_ = false;
   std::thread thread_;

@@ -284,6 +284,11 @@ class RegionReader {
 }  // namespace
 
 Result<CheckpointMeta> Store::Load(std::string_view name, std::vector<std::byte>& out) const {
+  HandleLock lock(*rep_);
+  return LoadHeld(name, out);
+}
+
+Result<CheckpointMeta> Store::LoadHeld(std::string_view name, std::vector<std::byte>& out) const {
   Result<CheckpointMeta> loaded = LoadFromSlots(name, out);
   const Rep& r = *rep_;
   if (!r.journal || !r.journal->has_pending()) return loaded;
@@ -316,6 +321,7 @@ Result<CheckpointMeta> Store::LoadFromSlots(std::string_view name,
 }
 
 std::vector<RegionReport> Store::List() const {
+  HandleLock lock(*rep_);
   const Rep& r = *rep_;
   const region_check::ReadFn read = region_check::MappingReader(*r.mapping);
   std::vector<RegionReport> reports;
@@ -329,6 +335,7 @@ std::vector<RegionReport> Store::List() const {
 }
 
 Result<RegionReport> Store::Report(std::string_view name) const {
+  HandleLock lock(*rep_);
   const Rep& r = *rep_;
   auto found = r.FindRegion(name, "report");
   if (!found.ok()) return found.status();

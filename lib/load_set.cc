@@ -66,17 +66,19 @@ bool TakenAsEmpty(bool missing_ok, const Status& failure) {
   return missing_ok && failure.code() == StatusCode::kNotFound;
 }
 
-// The writer's own handle: nothing changes the store while this runs, so
-// each region is loaded alone (Store::Load), in the order named, into
+// The writer's own handle, its mutex held: nothing changes the store while
+// this runs, so each region is loaded alone (`load`: Store::Load), in the
+// order named, into
 // `outs` and `metas` (sized by the caller). The first failure not taken as
 // empty ends the set.
-Result<std::vector<CheckpointMeta>> LoadEachAlone(const Store& store,
+template <typename LoadOne>
+Result<std::vector<CheckpointMeta>> LoadEachAlone(const LoadOne& load,
                                                   std::span<const std::string_view> names,
                                                   std::vector<std::vector<std::byte>>& outs,
                                                   std::vector<CheckpointMeta>& metas,
                                                   bool missing_ok) {
   for (size_t i = 0; i < names.size(); ++i) {
-    auto meta = store.Load(names[i], outs[i]);
+    auto meta = load(names[i], outs[i]);
     if (!meta.ok() && TakenAsEmpty(missing_ok, meta.status())) {
       outs[i].clear();
       continue;
@@ -446,6 +448,7 @@ class SetReader {
 
 Result<std::vector<CheckpointMeta>> Store::LoadSet(
     std::span<const std::string_view> names, std::vector<std::vector<std::byte>>& outs) const {
+  HandleLock lock(*rep_);
   return LoadSetImpl(names, outs, /*missing_ok=*/false);
 }
 
@@ -468,7 +471,12 @@ Result<std::vector<CheckpointMeta>> Store::LoadSetImpl(std::span<const std::stri
   }
   outs.resize(names.size());
   std::vector<CheckpointMeta> metas(names.size());
-  if (r.writable) return LoadEachAlone(*this, names, outs, metas, missing_ok);
+  if (r.writable) {
+    const auto load = [this](std::string_view name, std::vector<std::byte>& out) {
+      return LoadHeld(name, out);
+    };
+    return LoadEachAlone(load, names, outs, metas, missing_ok);
+  }
   if (!r.shared->area_offset()) {
     return Status::Error(StatusCode::kInvalidArgument, "load set", r.path,
                          "the store has no intent area (made before 0.4 with 8,129 to 8,160 "

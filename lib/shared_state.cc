@@ -143,6 +143,7 @@ class SidecarState final : public SharedState {
     ClearSidecarMarks();
     return Status::Ok();
   }
+  bool MarksPerCommit() const override { return true; }
   std::unique_ptr<Waiter> StartWaiting() const override;
   Result<bool> BeginSnapshot(Guard& guard, int& stale) const override;
   void PublishDurable(uint32_t region, uint64_t generation) override {

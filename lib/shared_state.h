@@ -84,6 +84,12 @@ class SharedState {
   // After every region was recovered: every mark is moot. P, the sidecar's
   // identity and the batch watermarks describe the store and stay.
   virtual Status ClearMarks() = 0;
+  // Whether durable commits that share a barrier (Store::Rep's group
+  // commits) may each keep their commit mark in an entry of its own: in
+  // protocol 2 the marks are stores into the sidecar, and every release
+  // that opens such a store reads marks from any entry. Protocol 1 writes
+  // marks into the store file and keeps one commit mark: no.
+  virtual bool MarksPerCommit() const { return false; }
   // After a barrier that made commit `generation` of region `region`
   // durable returned (or an open found it on disk): where readers in other
   // processes read it (Store::DurableGeneration on a read-only handle).

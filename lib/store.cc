@@ -84,6 +84,9 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
       {rep->io, &rep->path, rep->file.get(), rep->mapping.get(), &rep->info, rep->writable});
   if (!shared.ok()) return shared.status();
   rep->shared = std::move(*shared);
+  // Durable commits share barriers where each can have an intent mark of
+  // its own; other handles make each one whole before the next call.
+  rep->group_commits = rep->writable && rep->shared->MarksPerCommit();
   // A read-only handle shows the journal's batches no writer has replayed.
   if (!rep->writable) {
     rep->journal = BatchJournal::ForStore(rep->info);
@@ -106,6 +109,7 @@ Result<Store> Store::Open(const std::string& path, OpenMode mode, const OpenOpti
 
 Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability durability) {
   Rep& r = *rep_;
+  HandleLock lock(r);
   if (Status s = r.BeginWrite("write"); !s.ok()) return s;
   if (Status s = r.CheckRange(offset, data.size(), "write"); !s.ok()) return s;
   if (data.empty()) return Status::Ok();
@@ -204,6 +208,7 @@ Status Store::Write(uint64_t offset, std::span<const std::byte> data, Durability
 
 Status Store::Pwrite(uint64_t offset, std::span<const std::byte> data) {
   Rep& r = *rep_;
+  HandleLock lock(r);
   if (Status s = r.BeginWrite("write"); !s.ok()) return s;
   if (Status s = r.CheckRange(offset, data.size(), "write"); !s.ok()) return s;
   if (data.empty()) return Status::Ok();
@@ -253,6 +258,7 @@ void Store::Rep::NoteDataRange(uint64_t file_offset, uint64_t length, uint64_t n
 
 Status Store::Flush(uint64_t offset, uint64_t length, Durability durability) {
   Rep& r = *rep_;
+  HandleLock lock(r);
   if (Status s = r.BeginWrite("flush"); !s.ok()) return s;
   if (Status s = r.CheckRange(offset, length, "flush"); !s.ok()) return s;
   if (length == 0) return Status::Ok();
@@ -307,7 +313,14 @@ Result<std::span<const std::byte>> Store::View(uint64_t offset, uint64_t length)
 
 Result<std::span<std::byte>> Store::MutableView(uint64_t offset, uint64_t length) {
   Rep& r = *rep_;
-  if (Status s = r.CheckWritable("view"); !s.ok()) return s;
+  if (Status s =
+          [&] {
+            HandleLock lock(r);
+            return r.CheckWritable("view");
+          }();
+      !s.ok()) {
+    return s;
+  }
   if (Status s = r.CheckRange(offset, length, "view"); !s.ok()) return s;
   return std::span<std::byte>(r.mapping->data() + r.info.data_offset + offset, length);
 }
@@ -325,11 +338,15 @@ const std::string& Store::path() const { return rep_->path; }
 const StoreInfo& Store::info() const { return rep_->info; }
 uint64_t Store::data_size() const { return rep_->info.data_size; }
 bool Store::writable() const { return rep_->writable; }
-bool Store::poisoned() const { return !rep_->poison.ok(); }
+bool Store::poisoned() const {
+  HandleLock lock(*rep_);
+  return !rep_->poison.ok();
+}
 
 StoreStats Store::Stats() const {
+  HandleLock lock(*rep_);
   StoreStats stats = rep_->stats;
-  stats.poisoned = poisoned();
+  stats.poisoned = !rep_->poison.ok();
   return stats;
 }
 

@@ -5,9 +5,11 @@
 #define REGIONSTORE_LIB_STORE_REP_H_
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "batch_log.h"
 #include "flusher.h"
 #include "format.h"
+#include "group_commit.h"
 #include "intent.h"
 #include "ledger.h"
 #include "region_check.h"
@@ -59,6 +62,11 @@ struct RegionState {
   // covered it since. What VolatileCommitByMapping judges the slot's pages
   // by.
   std::vector<uint64_t> written_at_ns;
+  // A durable commit of this region has written its header and waits for
+  // the barrier it shares with other commits, the handle's mutex released
+  // (CommitGroup): no other commit or batch may touch the region until it
+  // returned (Store::Rep::WaitUntilCommittable).
+  bool in_flight = false;
 };
 
 inline bool IsDurable(Durability durability) {
@@ -121,6 +129,61 @@ struct BatchPlanMember {
 
 // Hidden: Store is exported, and a nested class would inherit that.
 struct [[gnu::visibility("hidden")]] Store::Rep {
+  // Threads (include/regionstore/store.h, "Threads and processes"). Every
+  // call on a writable handle holds `mutex` (HandleLock), except Read,
+  // View and MutableView; a durable commit of a protocol 2 store releases
+  // it while it waits for the barrier it shares (CommitGroup), and so does
+  // a call that waits for a region or an intent entry (WaitForChange).
+  // `holder` is the lock of the thread holding the mutex, for those waits.
+  std::mutex mutex;
+  std::unique_lock<std::mutex>* holder = nullptr;
+  // Notified whenever a region leaves flight, an intent entry is freed or
+  // a barrier of the group returned.
+  std::condition_variable changed;
+  // Waits for `changed` (the mutex released meanwhile, held again after).
+  void WaitForChange() {
+    std::unique_lock<std::mutex>* mine = holder;
+    changed.wait(*mine);
+    holder = mine;
+  }
+  // Runs `call` with the mutex released; holds it again after.
+  template <typename Call>
+  auto Unlocked(Call && call)->decltype(call()) {
+    std::unique_lock<std::mutex>* mine = holder;
+    holder = nullptr;
+    mine->unlock();
+    auto result = call();
+    mine->lock();
+    holder = mine;
+    return result;
+  }
+  // Every barrier call that can report a writeback error (group_commit.h).
+  SyncGate gate;
+  // Durable commits sharing barriers (protocol 2 stores).
+  CommitGroup group;
+  // The ticket of the group's barrier in flight, whose covers pin slots as
+  // a background barrier's do (CoveredInFlight); null when none is.
+  struct BarrierTicket;
+  const BarrierTicket* group_ticket = nullptr;
+  // The intent entries of durable commits waiting for a shared barrier, a
+  // bit per entry from kFirstGroupCommitEntry: each commit has its own
+  // mark, which recovery finds in any entry.
+  static constexpr uint32_t kFirstGroupCommitEntry = 5;
+  static constexpr uint32_t kGroupCommitEntries = 32;
+  uint64_t group_entries_used = 0;
+  // Barriers in flight that set the kFileBarrier mark: the last one to
+  // return clears it, if the handle is not poisoned (a group barrier, a
+  // background one and a call's own barrier can overlap).
+  uint32_t file_barrier_marks = 0;
+  // Whether durable commits on this handle share barriers: protocol 2
+  // stores (protocol 1 handles serialise their commits whole).
+  bool group_commits = false;
+  // Waits (WaitForChange) until none of `indices` is in flight, each has a
+  // slot the group's barrier in flight does not pin, and, with
+  // `group_entry`, an intent entry for a grouped commit is free. Errors:
+  // those of CheckWritable (the handle may be poisoned meanwhile).
+  Status WaitUntilCommittable(std::span<const uint32_t> indices, bool group_entry,
+                              const char* operation);
   Io* io = nullptr;
   std::string path;
   bool writable = false;
@@ -468,7 +531,8 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
     Status prepared;  // the mark's write: a failure skips the call
   };
   BarrierTicket PrepareBarrier(const BarrierCall& call);
-  Status RunBarrierCall(const BarrierCall& call);
+  Status RunBarrierCall(const BarrierCall& call);  // through `gate`
+  Status RunBarrierSystemCall(const BarrierCall& call);
   Status CompleteBarrier(const BarrierCall& call, BarrierTicket& ticket, Status status);
 
   // A whole-file barrier whose fdatasync runs on a library thread
@@ -495,9 +559,9 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // once it does): what a barrier that returned on this thread would do.
   // Returns its failure (the handle is poisoned then), OK otherwise.
   Status FinishBackgroundSync(bool wait);
-  // Whether slot `slot` of region `index` holds a commit that the
-  // background barrier in flight covers.
-  bool CoveredInFlight(uint32_t index, uint32_t slot) const;
+  // Whether slot `slot` of region `index` holds a commit that the group's
+  // barrier in flight covers, or (with `background`) the background one.
+  bool CoveredInFlight(uint32_t index, uint32_t slot, bool background = true) const;
   // Starts a background barrier (one in flight is completed first).
   Status StartBackgroundSync();
   // OpenOptions::sync_interval: after a commit or batch returned, starts a
@@ -536,7 +600,9 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // a background barrier in flight covers (with none left, it completes
   // that barrier first: counted in StoreStats::waits_for_background_sync).
   Result<uint32_t> CommitTarget(uint32_t index);
-  std::optional<uint32_t> FreeSlot(uint32_t index) const;
+  // FreeSlot(index, false) ignores the background barrier's pins, which
+  // CommitTarget can lift by completing it.
+  std::optional<uint32_t> FreeSlot(uint32_t index, bool background_pins = true) const;
   // The length of `pieces` for region `index`. Errors: kInvalidArgument
   // (too many pieces, over the capacity), naming `operation`.
   Result<uint64_t> CheckPayload(uint32_t index, PayloadPieces pieces, const char* operation) const;
@@ -565,7 +631,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   Status PwriteCommit(uint32_t index, uint32_t target, slot::Header & header, PayloadPieces pieces,
                       Durability durability);
   Status DurableCommit(uint32_t index, uint32_t target, slot::Header & header, PayloadPieces pieces,
-                       Durability durability);
+                       Durability durability, bool grouped = false);
   // A zero header unit and the pieces by one pwritev (a failure forgets the
   // slot and poisons the handle), then the checksum of what was stored.
   // With a progress callback, a large payload is written, and in kSync and
@@ -593,8 +659,19 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // The second half of DurableCommit (the payload is in the slot, behind a
   // header unit with no valid header): the intent mark, the header unit by
   // pwrite, the publication word, the barrier, the mark cleared.
+  // With `grouped` (a protocol 2 handle's Commit), the barrier is shared
+  // with the durable commits waiting beside it (CommitGroup), the mutex
+  // released while it runs and the region in flight.
   Status DurableHeaderAndBarrier(uint32_t index, uint32_t target, const slot::Header& header,
-                                 Durability durability);
+                                 Durability durability, bool grouped = false);
+  // A grouped commit's intent entry, and its release.
+  uint32_t TakeGroupEntry();
+  void ReleaseGroupEntry(uint32_t entry);
+  // Takes a ticket and returns once a barrier that covers it returned, as
+  // the group's leader (LeadGroupBarrier: `own` when alone, else one
+  // fdatasync for every commit waiting) or a follower.
+  Status AwaitGroupBarrier(const BarrierCall& own);
+  Status LeadGroupBarrier(const BarrierCall& call);
   // After a failed write: counted, and the handle poisoned.
   Status FailedWrite(const Status& failure, const char* operation) {
     ++stats.failed_writes;
@@ -707,6 +784,28 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
     counters.bytes_written += bytes;
     return Status::Ok();
   }
+};
+
+// Holds a writable handle's mutex for one call (Store::Rep::mutex says
+// which); does nothing on a read-only handle, whose calls change nothing
+// that another call reads. Not reentrant: a call that holds it calls no
+// other public member of Store that takes it.
+class [[gnu::visibility("hidden")]] HandleLock {
+ public:
+  explicit HandleLock(Store::Rep & rep) : rep_(rep.writable ? &rep : nullptr) {
+    if (rep_ == nullptr) return;
+    lock_ = std::unique_lock<std::mutex>(rep_->mutex);
+    rep_->holder = &lock_;
+  }
+  ~HandleLock() {
+    if (rep_ != nullptr) rep_->holder = nullptr;
+  }
+  HandleLock(const HandleLock&) = delete;
+  HandleLock& operator=(const HandleLock&) = delete;
+
+ private:
+  Store::Rep* rep_;
+  std::unique_lock<std::mutex> lock_;
 };
 
 }  // namespace regionstore

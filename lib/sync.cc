@@ -10,13 +10,15 @@
 
 namespace regionstore {
 
-Result<SyncReport> Store::Sync() {
-  Rep& r = *rep_;
+namespace {
+
+// Store::Sync with the handle's mutex held.
+Result<SyncReport> SyncLocked(Store::Rep& r) {
   if (Status s = r.BeginWrite("sync"); !s.ok()) return s;
   if (internal::Mutated(internal::Mutation::kSyncWithoutBarrier)) return SyncReport{};
   DurabilityLedger::Covered covered;
   const auto start = std::chrono::steady_clock::now();
-  if (Status s = r.Barrier({.kind = Rep::BarrierKind::kFdatasync,
+  if (Status s = r.Barrier({.kind = Store::Rep::BarrierKind::kFdatasync,
                             .counted_as = Durability::kPwriteFdatasync,
                             .operation = "sync: fdatasync",
                             .covered = &covered});
@@ -36,14 +38,8 @@ Result<SyncReport> Store::Sync() {
   return report;
 }
 
-Status Store::StartSync() {
-  Rep& r = *rep_;
-  if (Status s = r.BeginWrite("start sync"); !s.ok()) return s;
-  return r.StartBackgroundSync();
-}
-
-Result<uint64_t> Store::DurableGeneration(std::string_view name) {
-  Rep& r = *rep_;
+// Store::DurableGeneration with the handle's mutex held.
+Result<uint64_t> DurableGenerationLocked(Store::Rep& r, std::string_view name) {
   if (!r.writable) {
     // What the writer published in the sidecar (protocol 2).
     auto found = r.FindRegion(name, "durable generation");
@@ -64,12 +60,32 @@ Result<uint64_t> Store::DurableGeneration(std::string_view name) {
   return state.durable ? state.known_generation[*state.durable] : 0;
 }
 
+}  // namespace
+
+Result<SyncReport> Store::Sync() {
+  HandleLock lock(*rep_);
+  return SyncLocked(*rep_);
+}
+
+Status Store::StartSync() {
+  Rep& r = *rep_;
+  HandleLock lock(r);
+  if (Status s = r.BeginWrite("start sync"); !s.ok()) return s;
+  return r.StartBackgroundSync();
+}
+
+Result<uint64_t> Store::DurableGeneration(std::string_view name) {
+  HandleLock lock(*rep_);
+  return DurableGenerationLocked(*rep_, name);
+}
+
 Status Store::WaitDurable(std::string_view name, uint64_t generation) {
+  HandleLock lock(*rep_);
   // A reader's DurableGeneration reads the writer's sidecar; waiting (and
   // syncing) is the writer's. (DurableGeneration below polls the barrier in
   // flight.)
   if (Status s = rep_->CheckWritable("wait durable"); !s.ok()) return s;
-  auto durable = DurableGeneration(name);
+  auto durable = DurableGenerationLocked(*rep_, name);
   if (!durable.ok()) return durable.status();
   if (*durable >= generation) return Status::Ok();
   Rep& r = *rep_;
@@ -86,7 +102,7 @@ Status Store::WaitDurable(std::string_view name, uint64_t generation) {
                              std::to_string(generation) + " (its newest is " +
                              std::to_string(r.regions[index].max_generation) + ")");
   }
-  auto synced = Sync();
+  auto synced = SyncLocked(r);
   if (!synced.ok()) return synced.status().WithOperation("wait durable", r.path);
   return Status::Ok();
 }

@@ -81,6 +81,12 @@ enum class Mutation : uint32_t {
   // Protocol 2: a commit without a barrier is published to readers as
   // durable when it returns, before any barrier covered it.
   kPublishVolatileAsDurable,
+  // A durable commit that shares a barrier with others takes the
+  // commits that completed during the leader's call as covered by it.
+  kGroupCoversLate,
+  // A durable commit that finds another commit's barrier in flight returns
+  // at once instead of waiting for a barrier that covers it.
+  kFollowerReturnsEarly,
 };
 
 // Fixed points of a commit, a batch and an open, where a test can stop the

@@ -91,6 +91,11 @@ struct StoreStats {
   // flight because every other slot of their region held the newest, the
   // durable, or a commit that barrier covers.
   uint64_t waits_for_background_sync = 0;
+  // Calls that waited for another thread's commit on the same handle: a
+  // commit of the same region waiting for its barrier, a slot pinned by the
+  // barrier shared by durable commits, or all 32 intent entries for such
+  // commits taken.
+  uint64_t waits_for_group_commit = 0;
   bool poisoned = false;
 
   // By value: `store.Stats().of(mode)` is a temporary's member, and a
@@ -375,24 +380,37 @@ struct SyncReport {
   uint64_t barrier_nanos = 0;  // time in the fdatasync
 };
 
-// Threads and processes. A Store is not internally synchronised; on one
-// handle (StartSync's thread makes its fdatasync and nothing else, so it
-// changes none of this):
-//  - Write, Flush and Commit change the handle: one thread at a time, and
-//    none of them beside Stats() or poisoned(), which read what they change;
-//  - Read, View, Load, List, Report and the accessors (path(), info(),
-//    data_size(), writable()) may run concurrently with each other;
-//  - Load, List and Report must not run concurrently with Commit: they copy
-//    slots through the mapping that Commit writes, and Load on a writable
-//    handle takes a copy that fails its checksum for damage at once, without
-//    the retries a read-only handle makes. To read checkpoints while
-//    committing, use a read-only handle (in this process or another);
-//  - Read and View may run beside Write (and Commit, which writes only
-//    checkpoint slots): a Read of a range being written may see a mix of old
-//    and new bytes, a View shows whatever is there when it is read.
+// Threads and processes. A writable handle is internally synchronised: any
+// number of threads may call it at once, and each call runs as if alone,
+// one after another, with two exceptions that run beside others:
+//  - A durable commit (Commit or CommitPieces in kSync or kPwriteFdatasync)
+//    of a protocol 2 store waits for its barrier without holding the
+//    handle: other threads' calls run meanwhile, and durable commits that
+//    arrive while a barrier is in flight share the next one (one fdatasync
+//    for all of them: group commit). It returns once a barrier that began
+//    after its writes returned has returned; if that barrier fails, every
+//    commit it covered and every commit waiting after it fails, and the
+//    handle is poisoned. Any other call that touches the same region (a
+//    commit, a batch, BeginCommit or BeginBatch naming it) waits until
+//    that commit returned, so a region's commits are ordered as their calls
+//    returned. Protocol 1 handles make each durable commit whole, barrier
+//    included, before the next call runs.
+//  - Read, View and MutableView take no lock: they may run beside any call,
+//    and a Read or View of a range being written (Write, or a view's
+//    stores) may see a mix of old and new bytes.
+// A writer's own Load, LoadSet, List and Report run between other calls
+// (never beside a commit's copy), so they see whole commits, including one
+// still waiting for its barrier, which is visible to every reader from the
+// moment its header is written; WaitForNewer on a writer's handle sleeps
+// without holding it, so another thread's commit wakes it. A PendingCommit
+// or PendingBatch is one thread's at a time, and one fill is pending per
+// handle (BeginCommit, BeginBatch: kBusy for a second). Stats() and
+// poisoned() may be called from any thread.
+// A read-only handle's calls may all run at once (Load retries a copy that
+// a writer changed under it; see below).
+// Moving or destroying a handle must not overlap any other call on it.
 // Different handles share nothing but the file, so they may be used from
-// different threads as if from different processes. Moving or destroying a
-// handle must not overlap any other call on it.
+// different threads as if from different processes.
 //
 // Across processes (and handles): one writer per store, enforced with flock
 // (kBusy for a second one); any number of read-only handles, which take no
@@ -551,8 +569,8 @@ class REGIONSTORE_EXPORT Store {
   // called is completed first. The thread is the library's only other
   // thread in a handle, started by the first StartSync and kept, asleep,
   // until the handle closes (starting one per barrier cost 50-80 µs); it
-  // makes the fdatasync and nothing else, so the handle's own calls stay
-  // "one thread at a time". It does not exist in a child after fork() (a
+  // makes the fdatasync and nothing else (the threading rules above). It
+  // does not exist in a child after fork() (a
   // child must not write through an inherited Store anyway; see the top of
   // this file). A failed background fdatasync is
   // returned by the call that completes it, and the handle is poisoned:
@@ -612,9 +630,9 @@ class REGIONSTORE_EXPORT Store {
   // starts writeback, as for Write. Not atomic under a crash, like Write. Valid for the life of the
   // handle: a move keeps it valid (the mapping moves with the handle), destroying the Store unmaps
   // it. A durable Flush, and a kSync Write, drop the page-table entries of the range they synced:
-  // the view stays valid, and its next store maps the page again (docs/BENCH-LAB.md). Same
-  // threading rules as Write. Errors: kInvalidArgument (range outside the data area, or a read-only
-  // store), kPoisoned.
+  // the view stays valid, and its next store maps the page again (docs/BENCH-LAB.md). It takes
+  // no lock (the threading rules above). Errors: kInvalidArgument (range outside the data area, or
+  // a read-only store), kPoisoned.
   Result<std::span<std::byte>> MutableView(uint64_t offset, uint64_t length);
 
   // --- Checkpoint regions (see checkpoint.h for G1-G3 and each mode's path)
@@ -738,9 +756,9 @@ class REGIONSTORE_EXPORT Store {
   // cannot open the writer's sidecar for writing polls every 10 ms instead.
   // Protocol 1: a word in the store's mapping, woken after every commit,
   // nothing written. Spurious
-  // wake-ups and signals are absorbed. On the writer's own handle nothing
-  // else may commit meanwhile (the threading rules below), so it returns a
-  // newer commit already there or waits out its timeout. Errors: as Load
+  // wake-ups and signals are absorbed. On the writer's own handle it holds
+  // no lock while it sleeps, so another thread's commit wakes it (the
+  // threading rules above). Errors: as Load
   // (kNotFound: no such region), kTimedOut (`timeout` passed, which is what
   // a waiter whose writer died gets), kStoreReplaced (found at a recheck:
   // the path now names another file, or none), kInvalidArgument (a store
@@ -808,15 +826,19 @@ class REGIONSTORE_EXPORT Store {
   // True once a flush failed; every later Write/Flush returns kPoisoned.
   bool poisoned() const;
   // The handle's counters: writes, bytes and barriers per mode, time spent
-  // in barriers, failures. Cheap (a copy). It must not run concurrently
-  // with Write, Flush or Commit on the same handle.
+  // in barriers, failures. Cheap (a copy), from any thread.
   StoreStats Stats() const;
+
+  // The library's state behind a handle: a name only, defined inside the
+  // library.
+  struct Rep;
 
  private:
   friend class PendingCommit;
   friend class PendingBatch;
-  struct Rep;
   explicit Store(std::unique_ptr<Rep> rep);
+  // Load with the handle's mutex held, or on a read-only handle.
+  Result<CheckpointMeta> LoadHeld(std::string_view name, std::vector<std::byte>& out) const;
   // Load from the region's slots alone (Load adds a journaled batch that
   // no writer has replayed yet).
   Result<CheckpointMeta> LoadFromSlots(std::string_view name, std::vector<std::byte>& out) const;

@@ -7,9 +7,11 @@
 //    memoryview, NumPy arrays), contiguous, with no copy; a non-contiguous
 //    buffer is refused (BufferError), never copied silently.
 //  - Every call that does I/O or can wait runs with the GIL released, under
-//    the handle's lock: shared for the calls that only read, exclusive for
-//    those that change the handle (store.h's threading rules), so Python
-//    threads sharing one handle cannot break those rules.
+//    the handle's lock, shared: the C++ handle synchronises its own calls
+//    (store.h's threading rules), so Python threads sharing one handle
+//    commit at once and share barriers. The lock is exclusive only for
+//    close() and for the calls of a pending in-place commit, whose object
+//    is one thread's at a time.
 //  - Views are memoryviews over the mapping itself. Each export keeps the
 //    handle's state alive and is counted; close() refuses with BufferError
 //    while any is exported, as Python's mmap does.
@@ -236,9 +238,9 @@ struct Handle {
 };
 
 // Runs body(store) with the GIL released and the handle locked (Lock: a
-// std::shared_lock for calls that only read, std::unique_lock for those
-// that change the handle), and returns what it returns. ValueError if the
-// store is closed or closing. The body must not touch Python.
+// std::shared_lock, which keeps close() out, or a std::unique_lock), and
+// returns what it returns. ValueError if the store is closed or closing.
+// The body must not touch Python.
 template <typename Lock, typename Body>
 auto Locked(Handle& handle, Body&& body) {
   using Value = decltype(body(std::declval<rs::Store&>()));
@@ -258,9 +260,11 @@ auto Reading(Handle& handle, Body&& body) {
   return Locked<std::shared_lock<std::shared_mutex>>(handle, std::forward<Body>(body));
 }
 
+// A call that changes the handle: the C++ handle serialises what must be
+// serialised, so a shared lock is enough here too.
 template <typename Body>
 auto Changing(Handle& handle, Body&& body) {
-  return Locked<std::unique_lock<std::shared_mutex>>(handle, std::forward<Body>(body));
+  return Locked<std::shared_lock<std::shared_mutex>>(handle, std::forward<Body>(body));
 }
 
 // The exporter behind a memoryview from Store.view/mutable_view or

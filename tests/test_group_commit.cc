@@ -1,0 +1,433 @@
+// Many threads committing through one writable handle (store.h, "Threads
+// and processes"; docs/CHECKPOINTS.md, "Many committing threads"): durable
+// commits that wait together share one barrier, a barrier covers only the
+// commits whose writes returned before its call began, a failed one fails
+// every commit waiting on it, and every commit that returned loads
+// byte-exact. The cases that hold a barrier in flight do it through the io
+// seam (TestIo::OnEnter) and count system calls; none sleeps or times.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "regionstore/store.h"
+#include "support/commit_payloads.h"
+#include "support/mutation_scope.h"
+#include "support/store_fixtures.h"
+#include "support/temp_dir.h"
+#include "support/test_io.h"
+#include "test_hooks.h"
+
+namespace regionstore::testing {
+namespace {
+
+using internal::Mutation;
+using internal::Point;
+
+std::string RegionName(size_t r) {
+  std::string name = std::to_string(r);
+  name.insert(name.begin(), 'r');
+  return name;
+}
+
+std::vector<CheckpointSpec> Regions(size_t count, uint64_t capacity) {
+  std::vector<CheckpointSpec> specs;
+  for (size_t r = 0; r < count; ++r) specs.push_back({.name = RegionName(r), .capacity = capacity});
+  return specs;
+}
+
+std::vector<std::byte> Payload(uint64_t life, uint64_t sequence, uint64_t length) {
+  std::vector<std::byte> bytes;
+  FillPayload(CommitId{sequence, life}, length, bytes);
+  return bytes;
+}
+
+// A barrier held in its system call until `needed` durable commits (the
+// leader's included) have reached Point::kCommitBeforeBarrier: their
+// headers are written and published, and each takes its ticket before it
+// lets the handle's mutex go.
+struct HeldBarrier {
+  std::mutex mutex;
+  std::condition_variable changed;
+  int at_point = 0;
+  int needed = 0;
+  bool leader_in_call = false;
+  bool released = false;
+  int data_syncs = 0;
+};
+std::atomic<HeldBarrier*> g_held{nullptr};
+
+void CountPoint(Point point, uint32_t /*detail*/) {
+  HeldBarrier* held = g_held.load();
+  if (held == nullptr || point != Point::kCommitBeforeBarrier) return;
+  std::lock_guard lock(held->mutex);
+  ++held->at_point;
+  held->changed.notify_all();
+}
+
+// Installs the hooks on `io` for `held`; the point hook stays for the
+// process (a null g_held makes it do nothing).
+void HoldFirstDataSync(TestIo& io, HeldBarrier& held) {
+  internal::SetPointHook(CountPoint);
+  io.OnEnter([&held](Op op) {
+    if (op != Op::kDataSync) return;
+    std::unique_lock lock(held.mutex);
+    if (++held.data_syncs != 1) return;
+    held.leader_in_call = true;
+    held.changed.notify_all();
+    held.changed.wait(lock, [&] { return held.at_point >= held.needed; });
+    held.released = true;
+  });
+}
+
+struct GroupOutcome {
+  std::vector<Status> statuses;  // the leader's first
+  int data_syncs = 0;
+  int returned_while_held = 0;  // followers that returned before the release
+};
+
+// Region r0's commit leads; once its fdatasync is in the call, `followers`
+// threads commit r1.. and wait beside it. Every region held version 1,
+// durable, before; each commit writes version 2.
+GroupOutcome RunHeldGroup(const std::string& path, size_t followers, bool fail_barrier) {
+  TestIo io;
+  Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+  HeldBarrier held;
+  held.needed = static_cast<int>(followers) + 1;
+  io.ClearLog();
+  g_held.store(&held);
+  HoldFirstDataSync(io, held);
+  if (fail_barrier) io.FailNth(Op::kDataSync, 1, EIO);
+
+  GroupOutcome outcome;
+  outcome.statuses.resize(followers + 1);
+  std::vector<bool> early(followers + 1, false);
+  auto commit = [&](size_t r) {
+    auto done = store.Commit(RegionName(r), Payload(r, 2, 4 * kKiB), Durability::kPwriteFdatasync);
+    outcome.statuses[r] = done.ok() ? Status::Ok() : done.status();
+    std::lock_guard lock(held.mutex);
+    early[r] = !held.released;
+  };
+  std::thread leader(commit, 0);
+  {
+    std::unique_lock lock(held.mutex);
+    held.changed.wait(lock, [&] { return held.leader_in_call; });
+  }
+  std::vector<std::thread> threads;
+  for (size_t r = 1; r <= followers; ++r) threads.emplace_back(commit, r);
+  for (std::thread& t : threads) t.join();
+  leader.join();
+  g_held.store(nullptr);
+  io.OnEnter(nullptr);
+  outcome.data_syncs = io.Count(Op::kDataSync);
+  for (size_t r = 1; r <= followers; ++r) outcome.returned_while_held += early[r] ? 1 : 0;
+  return outcome;
+}
+
+void CreateWithVersionOne(const std::string& path, size_t regions) {
+  MustCreateWithRegions(path, 0, Regions(regions, 4 * kKiB));
+  Store store = MustOpen(path, OpenMode::kReadWrite);
+  for (size_t r = 0; r < regions; ++r) {
+    REQUIRE(
+        store.Commit(RegionName(r), Payload(r, 1, 4 * kKiB), Durability::kPwriteFdatasync).ok());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Durable commits that wait beside a barrier in flight share the next one",
+          "[group][threads]") {
+  constexpr size_t kFollowers = 5;
+  TempDir dir;
+  const std::string path = dir.File("store");
+  CreateWithVersionOne(path, kFollowers + 1);
+
+  const GroupOutcome outcome = RunHeldGroup(path, kFollowers, /*fail_barrier=*/false);
+  for (const Status& status : outcome.statuses) CHECK(status.ok());
+  // The leader's own fdatasync, which began before the others wrote, and
+  // one more for all five followers.
+  CHECK(outcome.data_syncs == 2);
+  CHECK(outcome.returned_while_held == 0);
+
+  Store store = MustOpen(path, OpenMode::kReadWrite);
+  for (size_t r = 0; r <= kFollowers; ++r) {
+    CheckpointMeta meta;
+    CHECK(MustLoad(store, RegionName(r), &meta) == Payload(r, 2, 4 * kKiB));
+    CHECK(meta.generation == 2);
+  }
+}
+
+TEST_CASE("A barrier that began before a commit's writes returned never covers it",
+          "[group][threads]") {
+  // The negative controls: a follower that returns before a barrier that
+  // covers it, and a leader that counts the commits written during its
+  // call as covered. Each changes what RunHeldGroup observes.
+  constexpr size_t kFollowers = 3;
+  const auto broken = GENERATE(Mutation::kFollowerReturnsEarly, Mutation::kGroupCoversLate);
+  TempDir dir;
+  const std::string path = dir.File("store");
+  CreateWithVersionOne(path, kFollowers + 1);
+  GroupOutcome outcome;
+  {
+    const MutationScope scope(broken);
+    outcome = RunHeldGroup(path, kFollowers, /*fail_barrier=*/false);
+  }
+  INFO("mutation " << static_cast<int>(broken));
+  // Either way no barrier begins after the followers' writes: the one
+  // fdatasync is the leader's, which began before them.
+  CHECK(outcome.data_syncs == 1);
+}
+
+TEST_CASE("A failed shared barrier fails every commit waiting on it and poisons the handle",
+          "[group][threads]") {
+  constexpr size_t kFollowers = 4;
+  TempDir dir;
+  const std::string path = dir.File("store");
+  CreateWithVersionOne(path, kFollowers + 1);
+
+  const GroupOutcome outcome = RunHeldGroup(path, kFollowers, /*fail_barrier=*/true);
+  // The leader's barrier failed; the followers, whose writes it did not
+  // cover, get its failure and no barrier of their own.
+  for (const Status& status : outcome.statuses) {
+    CHECK(status.code() == StatusCode::kIOError);
+    CHECK(status.ToString().find("fdatasync") != std::string::npos);
+  }
+  CHECK(outcome.data_syncs == 1);
+
+  // Every region still holds its version 1, whole: no commit that failed
+  // may come back.
+  Store store = MustOpen(path, OpenMode::kReadWrite);
+  for (size_t r = 0; r <= kFollowers; ++r) {
+    CheckpointMeta meta;
+    CHECK(MustLoad(store, RegionName(r), &meta) == Payload(r, 1, 4 * kKiB));
+    CHECK(meta.generation == 1);
+  }
+  CheckNothingDamaged(path);
+}
+
+TEST_CASE("A writer killed with many durable commits in flight leaves each one whole or absent",
+          "[group]") {
+  // Each waiting commit has an intent mark of its own; the next open acts
+  // on every one of them.
+  constexpr size_t kFollowers = 6;
+  TempDir dir;
+  const std::string path = dir.File("store");
+  CreateWithVersionOne(path, kFollowers + 1);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // Ends the process inside the leader's fdatasync, once every follower
+    // waits beside it: seven commits visible, none durable, seven marks.
+    TestIo io;
+    auto opened = Store::Open(path, OpenMode::kReadWrite, {.io = &io});
+    if (!opened.ok()) _exit(2);
+    static HeldBarrier held;
+    held.needed = kFollowers + 1;
+    g_held.store(&held);
+    internal::SetPointHook(CountPoint);
+    io.OnEnter([](Op op) {
+      if (op != Op::kDataSync) return;
+      std::unique_lock lock(held.mutex);
+      held.changed.wait(lock, [] { return held.at_point >= held.needed; });
+      _exit(0);
+    });
+    std::vector<std::thread> threads;
+    for (size_t r = 0; r <= kFollowers; ++r) {
+      threads.emplace_back([&, r] {
+        (void)opened->Commit(RegionName(r), Payload(r, 2, 4 * kKiB), Durability::kPwriteFdatasync);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    _exit(3);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+
+  Store store = MustOpen(path, OpenMode::kReadWrite);
+  for (size_t r = 0; r <= kFollowers; ++r) {
+    CheckpointMeta meta;
+    const std::vector<std::byte> loaded = MustLoad(store, RegionName(r), &meta);
+    INFO("region " << r << " generation " << meta.generation);
+    // The page cache holds every commit whole: the open keeps each one,
+    // rewritten for its fdatasync.
+    CHECK(meta.generation == 2);
+    CHECK(loaded == Payload(r, 2, 4 * kKiB));
+  }
+  CheckNothingDamaged(path);
+}
+
+TEST_CASE("Threads commit to their own regions through one handle beside loads and syncs",
+          "[group][threads]") {
+  constexpr size_t kThreads = 8;
+  constexpr size_t kVolatileRegions = 2;
+  const uint64_t rounds = ScaledCount(24);
+  TempDir dir;
+  const std::string path = dir.File("store");
+  MustCreateWithRegions(path, 0, Regions(kThreads + kVolatileRegions, 16 * kKiB));
+  TestIo io;
+  Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+  const StoreStats before = store.Stats();
+  auto length = [](size_t r, uint64_t generation) {
+    return 1 + Mix64(generation * 31 + r) % (16 * kKiB);
+  };
+
+  std::atomic<int> failures{0};
+  std::atomic<size_t> running{kThreads};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint64_t g = 1; g <= rounds; ++g) {
+        const Durability mode = g % 3 == 0 ? Durability::kSync : Durability::kPwriteFdatasync;
+        auto done = store.Commit(RegionName(t), Payload(t, g, length(t, g)), mode);
+        if (!done.ok() || *done != g) ++failures;
+      }
+      --running;
+    });
+  }
+  // Commits without a barrier, Sync and StartSync, beside the durable ones.
+  threads.emplace_back([&] {
+    uint64_t g = 0;
+    while (running.load() > 0 || g < rounds) {
+      ++g;
+      for (size_t r = kThreads; r < kThreads + kVolatileRegions; ++r) {
+        if (!store.Commit(RegionName(r), Payload(r, g, length(r, g)), Durability::kNone).ok()) {
+          ++failures;
+        }
+      }
+      if (g % 4 == 0 && !store.Sync().ok()) ++failures;
+      if (g % 4 == 2 && !store.StartSync().ok()) ++failures;
+    }
+  });
+  // The writer's own loads: whole commits only, each byte-exact for the
+  // generation it reports.
+  std::atomic<uint64_t> loads{0};
+  threads.emplace_back([&] {
+    std::vector<std::string_view> names;
+    std::vector<std::string> owned;
+    for (size_t r = 0; r < kThreads + kVolatileRegions; ++r) owned.push_back(RegionName(r));
+    for (const std::string& name : owned) names.push_back(name);
+    while (running.load() > 0) {
+      std::vector<std::vector<std::byte>> outs;
+      auto set = store.LoadSet(names, outs);
+      if (!set.ok()) {
+        // Regions with no commit yet.
+        if (set.status().code() != StatusCode::kNotFound) ++failures;
+        continue;
+      }
+      for (size_t r = 0; r < names.size(); ++r) {
+        const uint64_t g = (*set)[r].generation;
+        if (outs[r] != Payload(r, g, length(r, g))) ++failures;
+      }
+      ++loads;
+    }
+  });
+  for (std::thread& t : threads) t.join();
+  CHECK(failures.load() == 0);
+
+  for (size_t t = 0; t < kThreads; ++t) {
+    CheckpointMeta meta;
+    CHECK(MustLoad(store, RegionName(t), &meta) == Payload(t, rounds, length(t, rounds)));
+    CHECK(meta.generation == rounds);
+    auto durable = store.DurableGeneration(RegionName(t));
+    REQUIRE(durable.ok());
+    CHECK(*durable == rounds);
+  }
+  const StoreStats after = store.Stats();
+  uint64_t commits = 0;
+  for (Durability mode : {Durability::kSync, Durability::kPwriteFdatasync}) {
+    commits += after.of(mode).commits - before.of(mode).commits;
+  }
+  CHECK(commits == kThreads * rounds);
+  CHECK(loads.load() > 0);
+  CHECK_FALSE(store.poisoned());
+}
+
+TEST_CASE("Threads committing one region get its generations in the order their calls returned",
+          "[group][threads]") {
+  constexpr size_t kThreads = 8;
+  const uint64_t rounds = ScaledCount(16);
+  TempDir dir;
+  const std::string path = dir.File("store");
+  MustCreateWithRegions(path, 0, Regions(1, 8 * kKiB));
+  Store store = MustOpen(path, OpenMode::kReadWrite);
+
+  std::mutex mutex;
+  std::map<uint64_t, std::pair<size_t, uint64_t>> by_generation;  // -> thread, round
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      uint64_t last = 0;
+      for (uint64_t i = 1; i <= rounds; ++i) {
+        const Durability mode = i % 2 == 0 ? Durability::kNone : Durability::kPwriteFdatasync;
+        auto done = store.Commit("r0", Payload(t, i, 1 + (t * 977 + i * 131) % (8 * kKiB)), mode);
+        if (!done.ok() || *done <= last) {
+          ++failures;
+          continue;
+        }
+        last = *done;
+        std::lock_guard lock(mutex);
+        by_generation[*done] = {t, i};
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(failures.load() == 0);
+  // Every generation from 1 to the last was given once.
+  REQUIRE(by_generation.size() == kThreads * rounds);
+  CHECK(by_generation.begin()->first == 1);
+  CHECK(by_generation.rbegin()->first == kThreads * rounds);
+  const auto [t, i] = by_generation.rbegin()->second;
+  CheckpointMeta meta;
+  CHECK(MustLoad(store, "r0", &meta) == Payload(t, i, 1 + (t * 977 + i * 131) % (8 * kKiB)));
+  CHECK(meta.generation == kThreads * rounds);
+}
+
+TEST_CASE("A protocol 1 handle makes each durable commit whole before the next call",
+          "[group][threads]") {
+  // No intent entry of its own per commit in the store file: commits from
+  // several threads each make their own barrier.
+  constexpr size_t kThreads = 4;
+  const uint64_t rounds = ScaledCount(8);
+  TempDir dir;
+  const std::string path = dir.File("store");
+  MustCreateWithRegions(path, 0, Regions(kThreads, 4 * kKiB), nullptr, /*protocol=*/1);
+  TestIo io;
+  Store store = MustOpen(path, OpenMode::kReadWrite, &io);
+  io.ClearLog();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint64_t g = 1; g <= rounds; ++g) {
+        if (!store.Commit(RegionName(t), Payload(t, g, 4 * kKiB), Durability::kPwriteFdatasync)
+                 .ok()) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(failures.load() == 0);
+  CHECK(static_cast<uint64_t>(io.Count(Op::kDataSync)) == kThreads * rounds);
+  CHECK(store.Stats().waits_for_group_commit == 0);
+  for (size_t t = 0; t < kThreads; ++t) {
+    CHECK(MustLoad(store, RegionName(t)) == Payload(t, rounds, 4 * kKiB));
+  }
+}
+
+}  // namespace regionstore::testing
