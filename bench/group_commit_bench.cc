@@ -1,16 +1,18 @@
 // Group-commit benchmark: durable 4 KiB commits from 1, 2, 4 and 8 threads,
 // each thread to its own region (or key, row, block), beside what the same
-// threads get from the raw system calls and from the peers. The measurement
-// the many-committers work starts from: a handle is "one thread at a time"
-// today (store.h), so the library's arm serialises its threads with a mutex,
-// as a program must, and each commit pays its own fdatasync.
+// threads get from the raw system calls and from the peers.
 //
 // Arms, per thread count, in interleaved rounds (the first arm rotating):
-//   ours: one Store handle, Commit kPwriteFdatasync of 4 KiB into region
-//         "t<i>", the threads serialised by one std::mutex around the call;
+//   ours: one Store handle that every thread calls at once, Commit
+//         kPwriteFdatasync of 4 KiB into region "t<i>": durable commits that
+//         wait together share one fdatasync (group commit);
+//   ours, serialised: the same calls under one std::mutex, as a program had
+//         to make them before the handle synchronised itself (each commit
+//         pays its own fdatasync);
+//   ours, batches: each thread commits a batch of 16 regions of its own,
+//         4 KiB each, kPwriteFdatasync (a commit here is a batch);
 //   raw, serialised: pwrite of 4 KiB into the thread's own block of a
-//         preallocated file + fdatasync, under one mutex (what each commit
-//         of ours pays today, without the library);
+//         preallocated file + fdatasync, under one mutex;
 //   raw group commit (the floor): the pwrite without a lock, then the
 //         thread waits until an fdatasync that began after its pwrite
 //         returned has returned; whoever finds none in flight runs it, for
@@ -20,7 +22,10 @@
 //         writer lock serialises them);
 //   SQLite (when built with the peers): WAL, synchronous=FULL, a connection
 //         per thread, BEGIN IMMEDIATE, INSERT OR REPLACE of the thread's
-//         row, COMMIT, a 10 s busy timeout.
+//         row, COMMIT, a 10 s busy timeout;
+//   RocksDB (when built with it): one DB, default options, Put of the
+//         thread's key with WriteOptions::sync (its write thread groups
+//         the writers that arrive together).
 // Per arm: commits per second over all threads, p50 and p99 latency of one
 // commit, fdatasyncs per commit (ours: through the io seam; raw: counted),
 // and the device's write requests and KiB per commit (/sys/.../stat: every
@@ -33,6 +38,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -68,11 +74,23 @@
 #include <lmdb.h>
 #include <sqlite3.h>
 #endif
+#ifdef REGIONSTORE_BENCH_ROCKSDB
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#endif
 
 namespace regionstore::bench {
 namespace {
 
 constexpr uint64_t kCommitSize = 4 * kKiB;
+// The batch arm's members per batch, each a region of the thread's own.
+constexpr int kBatchMembers = 16;
+// The raw group-commit floor's place among the arms (RunThreads).
+constexpr size_t kFloorArm = 3;
+
+std::string BatchRegion(int thread, int member) {
+  return "b" + std::to_string(thread) + "-" + std::to_string(member);
+}
 
 struct Options {
   std::vector<int> threads = {1, 2, 4, 8};
@@ -380,6 +398,34 @@ class ThreadedSqlite {
 };
 #endif
 
+#ifdef REGIONSTORE_BENCH_ROCKSDB
+// One database, default options; each thread puts its own key, synced.
+class ThreadedRocksDb {
+ public:
+  explicit ThreadedRocksDb(const std::string& dir) {
+    std::filesystem::remove_all(dir);
+    rocksdb::Options options;
+    options.create_if_missing = true;
+    rocksdb::DB* db = nullptr;
+    const rocksdb::Status status = rocksdb::DB::Open(options, dir, &db);
+    if (!status.ok()) Die("rocksdb open " + dir + ": " + status.ToString());
+    db_.reset(db);
+    sync_.sync = true;
+  }
+
+  std::string Put(int thread, std::span<const std::byte> value) {
+    const std::string key = "key-" + std::to_string(thread);
+    const rocksdb::Status status = db_->Put(
+        sync_, key, rocksdb::Slice(reinterpret_cast<const char*>(value.data()), value.size()));
+    return status.ok() ? std::string() : "rocksdb put: " + status.ToString();
+  }
+
+ private:
+  std::unique_ptr<rocksdb::DB> db_;
+  rocksdb::WriteOptions sync_;
+};
+#endif
+
 struct ArmFigures {
   std::string name;
   std::vector<double> commits_per_s;  // per round
@@ -392,8 +438,12 @@ nlohmann::json RunThreads(const Options& options, int threads, const std::string
   const std::string raw_path = options.dir + "/group-commit.raw";
   CreateOptions create;
   create.replace_existing = true;
-  for (int t = 0; t < threads; ++t)
+  for (int t = 0; t < threads; ++t) {
     create.checkpoints.push_back({"t" + std::to_string(t), kCommitSize});
+    for (int m = 0; m < kBatchMembers; ++m) {
+      create.checkpoints.push_back({BatchRegion(t, m), kCommitSize});
+    }
+  }
   if (Status s = Store::Create(store_path, 0, create); !s.ok()) Die(s.ToString());
   CountingIo io;
   OpenOptions open_options;
@@ -407,15 +457,26 @@ nlohmann::json RunThreads(const Options& options, int threads, const std::string
   std::atomic<uint64_t> raw_serial_syncs{0};
   GroupSync group(raw.get());
   std::vector<std::string> names;
-  for (int t = 0; t < threads; ++t) names.push_back("t" + std::to_string(t));
+  std::vector<std::vector<std::string>> batch_names(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    names.push_back("t" + std::to_string(t));
+    for (int m = 0; m < kBatchMembers; ++m) {
+      batch_names[static_cast<size_t>(t)].push_back(BatchRegion(t, m));
+    }
+  }
+  auto commit = [&](int t, std::span<const std::byte> value) {
+    auto generation =
+        store.Commit(names[static_cast<size_t>(t)], value, Durability::kPwriteFdatasync);
+    return generation.ok() ? std::string() : generation.status().ToString();
+  };
 
   std::vector<GroupArm> arms;
-  arms.push_back({"ours: Commit kPwriteFdatasync, threads serialised by a mutex",
+  arms.push_back({"ours: Commit kPwriteFdatasync, every thread calling one handle", commit,
+                  [&] { return io.counts().barriers; }});
+  arms.push_back({"ours, serialised: the same calls under a mutex",
                   [&](int t, std::span<const std::byte> value) {
                     std::lock_guard lock(serial);
-                    auto generation = store.Commit(names[static_cast<size_t>(t)], value,
-                                                   Durability::kPwriteFdatasync);
-                    return generation.ok() ? std::string() : generation.status().ToString();
+                    return commit(t, value);
                   },
                   [&] { return io.counts().barriers; }});
   arms.push_back({"raw, serialised: pwrite + fdatasync under a mutex",
@@ -435,6 +496,17 @@ nlohmann::json RunThreads(const Options& options, int threads, const std::string
                     return group.Commit();
                   },
                   [&] { return group.syncs(); }});
+  arms.push_back({"ours, batches: 16 regions x 4 KiB per commit, kPwriteFdatasync",
+                  [&](int t, std::span<const std::byte> value) {
+                    const std::array<std::span<const std::byte>, 1> pieces{value};
+                    std::vector<BatchMember> members;
+                    for (const std::string& name : batch_names[static_cast<size_t>(t)]) {
+                      members.push_back({name, pieces});
+                    }
+                    auto generations = store.CommitBatch(members, Durability::kPwriteFdatasync);
+                    return generations.ok() ? std::string() : generations.status().ToString();
+                  },
+                  [&] { return io.counts().barriers; }});
 #ifdef REGIONSTORE_BENCH_PEERS
   ThreadedLmdb lmdb(options.dir + "/group-commit-lmdb");
   ThreadedSqlite sqlite(options.dir + "/group-commit.sqlite", threads);
@@ -443,6 +515,12 @@ nlohmann::json RunThreads(const Options& options, int threads, const std::string
                   nullptr});
   arms.push_back({"SQLite: WAL, synchronous=FULL, a connection per thread",
                   [&](int t, std::span<const std::byte> value) { return sqlite.Replace(t, value); },
+                  nullptr});
+#endif
+#ifdef REGIONSTORE_BENCH_ROCKSDB
+  ThreadedRocksDb rocksdb(options.dir + "/group-commit-rocksdb");
+  arms.push_back({"RocksDB: Put with WriteOptions::sync",
+                  [&](int t, std::span<const std::byte> value) { return rocksdb.Put(t, value); },
                   nullptr});
 #endif
 
@@ -467,7 +545,7 @@ nlohmann::json RunThreads(const Options& options, int threads, const std::string
   std::printf(
       "| arm | commits/s (range) | / raw group commit | p50 µs | p99 µs | fdatasyncs per commit "
       "| device writes, KiB per commit |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
-  const std::vector<double>& floor = figures[2].commits_per_s;
+  const std::vector<double>& floor = figures[kFloorArm].commits_per_s;
   nlohmann::json rows = nlohmann::json::array();
   for (const ArmFigures& f : figures) {
     std::vector<double> ratios;
@@ -528,6 +606,7 @@ int main(int argc, char** argv) {
     std::filesystem::remove(options.dir + name);
   }
   std::filesystem::remove_all(options.dir + "/group-commit-lmdb");
+  std::filesystem::remove_all(options.dir + "/group-commit-rocksdb");
   if (!options.json_path.empty()) {
     const nlohmann::json doc = {{"kernel", machine.release},
                                 {"filesystem", fs.type_name},

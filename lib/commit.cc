@@ -525,7 +525,7 @@ Status Store::Rep::DurableHeaderAndBarrier(uint32_t index, uint32_t target,
     regions[index].in_flight = true;
     barrier = AwaitGroupBarrier(own);
     regions[index].in_flight = false;
-    changed.notify_all();
+    NotifyChange();
   } else {
     barrier = Barrier(own);
   }
@@ -558,7 +558,7 @@ uint32_t Store::Rep::TakeGroupEntry() {
 
 void Store::Rep::ReleaseGroupEntry(uint32_t entry) {
   group_entries_used &= ~(uint64_t{1} << (entry - kFirstGroupCommitEntry));
-  changed.notify_all();
+  NotifyChange();
 }
 
 Status Store::Rep::AwaitGroupBarrier(const BarrierCall& own) {
@@ -568,7 +568,11 @@ Status Store::Rep::AwaitGroupBarrier(const BarrierCall& own) {
                                 .operation = "commit: fdatasync (shared with other commits)"};
   return group.Await(
       ticket, [&](bool alone) { return LeadGroupBarrier(alone ? own : shared_call); },
-      [&] { WaitForChange(); }, [&] { changed.notify_all(); });
+      [&] { WaitFor(group_returned); },
+      [&] {
+        group_returned.notify_all();
+        NotifyChange();  // the slots its cover pinned are free
+      });
 }
 
 Status Store::Rep::LeadGroupBarrier(const BarrierCall& call) {
@@ -599,7 +603,9 @@ Status Store::Rep::WaitUntilCommittable(std::span<const uint32_t> indices, bool 
     }
     if (ready || holder == nullptr) return Status::Ok();
     ++stats.waits_for_group_commit;
-    WaitForChange();
+    ++change_waiters;
+    WaitFor(changed);
+    --change_waiters;
   }
 }
 

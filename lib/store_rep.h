@@ -133,17 +133,26 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // call on a writable handle holds `mutex` (HandleLock), except Read,
   // View and MutableView; a durable commit of a protocol 2 store releases
   // it while it waits for the barrier it shares (CommitGroup), and so does
-  // a call that waits for a region or an intent entry (WaitForChange).
+  // a call that waits for a region or an intent entry (WaitFor).
   // `holder` is the lock of the thread holding the mutex, for those waits.
   std::mutex mutex;
   std::unique_lock<std::mutex>* holder = nullptr;
-  // Notified whenever a region leaves flight, an intent entry is freed or
-  // a barrier of the group returned.
+  // Calls waiting in WaitUntilCommittable wait on `changed`, notified (when
+  // `change_waiters` says anyone waits) as a region leaves flight, an
+  // intent entry is freed or a barrier of the group returns; durable
+  // commits waiting for the group's barrier wait on `group_returned`. Two
+  // variables, so that a commit's return wakes no follower: with eight
+  // committers on two CPUs the wake-ups cost more than the copies.
   std::condition_variable changed;
-  // Waits for `changed` (the mutex released meanwhile, held again after).
-  void WaitForChange() {
+  std::condition_variable group_returned;
+  uint32_t change_waiters = 0;
+  void NotifyChange() {
+    if (change_waiters != 0) changed.notify_all();
+  }
+  // Waits for `variable` (the mutex released meanwhile, held again after).
+  void WaitFor(std::condition_variable & variable) {
     std::unique_lock<std::mutex>* mine = holder;
-    changed.wait(*mine);
+    variable.wait(*mine);
     holder = mine;
   }
   // Runs `call` with the mutex released; holds it again after.
@@ -178,7 +187,7 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // Whether durable commits on this handle share barriers: protocol 2
   // stores (protocol 1 handles serialise their commits whole).
   bool group_commits = false;
-  // Waits (WaitForChange) until none of `indices` is in flight, each has a
+  // Waits (WaitFor) until none of `indices` is in flight, each has a
   // slot the group's barrier in flight does not pin, and, with
   // `group_entry`, an intent entry for a grouped commit is free. Errors:
   // those of CheckWritable (the handle may be poisoned meanwhile).

@@ -26,6 +26,7 @@ packages=(
   util-linux            # setpriv: permission tests run regionctl without capabilities
   liblmdb-dev           # the commit benchmark's peers: LMDB
   libsqlite3-dev        #   and SQLite
+  librocksdb-dev        # the group-commit benchmark's peer with a group commit: RocksDB
 )
 for arg in "$@"; do
   case ${arg} in
