@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -523,8 +522,10 @@ Status Store::Rep::DurableHeaderAndBarrier(uint32_t index, uint32_t target,
   Status barrier;
   if (grouped) {
     regions[index].in_flight = true;
+    ++regions_in_flight;
     barrier = AwaitGroupBarrier(own);
     regions[index].in_flight = false;
+    --regions_in_flight;
     NotifyChange();
   } else {
     barrier = Barrier(own);
@@ -549,6 +550,7 @@ uint32_t Store::Rep::TakeGroupEntry() {
   for (uint32_t i = 0; i < kGroupCommitEntries; ++i) {
     if ((group_entries_used & (uint64_t{1} << i)) == 0) {
       group_entries_used |= uint64_t{1} << i;
+      ++group_entries_taken;
       return kFirstGroupCommitEntry + i;
     }
   }
@@ -558,19 +560,22 @@ uint32_t Store::Rep::TakeGroupEntry() {
 
 void Store::Rep::ReleaseGroupEntry(uint32_t entry) {
   group_entries_used &= ~(uint64_t{1} << (entry - kFirstGroupCommitEntry));
+  --group_entries_taken;
   NotifyChange();
 }
 
 Status Store::Rep::AwaitGroupBarrier(const BarrierCall& own) {
   const uint64_t ticket = group.Enqueue();
-  const BarrierCall shared_call{.kind = BarrierKind::kFdatasync,
-                                .counted_as = own.counted_as,
-                                .operation = "commit: fdatasync (shared with other commits)"};
+  const auto lead = [&](bool alone) {
+    if (alone) return LeadGroupBarrier(own);
+    return LeadGroupBarrier({.kind = BarrierKind::kFdatasync,
+                             .counted_as = own.counted_as,
+                             .operation = "commit: fdatasync (shared with other commits)"});
+  };
   return group.Await(
-      ticket, [&](bool alone) { return LeadGroupBarrier(alone ? own : shared_call); },
-      [&] { WaitFor(group_returned); },
-      [&] {
-        group_returned.notify_all();
+      ticket, lead, [&] { WaitFor(group_returned); },
+      [&](bool followers) {
+        if (followers) group_returned.notify_all();
         NotifyChange();  // the slots its cover pinned are free
       });
 }
@@ -591,10 +596,14 @@ Status Store::Rep::LeadGroupBarrier(const BarrierCall& call) {
 
 Status Store::Rep::WaitUntilCommittable(std::span<const uint32_t> indices, bool group_entry,
                                         const char* operation) {
-  for (;;) {
-    if (Status s = CheckWritable(operation); !s.ok()) return s;
-    bool ready = !group_entry ||
-                 static_cast<uint32_t>(std::popcount(group_entries_used)) < kGroupCommitEntries;
+  for (bool waited = false;; waited = true) {
+    // The caller checked before; a wait may end on a poisoned handle.
+    if (waited) {
+      if (Status s = CheckWritable(operation); !s.ok()) return s;
+    }
+    bool ready = !group_entry || group_entries_taken < kGroupCommitEntries;
+    // No other thread's commit is waiting: nothing to look at per region.
+    if (ready && regions_in_flight == 0 && group_ticket == nullptr) return Status::Ok();
     for (uint32_t index : indices) {
       if (!ready) break;
       // A slot pinned by the group's barrier in flight is freed only when

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 
 #include "regionstore/status.h"
@@ -64,13 +63,15 @@ class CommitGroup {
   // Runs the group's barrier for ticket `ticket`, as its leader or its
   // follower. `lead(alone)` is called with the mutex held when this thread
   // leads (`alone`: the barrier covers its ticket only), makes the barrier
-  // and returns its status with the mutex held again. `wait()` waits for a
-  // change (the handle's condition variable, which this notifies). Returns
-  // OK once a barrier that covers `ticket` returned OK; the failure of the
-  // barrier that covered it or of any barrier before (the handle is
-  // poisoned then, and no later barrier reports success).
-  Status Await(uint64_t ticket, const std::function<Status(bool alone)>& lead,
-               const std::function<void()>& wait, const std::function<void()>& notify_all) {
+  // and returns its status with the mutex held again. `wait()` waits for
+  // the group's condition variable, `notify_all()` wakes its waiters (and
+  // whoever waits for the slots a barrier's cover pinned). Returns OK once
+  // a barrier that covers `ticket` returned OK; the failure of the barrier
+  // that covered it or of any barrier before (the handle is poisoned then,
+  // and no later barrier reports success). Templates, not std::function:
+  // one committing thread pays no allocation for them.
+  template <typename Lead, typename Wait, typename NotifyAll>
+  Status Await(uint64_t ticket, const Lead& lead, const Wait& wait, const NotifyAll& notify_all) {
     for (;;) {
       if (covered_ >= ticket) return Status::Ok();
       if (!failure_.ok()) return failure_;
@@ -90,11 +91,13 @@ class CommitGroup {
         } else if (failure_.ok()) {
           failure_ = status;
         }
-        notify_all();
+        notify_all(waiting_ != 0);
         continue;
       }
       if (internal::Mutated(internal::Mutation::kFollowerReturnsEarly)) return Status::Ok();
+      ++waiting_;
       wait();
+      --waiting_;
     }
   }
 
@@ -109,6 +112,7 @@ class CommitGroup {
   uint64_t covered_ = 0;  // the highest ticket a returned barrier covered
   bool leading_ = false;
   uint64_t barriers_ = 0;
+  uint32_t waiting_ = 0;  // followers asleep in wait()
   Status failure_;
 };
 

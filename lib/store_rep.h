@@ -180,6 +180,9 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   static constexpr uint32_t kFirstGroupCommitEntry = 5;
   static constexpr uint32_t kGroupCommitEntries = 32;
   uint64_t group_entries_used = 0;
+  uint32_t group_entries_taken = 0;
+  // Regions whose `in_flight` is set.
+  uint32_t regions_in_flight = 0;
   // Barriers in flight that set the kFileBarrier mark: the last one to
   // return clears it, if the handle is not poisoned (a group barrier, a
   // background one and a call's own barrier can overlap).

@@ -193,8 +193,10 @@ RS_API rs_code rs_wait_durable(rs_store* store, const char* name, uint64_t gener
  * for a commit it covers, rs_close. rs_durable_generation counts the
  * commits it covers once it is completed. A failed background fdatasync is
  * returned (RS_IO_ERROR) by the call that completes it and poisons the
- * store. The thread makes the fdatasync and nothing else: the handle's
- * calls stay one thread at a time. */
+ * store. The thread makes the fdatasync and nothing else. Threads: every
+ * call may run beside any other on the same handle but rs_close, as the
+ * C++ Store's (regionstore/store.h, "Threads and processes"); durable
+ * commits from several threads of a protocol 2 store share barriers. */
 RS_API rs_code rs_start_sync(rs_store* store);
 /* Views point into the store's mapping until rs_close. */
 RS_API rs_code rs_view(const rs_store* store, uint64_t offset, uint64_t length, const void** out);

@@ -697,8 +697,7 @@ class StoreObject {
   }
 
   py::dict Stats() {
-    // Stats reads what Write changes: not beside it.
-    const rs::StoreStats stats = Changing(*handle_, [](rs::Store& store) { return store.Stats(); });
+    const rs::StoreStats stats = Reading(*handle_, [](rs::Store& store) { return store.Stats(); });
     py::dict by_mode;
     for (rs::Durability mode : {rs::Durability::kNone, rs::Durability::kAsync,
                                 rs::Durability::kSync, rs::Durability::kPwriteFdatasync}) {
@@ -721,6 +720,7 @@ class StoreObject {
     result["journal_checkpoints"] = stats.journal_checkpoints;
     result["background_syncs"] = stats.background_syncs;
     result["waits_for_background_sync"] = stats.waits_for_background_sync;
+    result["waits_for_group_commit"] = stats.waits_for_group_commit;
     result["poisoned"] = stats.poisoned;
     return result;
   }

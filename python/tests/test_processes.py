@@ -1,5 +1,6 @@
 """Other processes and other threads: consistent sets beside a batch loop, a
-waiter woken by a commit, and threads that run while one waits or commits."""
+waiter woken by a commit, threads that run while one waits or commits, and
+threads that commit through one handle at once."""
 
 import multiprocessing
 import os
@@ -97,3 +98,37 @@ def test_ctrl_c_interrupts_a_wait(store_path):
     assert results.get(timeout=60) == "KeyboardInterrupt"
     child.join(60)
     assert child.exitcode == 0
+
+
+def test_threads_commit_durably_through_one_handle_without_a_lock_of_their_own(tmp_path):
+    threads, rounds = 8, 20
+    path = tmp_path / "many.rs"
+    regionstore.create(path, 0, {f"t{t}": 4096 for t in range(threads)})
+
+    def payload(t, i):
+        return bytes([t]) * 8 + i.to_bytes(8, "little") * 511
+
+    errors = []
+    with regionstore.open(path, "rw") as store:
+        def commit(t):
+            try:
+                for i in range(1, rounds + 1):
+                    generation = store.commit(f"t{t}", payload(t, i), "pwrite-fdatasync")
+                    assert generation == i
+            except Exception as error:  # reported below, with the thread
+                errors.append((t, error))
+
+        workers_ = [threading.Thread(target=commit, args=(t,)) for t in range(threads)]
+        for w in workers_:
+            w.start()
+        for w in workers_:
+            w.join(300)
+        assert errors == []
+        stats = store.stats()
+        assert stats["by_mode"]["pwrite-fdatasync"]["commits"] == threads * rounds
+        # Barriers shared or not, never more than one per commit.
+        assert stats["by_mode"]["pwrite-fdatasync"]["flushes"] <= threads * rounds
+        assert not stats["poisoned"]
+        for t in range(threads):
+            data, meta = store.load_with_meta(f"t{t}")
+            assert (bytes(data), meta.generation) == (payload(t, rounds), rounds)

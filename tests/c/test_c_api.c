@@ -1,7 +1,10 @@
 /* The C API, compiled as C11 (-std=c11 -Wall -Wextra -Werror -pedantic):
- * every call once on its good path and on its error paths. Exits 0 when
+ * every call once on its good path and on its error paths, and durable
+ * commits from eight threads through one handle with no lock of the
+ * program's (C's threads: POSIX, as C11's are optional). Exits 0 when
  * every check held; prints each failed check with its line. Takes a
  * scratch directory as its only argument. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,6 +416,82 @@ static void test_nulls(const char* dir) {
   rs_open_options_init(NULL);
 }
 
+enum { kThreads = 8, kThreadRounds = 16, kThreadBytes = 4096 };
+
+struct committer {
+  rs_store* store;
+  int index;
+  int failures;
+};
+
+static void thread_payload(unsigned char* bytes, int index, int round) {
+  fill(bytes, kThreadBytes, (unsigned)(index * 1000 + round));
+}
+
+static void* commit_in_thread(void* argument) {
+  struct committer* self = argument;
+  char name[16];
+  unsigned char bytes[kThreadBytes];
+  snprintf(name, sizeof name, "t%d", self->index);
+  for (int round = 1; round <= kThreadRounds; ++round) {
+    uint64_t generation = 0;
+    thread_payload(bytes, self->index, round);
+    if (rs_commit(self->store, name, bytes, sizeof bytes, RS_PWRITE_FDATASYNC, &generation) !=
+            RS_OK ||
+        generation != (uint64_t)round) {
+      ++self->failures;
+    }
+  }
+  return NULL;
+}
+
+static void test_threads(const char* dir) {
+  char path[4096];
+  char names[kThreads][16];
+  rs_checkpoint_spec specs[kThreads];
+  snprintf(path, sizeof path, "%s/threads.rs", dir);
+  for (int t = 0; t < kThreads; ++t) {
+    snprintf(names[t], sizeof names[t], "t%d", t);
+    specs[t].name = names[t];
+    specs[t].capacity = kThreadBytes;
+    specs[t].layout = RS_LAYOUT_AUTO;
+  }
+  rs_create_options options;
+  rs_create_options_init(&options);
+  options.checkpoints = specs;
+  options.checkpoint_count = kThreads;
+  options.replace_existing = 1;
+  CHECK(rs_create(path, 0, &options) == RS_OK);
+  rs_store* store = NULL;
+  CHECK(rs_open(path, 1, NULL, &store) == RS_OK);
+  if (store == NULL) return;
+  pthread_t threads[kThreads];
+  struct committer committers[kThreads];
+  for (int t = 0; t < kThreads; ++t) {
+    committers[t].store = store;
+    committers[t].index = t;
+    committers[t].failures = 0;
+    CHECK(pthread_create(&threads[t], NULL, commit_in_thread, &committers[t]) == 0);
+  }
+  for (int t = 0; t < kThreads; ++t) {
+    CHECK(pthread_join(threads[t], NULL) == 0);
+    CHECK(committers[t].failures == 0);
+  }
+  rs_stats stats;
+  CHECK(rs_stats_get(store, &stats) == RS_OK);
+  CHECK(stats.by_mode[RS_PWRITE_FDATASYNC].commits == kThreads * kThreadRounds);
+  CHECK(stats.by_mode[RS_PWRITE_FDATASYNC].flushes <= kThreads * kThreadRounds);
+  for (int t = 0; t < kThreads; ++t) {
+    unsigned char expected[kThreadBytes];
+    unsigned char got[kThreadBytes];
+    rs_meta meta;
+    thread_payload(expected, t, kThreadRounds);
+    CHECK(rs_load(store, names[t], got, sizeof got, &meta) == RS_OK);
+    CHECK(meta.generation == kThreadRounds && memcmp(got, expected, sizeof got) == 0);
+  }
+  rs_close(store);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s SCRATCH_DIR\n", argv[0]);
@@ -422,6 +501,7 @@ int main(int argc, char** argv) {
   test_store(argv[1]);
   test_sync(argv[1]);
   test_nulls(argv[1]);
+  test_threads(argv[1]);
   if (failures != 0) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;
