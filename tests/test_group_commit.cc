@@ -5,14 +5,17 @@
 // every commit waiting on it, and every commit that returned loads
 // byte-exact. The cases that hold a barrier in flight do it through the io
 // seam (TestIo::OnEnter) and count system calls; none sleeps or times.
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <condition_variable>
+#include <csignal>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -25,6 +28,8 @@
 #include "regionstore/store.h"
 #include "support/commit_payloads.h"
 #include "support/mutation_scope.h"
+#include "support/process.h"
+#include "support/shared_memory.h"
 #include "support/store_fixtures.h"
 #include "support/temp_dir.h"
 #include "support/test_io.h"
@@ -428,6 +433,135 @@ TEST_CASE("A protocol 1 handle makes each durable commit whole before the next c
   for (size_t t = 0; t < kThreads; ++t) {
     CHECK(MustLoad(store, RegionName(t)) == Payload(t, rounds, 4 * kKiB));
   }
+}
+
+namespace {
+
+// The kill loop's board, in memory the killed child shares with the test:
+// per region, the generation of its last commit whose call returned and
+// the newest a load of the writer's own handle was given.
+constexpr size_t kKillThreads = 8;
+constexpr size_t kKillRegions = kKillThreads + 2;  // and a batch of two
+struct KillBoard {
+  std::atomic<uint64_t> returned[kKillRegions];
+  std::atomic<uint64_t> seen[kKillRegions];
+  std::atomic<uint64_t> commits;
+};
+
+uint64_t KillLength(size_t r, uint64_t generation) {
+  return 1 + Mix64(generation * 977 + r) % (8 * kKiB);
+}
+
+// The child: eight threads commit their own regions in every mode, a ninth
+// commits batches of the last two regions, a tenth loads every region
+// through the same handle; all until the test kills the process.
+[[noreturn]] void CommitUntilKilled(const std::string& path, KillBoard& board) {
+  auto opened = Store::Open(path, OpenMode::kReadWrite);
+  if (!opened.ok()) _exit(2);
+  Store& store = *opened;
+  auto note = [&](size_t r, uint64_t generation) {
+    board.returned[r].store(generation);
+    board.commits.fetch_add(1);
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kKillThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint64_t g = board.returned[t].load() + 1;; ++g) {
+        const Durability mode = kAllModes[(g + t) % 4];
+        auto done = store.Commit(RegionName(t), Payload(t, g, KillLength(t, g)), mode);
+        if (!done.ok() || *done != g) _exit(3);
+        note(t, g);
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    for (uint64_t g = board.returned[kKillThreads].load() + 1;; ++g) {
+      const std::vector<std::byte> a = Payload(kKillThreads, g, KillLength(kKillThreads, g));
+      const std::vector<std::byte> b =
+          Payload(kKillThreads + 1, g, KillLength(kKillThreads + 1, g));
+      const std::array<std::span<const std::byte>, 1> a_pieces{a};
+      const std::array<std::span<const std::byte>, 1> b_pieces{b};
+      const std::string a_name = RegionName(kKillThreads);
+      const std::string b_name = RegionName(kKillThreads + 1);
+      const BatchMember members[] = {{a_name, a_pieces}, {b_name, b_pieces}};
+      auto done =
+          store.CommitBatch(members, g % 2 == 0 ? Durability::kNone : Durability::kPwriteFdatasync);
+      if (!done.ok() || (*done)[0] != g || (*done)[1] != g) _exit(4);
+      board.returned[kKillThreads + 1].store(g);
+      note(kKillThreads, g);
+    }
+  });
+  threads.emplace_back([&] {
+    std::vector<std::string> owned;
+    for (size_t r = 0; r < kKillRegions; ++r) owned.push_back(RegionName(r));
+    const std::vector<std::string_view> names(owned.begin(), owned.end());
+    for (;;) {
+      std::vector<std::vector<std::byte>> outs;
+      auto set = store.LoadSet(names, outs);
+      if (!set.ok()) continue;  // a region with no commit yet
+      for (size_t r = 0; r < kKillRegions; ++r) {
+        const uint64_t g = (*set)[r].generation;
+        if (outs[r] != Payload(r, g, KillLength(r, g))) _exit(5);
+        uint64_t before = board.seen[r].load();
+        while (before < g && !board.seen[r].compare_exchange_weak(before, g)) {
+        }
+      }
+    }
+  });
+  for (std::thread& t : threads) t.join();
+  _exit(6);
+}
+
+}  // namespace
+
+TEST_CASE("Kill loop with eight committing threads: nothing torn, mixed or undone", "[group]") {
+  // After each SIGKILL the next open must show, per region, the commit
+  // whose call returned last or the one in flight, never older than what a
+  // load was given, byte-exact; the batch's two regions at one generation.
+  const uint64_t kills = ScaledCount(10);
+  TempDir dir;
+  const std::string path = dir.File("store");
+  MustCreateWithRegions(path, 0, Regions(kKillRegions, 8 * kKiB));
+  SharedMemory<KillBoard> board;
+  for (uint64_t kill = 0; kill < kills; ++kill) {
+    const uint64_t start = board->commits.load();
+    // Somewhere in the next 40 to 400 commits.
+    const uint64_t at = start + 40 + Mix64(kill + 0x6b111) % 360;
+    ChildGuard child(fork());
+    REQUIRE(child.pid() >= 0);
+    if (child.pid() == 0) CommitUntilKilled(path, *board);
+    while (board->commits.load() < at) {
+      int status = 0;
+      if (waitpid(child.pid(), &status, WNOHANG) == child.pid()) {
+        child.Release();
+        FAIL("the committing child ended by itself: " << DescribeWait(status));
+      }
+      sched_yield();
+    }
+    REQUIRE(::kill(child.pid(), SIGKILL) == 0);
+    const int status = Reap(child);
+    REQUIRE(WIFSIGNALED(status));
+
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    std::vector<uint64_t> loaded_generations;
+    for (size_t r = 0; r < kKillRegions; ++r) {
+      const uint64_t returned = board->returned[r].load();
+      CheckpointMeta meta;
+      const std::vector<std::byte> loaded = MustLoad(store, RegionName(r), &meta);
+      INFO("kill " << kill << ", region " << r << ": returned " << returned << ", seen "
+                   << board->seen[r].load() << ", loaded " << meta.generation);
+      CHECK((meta.generation == returned || meta.generation == returned + 1));
+      CHECK(meta.generation >= board->seen[r].load());
+      CHECK(loaded == Payload(r, meta.generation, KillLength(r, meta.generation)));
+      // The next child carries on from what the store holds.
+      board->returned[r].store(meta.generation);
+      board->seen[r].store(meta.generation);
+      loaded_generations.push_back(meta.generation);
+    }
+    // The batch is whole or absent: both its regions at one generation.
+    CHECK(loaded_generations[kKillThreads] == loaded_generations[kKillThreads + 1]);
+  }
+  CheckNothingDamaged(path);
 }
 
 }  // namespace regionstore::testing
