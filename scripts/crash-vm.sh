@@ -359,6 +359,7 @@ EOF
 is_control() {
   case $1 in commits-barrier-header-only | batches-record-late | export-no-dirsync | seen-recovery-undoes) return 0 ;; esac
   case $1 in commits-p2-barrier-header-only | batches-p2-record-late | sync-no-barrier) return 0 ;; esac
+  case $1 in threads-follower-early | threads-covers-late) return 0 ;; esac
   return 1
 }
 
@@ -386,6 +387,8 @@ plan=(
   "seen-p2 ext4 $((20 * scale))"
   "sync ext4 $((30 * scale))"
   "sync xfs $((20 * scale))"
+  "threads ext4 $((30 * scale))"
+  "threads xfs $((20 * scale))"
   "commits-barrier-header-only ext4 $((20 * scale))"
   "batches-record-late ext4 $((20 * scale))"
   "export-no-dirsync ext4 $((20 * scale))"
@@ -393,6 +396,8 @@ plan=(
   "commits-p2-barrier-header-only ext4 $((20 * scale))"
   "batches-p2-record-late ext4 $((20 * scale))"
   "sync-no-barrier ext4 $((20 * scale))"
+  "threads-follower-early ext4 $((20 * scale))"
+  "threads-covers-late ext4 $((20 * scale))"
 )
 selected=()
 for entry in "${plan[@]}"; do

@@ -79,7 +79,8 @@ class Checker {
     const std::string& w = plan_.base;
     if (w == "commits" || w == "commits-barrier-header-only" || w == "eio" || w == "batches" ||
         w == "batches-record-late" || w == "seen" || w == "seen-recovery-undoes" || w == "sync" ||
-        w == "sync-no-barrier") {
+        w == "sync-no-barrier" || w == "threads" || w == "threads-follower-early" ||
+        w == "threads-covers-late") {
       CheckCommits();
     } else if (w == "raw") {
       CheckRaw();
@@ -250,7 +251,9 @@ class Checker {
         Violation("op %zu: sync failed: %s", i, markers_[i]->message.c_str());
       }
       if (op.kind == OpKind::kReopenLoad && Returned(i)) CheckReopenLoad(i);
-      if (op.kind != OpKind::kCommit && op.kind != OpKind::kBatch) continue;
+      if (op.kind != OpKind::kCommit && op.kind != OpKind::kBatch && op.kind != OpKind::kThreads) {
+        continue;
+      }
       if (Returned(i) && !ReturnedOk(i) && !op.expect_failure) {
         Violation("op %zu: %s failed: %s", i, std::string(OpKindName(op.kind)).c_str(),
                   markers_[i]->message.c_str());

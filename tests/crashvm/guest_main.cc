@@ -16,13 +16,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "crashvm/marker.h"
@@ -130,11 +133,133 @@ Marker MarkerFor(uint32_t op, const Status& status, const std::optional<Store>& 
   return marker;
 }
 
-Status OpenWriter(const std::string& path, std::optional<Store>& store) {
+Status OpenWriter(const std::string& path, std::optional<Store>& store, Io* io = nullptr) {
   store.reset();
-  Result<Store> opened = Store::Open(path, OpenMode::kReadWrite);
+  Result<Store> opened = Store::Open(path, OpenMode::kReadWrite, {.io = io});
   if (!opened.ok()) return opened.status();
   store.emplace(std::move(opened).value());
+  return Status();
+}
+
+// The threads workload's writer Io (OpKind::kThreads): once the leading
+// thread's commit reached its barrier (Point::kCommitBeforeBarrier), its
+// next fdatasync is held after the system call returned, before the
+// library sees it return, until Release(): the other threads commit in that
+// window, their writes after the call, so the barrier in flight covers none
+// of them and the next one must be theirs.
+class ThreadsIo : public ForwardingIo {
+ public:
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode,
+                                     SymlinkPolicy symlinks) override {
+    auto file = ForwardingIo::Open(path, mode, symlinks);
+    if (!file.ok()) return file;
+    return std::unique_ptr<File>(new HeldFile(std::move(file).value(), *this));
+  }
+
+  // Before the next op's threads start: nothing held.
+  void Reset() {
+    std::lock_guard lock(mutex_);
+    leader_ = std::thread::id();
+    armed_ = synced_ = released_ = false;
+    followers_at_barrier_ = 0;
+  }
+  // The calling thread leads: its barrier is held.
+  void Lead() {
+    std::lock_guard lock(mutex_);
+    leader_ = std::this_thread::get_id();
+  }
+  void Reached(internal::Point point) {
+    if (point != internal::Point::kCommitBeforeBarrier) return;
+    std::lock_guard lock(mutex_);
+    if (std::this_thread::get_id() == leader_) {
+      armed_ = true;
+    } else {
+      ++followers_at_barrier_;
+    }
+    changed_.notify_all();
+  }
+  // Waits until the leader's fdatasync returned (and is held).
+  void WaitSynced() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return synced_; });
+  }
+  // Waits until `followers` threads reached their barrier, then lets the
+  // leader's fdatasync return.
+  void ReleaseAfter(uint32_t followers) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return followers_at_barrier_ >= followers; });
+    released_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  class HeldFile : public ForwardingFile {
+   public:
+    HeldFile(std::unique_ptr<File> base, ThreadsIo& io)
+        : ForwardingFile(std::move(base)), io_(io) {}
+    Status DataSync() override {
+      Status status = ForwardingFile::DataSync();
+      io_.AfterDataSync();
+      return status;
+    }
+
+   private:
+    ThreadsIo& io_;
+  };
+  void AfterDataSync() {
+    std::unique_lock lock(mutex_);
+    if (!armed_ || std::this_thread::get_id() != leader_) return;
+    armed_ = false;
+    synced_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return released_; });
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::thread::id leader_;
+  bool armed_ = false, synced_ = false, released_ = false;
+  uint32_t followers_at_barrier_ = 0;
+};
+ThreadsIo* g_threads_io = nullptr;
+void ReachedForThreads(internal::Point point, uint32_t) {
+  if (g_threads_io != nullptr) g_threads_io->Reached(point);
+}
+
+// Runs kThreads op `index`: member 0's thread leads; in kPwriteFdatasync
+// the others start once its fdatasync returned and commit while the
+// library holds it in flight (ThreadsIo); in the other modes all start
+// together. A failure or a generation other than the plan's fails the op.
+Status CommitInThreads(const Plan& plan, uint32_t index, Store& store, ThreadsIo& io) {
+  const Op& op = plan.ops[index];
+  std::vector<Status> statuses(op.members.size());
+  const auto commit = [&](size_t m) {
+    const Member& member = op.members[m];
+    Result<uint64_t> generation =
+        store.Commit(plan.regions[member.region].name, MemberPayload(plan, index, m), op.mode);
+    if (!generation.ok()) {
+      statuses[m] = generation.status();
+    } else if (generation.value() != member.generation) {
+      statuses[m] = Status::Error(StatusCode::kInvalidArgument, "crashvm", "threads",
+                                  "member " + std::to_string(m) + " got generation " +
+                                      std::to_string(generation.value()) + ", the plan counts " +
+                                      std::to_string(member.generation));
+    }
+  };
+  const bool held = op.mode == Durability::kPwriteFdatasync;
+  std::vector<std::thread> threads;
+  io.Reset();
+  threads.emplace_back([&] {
+    if (held) io.Lead();
+    commit(0);
+  });
+  if (held) io.WaitSynced();
+  for (size_t m = 1; m < op.members.size(); ++m) threads.emplace_back(commit, m);
+  if (held) io.ReleaseAfter(static_cast<uint32_t>(op.members.size() - 1));
+  for (std::thread& t : threads) t.join();
+  for (const Status& status : statuses) {
+    if (!status.ok()) return status;
+  }
   return Status();
 }
 
@@ -270,6 +395,20 @@ int Run(const Args& args) {
   if (plan.breakage == Breakage::kSyncWithoutBarrier) {
     internal::SetMutation(internal::Mutation::kSyncWithoutBarrier);
   }
+  if (plan.breakage == Breakage::kFollowerReturnsEarly) {
+    internal::SetMutation(internal::Mutation::kFollowerReturnsEarly);
+  }
+  if (plan.breakage == Breakage::kGroupCoversLate) {
+    internal::SetMutation(internal::Mutation::kGroupCoversLate);
+  }
+  ThreadsIo threads_io;
+  const bool threads_workload = std::any_of(
+      plan.ops.begin(), plan.ops.end(), [](const Op& op) { return op.kind == OpKind::kThreads; });
+  Io* writer_io = threads_workload ? &threads_io : nullptr;
+  if (threads_workload) {
+    g_threads_io = &threads_io;
+    internal::SetPointHook(ReachedForThreads);
+  }
   NoDirectorySyncIo no_dirsync;
   Io* export_io = plan.breakage == Breakage::kNoDirectorySync ? &no_dirsync : nullptr;
 
@@ -292,7 +431,7 @@ int Run(const Args& args) {
     } else if (op.kind == OpKind::kCommit && status.ok()) {
       said += ", generation " + std::to_string(marker.value);
     }
-    if (op.kind == OpKind::kBatch && status.ok() && !op.killed) {
+    if ((op.kind == OpKind::kBatch || op.kind == OpKind::kThreads) && status.ok() && !op.killed) {
       said += ", generations";
       for (const Member& m : op.members) {
         said += ' ' + plan.regions[m.region].name + '=' + std::to_string(m.generation);
@@ -330,7 +469,7 @@ int Run(const Args& args) {
         options.batch_log = plan.batch_log;
         options.protocol = plan.protocol;
         status = Store::Create(store_path, plan.data_size, options);
-        if (status.ok()) status = OpenWriter(store_path, store);
+        if (status.ok()) status = OpenWriter(store_path, store, writer_io);
         marker = MarkerFor(i, status, store);
         break;
       }
@@ -360,7 +499,7 @@ int Run(const Args& args) {
       }
       case OpKind::kReopen:
       case OpKind::kReopenLoad: {
-        status = OpenWriter(store_path, store);
+        status = OpenWriter(store_path, store, writer_io);
         marker = MarkerFor(i, status, store);
         if (status.ok() && op.kind == OpKind::kReopenLoad) {
           std::vector<std::byte> got;
@@ -389,6 +528,15 @@ int Run(const Args& args) {
           status = Status::Error(StatusCode::kInvalidArgument, "crashvm", store_path, "no writer");
         } else {
           status = store->Flush(op.offset, op.size, op.mode);
+        }
+        marker = MarkerFor(i, status, store);
+        break;
+      }
+      case OpKind::kThreads: {
+        if (!store) {
+          status = Status::Error(StatusCode::kInvalidArgument, "crashvm", store_path, "no writer");
+        } else {
+          status = CommitInThreads(plan, i, *store, threads_io);
         }
         marker = MarkerFor(i, status, store);
         break;

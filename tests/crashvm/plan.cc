@@ -224,6 +224,35 @@ Plan SeenPlan(Plan plan) {
   return plan;
 }
 
+// Threads committing through one handle at once (OpKind::kThreads): eight
+// regions of 1 byte to 64 KiB, each op one durable commit per region, now
+// and then a round of kNone commits and a Sync. Protocol 2 (protocol 1
+// handles make each durable commit whole, one after another).
+Plan ThreadsPlan(Plan plan) {
+  plan.protocol = 2;
+  std::mt19937_64 rng(plan.seed);
+  for (int r = 0; r < 8; ++r) {
+    const uint64_t capacity = r % 2 == 0 ? 4096 : Between(rng, 100, 65536);
+    std::string name = std::to_string(r);
+    name.insert(name.begin(), 't');
+    plan.regions.push_back({name, capacity, SlotLayout::kAuto});
+  }
+  plan.ops.push_back(KindOp(OpKind::kCreateStore));
+  std::vector<uint64_t> generation(plan.regions.size(), 0);
+  for (int round = 0; round < 12; ++round) {
+    Op op = KindOp(OpKind::kThreads);
+    op.mode = round % 5 == 3   ? Durability::kNone
+              : round % 2 == 0 ? Durability::kPwriteFdatasync
+                               : Durability::kSync;
+    for (uint32_t r = 0; r < plan.regions.size(); ++r) {
+      op.members.push_back({r, Between(rng, 1, plan.regions[r].capacity), ++generation[r]});
+    }
+    plan.ops.push_back(op);
+    if (round % 5 == 3) plan.ops.push_back(KindOp(OpKind::kSync));
+  }
+  return plan;
+}
+
 // Raw data-area writes in every mode, and Flush of ranges written before.
 Plan RawPlan(Plan plan) {
   plan.data_size = 1024 * 1024;
@@ -356,13 +385,16 @@ const std::vector<std::string>& WorkloadNames() {
                                                  "batches-p2",
                                                  "seen-p2",
                                                  "sync",
+                                                 "threads",
                                                  "commits-barrier-header-only",
                                                  "batches-record-late",
                                                  "export-no-dirsync",
                                                  "seen-recovery-undoes",
                                                  "commits-p2-barrier-header-only",
                                                  "batches-p2-record-late",
-                                                 "sync-no-barrier"};
+                                                 "sync-no-barrier",
+                                                 "threads-follower-early",
+                                                 "threads-covers-late"};
   return names;
 }
 
@@ -383,7 +415,9 @@ std::string WithoutProtocol2(std::string_view workload) {
 bool IsNegativeControl(std::string_view workload) {
   const std::string base = WithoutProtocol2(workload);
   return base == "commits-barrier-header-only" || base == "batches-record-late" ||
-         base == "export-no-dirsync" || base == "seen-recovery-undoes" || base == "sync-no-barrier";
+         base == "export-no-dirsync" || base == "seen-recovery-undoes" ||
+         base == "sync-no-barrier" || base == "threads-follower-early" ||
+         base == "threads-covers-late";
 }
 
 Plan MakePlan(std::string_view name, uint64_t seed) {
@@ -422,6 +456,15 @@ Plan MakePlan(std::string_view name, uint64_t seed) {
   if (workload == "sync-no-barrier") {
     plan.breakage = Breakage::kSyncWithoutBarrier;
     return SyncPlan(std::move(plan));
+  }
+  if (workload == "threads") return ThreadsPlan(std::move(plan));
+  if (workload == "threads-follower-early") {
+    plan.breakage = Breakage::kFollowerReturnsEarly;
+    return ThreadsPlan(std::move(plan));
+  }
+  if (workload == "threads-covers-late") {
+    plan.breakage = Breakage::kGroupCoversLate;
+    return ThreadsPlan(std::move(plan));
   }
   if (workload == "seen") return SeenPlan(std::move(plan));
   if (workload == "seen-recovery-undoes") {
@@ -528,6 +571,8 @@ std::string_view OpKindName(OpKind kind) {
       return "create-replace";
     case OpKind::kSync:
       return "sync";
+    case OpKind::kThreads:
+      return "threads";
   }
   return "?";
 }

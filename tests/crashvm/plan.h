@@ -28,6 +28,12 @@ enum class OpKind : uint8_t {
   kCreate,         // Store::Create(path, size) of a new store
   kCreateReplace,  // the same with replace_existing
   kSync,           // Store::Sync(): every commit returned before it is durable (G4)
+  // Each of Op::members committed (Commit, op.mode) by a thread of its own
+  // through the one writer handle, at once: the first member's thread
+  // leads, and the others start once its barrier's call returned and commit
+  // while the library still holds it in flight (the guest's ThreadsIo), so
+  // the next barrier must be theirs.
+  kThreads,
 };
 
 // A broken variant of the library or of how it is called, run through the
@@ -42,6 +48,10 @@ enum class Breakage : uint8_t {
   kRecoveryUndoesSeen,
   // Store::Sync returns success without its fdatasync.
   kSyncWithoutBarrier,
+  // Durable commits that find another's barrier in flight return at once.
+  kFollowerReturnsEarly,
+  // A shared barrier counts as covered the commits written during its call.
+  kGroupCoversLate,
 };
 
 // One region of a kBatch op.
