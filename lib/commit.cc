@@ -172,6 +172,13 @@ Result<uint32_t> Store::Rep::CommitTarget(uint32_t index) {
     if (Status s = FinishBackgroundSync(/*wait=*/true); !s.ok()) return s;
     target = FreeSlot(index);
   }
+  // WaitUntilCommittable left a slot that no barrier in flight pins, or the
+  // background barrier's alone, and newest and durable take two.
+  if (!target) {
+    return Status::Error(StatusCode::kBusy, "commit", path,
+                         "region '" + info.regions[index].name +
+                             "' has no slot free of its newest, durable and pinned commits");
+  }
   return *target;
 }
 
@@ -607,8 +614,10 @@ Status Store::Rep::WaitUntilCommittable(std::span<const uint32_t> indices, bool 
     for (uint32_t index : indices) {
       if (!ready) break;
       // A slot pinned by the group's barrier in flight is freed only when
-      // it returns; the background barrier's pins CommitTarget can lift.
-      ready = !regions[index].in_flight && (group_ticket == nullptr || FreeSlot(index, false));
+      // it returns. While it is, a slot must be free of every pin: lifting
+      // the background barrier's (CommitTarget) can make the free slot its
+      // region's durable one, and leave none.
+      ready = !regions[index].in_flight && (group_ticket == nullptr || FreeSlot(index));
     }
     if (ready || holder == nullptr) return Status::Ok();
     ++stats.waits_for_group_commit;

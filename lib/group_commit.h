@@ -23,7 +23,8 @@ namespace regionstore {
 // runs through Run, one at a time, and once one failed every later one
 // returns that failure, whatever its own call said. The failure is
 // recorded before the gate opens, so no call that starts after it can
-// report success. Thread-safe; holds no other lock while a call runs.
+// report success. Thread-safe. Callers may hold the handle's mutex (a
+// group's leader does not); nothing run through the gate takes it.
 class SyncGate {
  public:
   template <typename Call>

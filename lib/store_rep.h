@@ -804,7 +804,12 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
 // other public member of Store that takes it.
 class [[gnu::visibility("hidden")]] HandleLock {
  public:
-  explicit HandleLock(Store::Rep & rep) : rep_(rep.writable ? &rep : nullptr) {
+  // A forked child's copy locks nothing: a thread of the parent may have
+  // held the mutex at fork(), and the child has none of those threads
+  // (CheckWritable refuses its writing calls).
+  explicit HandleLock(Store::Rep & rep)
+      : rep_(rep.writable && CurrentForkGeneration() == rep.opened_fork_generation ? &rep
+                                                                                   : nullptr) {
     if (rep_ == nullptr) return;
     lock_ = std::unique_lock<std::mutex>(rep_->mutex);
     rep_->holder = &lock_;

@@ -90,6 +90,19 @@ Status Store::WaitDurable(std::string_view name, uint64_t generation) {
   if (*durable >= generation) return Status::Ok();
   Rep& r = *rep_;
   const uint32_t index = *r.FindRegion(name, "wait durable");
+  // Another thread's durable commit of the region, visible and waiting for
+  // its barrier, returns durable or fails: wait for it first.
+  while (r.regions[index].in_flight && r.holder != nullptr) {
+    ++r.stats.waits_for_group_commit;
+    ++r.change_waiters;
+    r.WaitFor(r.changed);
+    --r.change_waiters;
+  }
+  if (Status s = r.CheckWritable("wait durable"); !s.ok()) return s;
+  {
+    const RegionState& state = r.regions[index];
+    if (state.durable && state.known_generation[*state.durable] >= generation) return Status::Ok();
+  }
   // The barrier in flight may cover it.
   if (r.background_sync) {
     if (Status s = r.FinishBackgroundSync(/*wait=*/true); !s.ok()) return s;

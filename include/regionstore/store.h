@@ -92,7 +92,8 @@ struct StoreStats {
   // durable, or a commit that barrier covers.
   uint64_t waits_for_background_sync = 0;
   // Calls that waited for another thread's commit on the same handle: a
-  // commit of the same region waiting for its barrier, a slot pinned by the
+  // commit of the same region waiting for its barrier (or a WaitDurable of
+  // it), a slot pinned by the
   // barrier shared by durable commits, or all 32 intent entries for such
   // commits taken.
   uint64_t waits_for_group_commit = 0;
@@ -395,7 +396,8 @@ struct SyncReport {
 //    that commit returned, so a region's commits are ordered as their calls
 //    returned. Protocol 1 handles make each durable commit whole, barrier
 //    included, before the next call runs.
-//  - Read, View and MutableView take no lock: they may run beside any call,
+//  - Read and View take no lock, and MutableView only to check the handle:
+//    they may run beside any call,
 //    and a Read or View of a range being written (Write, or a view's
 //    stores) may see a mix of old and new bytes.
 // A writer's own Load, LoadSet, List and Report run between other calls
@@ -630,9 +632,9 @@ class REGIONSTORE_EXPORT Store {
   // starts writeback, as for Write. Not atomic under a crash, like Write. Valid for the life of the
   // handle: a move keeps it valid (the mapping moves with the handle), destroying the Store unmaps
   // it. A durable Flush, and a kSync Write, drop the page-table entries of the range they synced:
-  // the view stays valid, and its next store maps the page again (docs/BENCH-LAB.md). It takes
-  // no lock (the threading rules above). Errors: kInvalidArgument (range outside the data area, or
-  // a read-only store), kPoisoned.
+  // the view stays valid, and its next store maps the page again (docs/BENCH-LAB.md). It holds
+  // the handle's lock only to check it (the threading rules above). Errors: kInvalidArgument (range
+  // outside the data area, or a read-only store), kPoisoned.
   Result<std::span<std::byte>> MutableView(uint64_t offset, uint64_t length);
 
   // --- Checkpoint regions (see checkpoint.h for G1-G3 and each mode's path)

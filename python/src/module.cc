@@ -10,8 +10,7 @@
 //    the handle's lock, shared: the C++ handle synchronises its own calls
 //    (store.h's threading rules), so Python threads sharing one handle
 //    commit at once and share barriers. The lock is exclusive only for
-//    close() and for the calls of a pending in-place commit, whose object
-//    is one thread's at a time.
+//    close().
 //  - Views are memoryviews over the mapping itself. Each export keeps the
 //    handle's state alive and is counted; close() refuses with BufferError
 //    while any is exported, as Python's mmap does.
@@ -319,7 +318,9 @@ py::memoryview Export(const std::shared_ptr<Handle>& handle, std::byte* data, si
 // A commit filled in place (Store.begin_commit). Holds the handle, so the
 // Store it borrows outlives it; closing the store first makes every call
 // fail with InvalidArgument (store.h's rule). Every call on the commit runs
-// under the handle's exclusive lock: it changes the writer's state.
+// under the handle's shared lock, which keeps close() out: the C++ handle
+// serialises the writer's state (an exclusive lock here would wait behind
+// every committing thread, which glibc's shared_mutex keeps letting in).
 class PendingObject {
  public:
   PendingObject(std::shared_ptr<Handle> handle, rs::PendingCommit commit)
@@ -330,7 +331,7 @@ class PendingObject {
     // Aborts if still pending; no payload view can exist (each holds this
     // object).
     py::gil_scoped_release nogil;
-    std::unique_lock lock(handle_->mutex);
+    std::shared_lock lock(handle_->mutex);
     commit_.Abort();
   }
 
@@ -340,7 +341,7 @@ class PendingObject {
     bool pending = false;
     {
       py::gil_scoped_release nogil;
-      std::unique_lock lock(handle_->mutex);
+      std::shared_lock lock(handle_->mutex);
       pending = commit_.pending();
       if (pending) payload = commit_.payload();
     }
@@ -358,7 +359,7 @@ class PendingObject {
     rs::Status status;
     {
       py::gil_scoped_release nogil;
-      std::unique_lock lock(handle_->mutex);
+      std::shared_lock lock(handle_->mutex);
       status = commit_.Append(buffer.bytes());
     }
     Check(status);
@@ -366,12 +367,12 @@ class PendingObject {
 
   uint64_t appended() {
     py::gil_scoped_release nogil;
-    std::unique_lock lock(handle_->mutex);
+    std::shared_lock lock(handle_->mutex);
     return commit_.appended();
   }
   bool pending() {
     py::gil_scoped_release nogil;
-    std::unique_lock lock(handle_->mutex);
+    std::shared_lock lock(handle_->mutex);
     return commit_.pending();
   }
   int64_t payload_views() const { return views_; }
@@ -384,7 +385,7 @@ class PendingObject {
     ending_ = true;
     {
       py::gil_scoped_release nogil;
-      std::unique_lock lock(handle_->mutex);
+      std::shared_lock lock(handle_->mutex);
       finished.emplace(length ? commit_.Finish(*length, durability) : commit_.Finish(durability));
     }
     ending_ = false;
@@ -396,7 +397,7 @@ class PendingObject {
     ending_ = true;
     {
       py::gil_scoped_release nogil;
-      std::unique_lock lock(handle_->mutex);
+      std::shared_lock lock(handle_->mutex);
       commit_.Abort();
     }
     ending_ = false;
