@@ -14,6 +14,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <cstdint>
@@ -403,6 +404,26 @@ TEST_CASE("Threads commit to their own regions through one handle beside loads a
       if (g % 4 == 2 && !store.StartSync().ok()) ++failures;
     }
   });
+  // A waiter on the writer's own handle and one on a read-only handle of
+  // the same process: each newer commit of region 0 byte-exact, up to the
+  // last.
+  auto reader = Store::Open(path, OpenMode::kReadOnly);
+  REQUIRE(reader.ok());
+  for (const Store* waiting_on : {&store, &*reader}) {
+    threads.emplace_back([&, waiting_on] {
+      uint64_t seen = 0;
+      std::vector<std::byte> out;
+      while (seen < rounds) {
+        auto got = waiting_on->WaitForNewer(RegionName(0), seen, std::chrono::seconds(60), out);
+        if (!got.ok() || got->generation <= seen ||
+            out != Payload(0, got->generation, length(0, got->generation))) {
+          ++failures;
+          return;
+        }
+        seen = got->generation;
+      }
+    });
+  }
   // The writer's own loads: whole commits only, each byte-exact for the
   // generation it reports.
   std::atomic<uint64_t> loads{0};
