@@ -86,7 +86,6 @@ class CommitGroup {
         // call ran.
         if (internal::Mutated(internal::Mutation::kGroupCoversLate)) upto = queued_;
         leading_ = false;
-        ++barriers_;
         if (status.ok()) {
           covered_ = std::max(covered_, upto);
         } else if (failure_.ok()) {
@@ -102,17 +101,10 @@ class CommitGroup {
     }
   }
 
-  // Whether a barrier of the group is in flight.
-  bool leading() const { return leading_; }
-  // Barriers run for the group so far, and tickets taken.
-  uint64_t barriers() const { return barriers_; }
-  uint64_t commits() const { return queued_; }
-
  private:
   uint64_t queued_ = 0;   // tickets taken
   uint64_t covered_ = 0;  // the highest ticket a returned barrier covered
   bool leading_ = false;
-  uint64_t barriers_ = 0;
   uint32_t waiting_ = 0;  // followers asleep in wait()
   Status failure_;
 };

@@ -130,8 +130,8 @@ struct BatchPlanMember {
 // Hidden: Store is exported, and a nested class would inherit that.
 struct [[gnu::visibility("hidden")]] Store::Rep {
   // Threads (include/regionstore/store.h, "Threads and processes"). Every
-  // call on a writable handle holds `mutex` (HandleLock), except Read,
-  // View and MutableView; a durable commit of a protocol 2 store releases
+  // call on a writable handle holds `mutex` (HandleLock), except Read and
+  // View (MutableView only to check the handle); a durable commit of a protocol 2 store releases
   // it while it waits for the barrier it shares (CommitGroup), and so does
   // a call that waits for a region or an intent entry (WaitFor).
   // `holder` is the lock of the thread holding the mutex, for those waits.
@@ -190,8 +190,8 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // Whether durable commits on this handle share barriers: protocol 2
   // stores (protocol 1 handles serialise their commits whole).
   bool group_commits = false;
-  // Waits (WaitFor) until none of `indices` is in flight, each has a
-  // slot the group's barrier in flight does not pin, and, with
+  // Waits (WaitFor) until none of `indices` is in flight, each has a slot
+  // free of every pin while the group's barrier is in flight, and, with
   // `group_entry`, an intent entry for a grouped commit is free. Errors:
   // those of CheckWritable (the handle may be poisoned meanwhile).
   Status WaitUntilCommittable(std::span<const uint32_t> indices, bool group_entry,
