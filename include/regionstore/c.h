@@ -26,7 +26,7 @@ extern "C" {
 
 /* The version of this header; rs_version() gives the library's. */
 #define RS_VERSION_MAJOR 0
-#define RS_VERSION_MINOR 14
+#define RS_VERSION_MINOR 15
 #define RS_VERSION_PATCH 0
 
 /* The codes are StatusCode's (regionstore/status.h), value for value. */
