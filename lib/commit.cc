@@ -529,10 +529,8 @@ Status Store::Rep::DurableHeaderAndBarrier(uint32_t index, uint32_t target,
   Status barrier;
   if (grouped) {
     regions[index].in_flight = true;
-    ++regions_in_flight;
     barrier = AwaitGroupBarrier(own);
     regions[index].in_flight = false;
-    --regions_in_flight;
     NotifyChange();
   } else {
     barrier = Barrier(own);
@@ -555,9 +553,8 @@ Status Store::Rep::DurableHeaderAndBarrier(uint32_t index, uint32_t target,
 
 uint32_t Store::Rep::TakeGroupEntry() {
   for (uint32_t i = 0; i < kGroupCommitEntries; ++i) {
-    if ((group_entries_used & (uint64_t{1} << i)) == 0) {
-      group_entries_used |= uint64_t{1} << i;
-      ++group_entries_taken;
+    if ((group_entries_used & (uint32_t{1} << i)) == 0) {
+      group_entries_used |= uint32_t{1} << i;
       return kFirstGroupCommitEntry + i;
     }
   }
@@ -566,8 +563,7 @@ uint32_t Store::Rep::TakeGroupEntry() {
 }
 
 void Store::Rep::ReleaseGroupEntry(uint32_t entry) {
-  group_entries_used &= ~(uint64_t{1} << (entry - kFirstGroupCommitEntry));
-  --group_entries_taken;
+  group_entries_used &= ~(uint32_t{1} << (entry - kFirstGroupCommitEntry));
   NotifyChange();
 }
 
@@ -608,9 +604,10 @@ Status Store::Rep::WaitUntilCommittable(std::span<const uint32_t> indices, bool 
     if (waited) {
       if (Status s = CheckWritable(operation); !s.ok()) return s;
     }
-    bool ready = !group_entry || group_entries_taken < kGroupCommitEntries;
+    bool ready = !group_entry || group_entries_used != kAllGroupEntries;
     // No other thread's commit is waiting: nothing to look at per region.
-    if (ready && regions_in_flight == 0 && group_ticket == nullptr) return Status::Ok();
+    // (A region in flight holds an intent entry until it returns.)
+    if (ready && group_entries_used == 0 && group_ticket == nullptr) return Status::Ok();
     for (uint32_t index : indices) {
       if (!ready) break;
       // A slot pinned by the group's barrier in flight is freed only when

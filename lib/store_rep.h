@@ -179,10 +179,10 @@ struct [[gnu::visibility("hidden")]] Store::Rep {
   // mark, which recovery finds in any entry.
   static constexpr uint32_t kFirstGroupCommitEntry = 5;
   static constexpr uint32_t kGroupCommitEntries = 32;
-  uint64_t group_entries_used = 0;
-  uint32_t group_entries_taken = 0;
-  // Regions whose `in_flight` is set.
-  uint32_t regions_in_flight = 0;
+  // Every region in flight holds one until it returned (a failed commit
+  // keeps its entry, marked, on a poisoned handle).
+  uint32_t group_entries_used = 0;
+  static constexpr uint32_t kAllGroupEntries = ~uint32_t{0};
   // Barriers in flight that set the kFileBarrier mark: the last one to
   // return clears it, if the handle is not poisoned (a group barrier, a
   // background one and a call's own barrier can overlap).

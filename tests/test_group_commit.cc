@@ -142,23 +142,27 @@ GroupOutcome RunHeldGroup(const std::string& path, size_t followers, bool fail_b
   return outcome;
 }
 
-void CreateWithVersionOne(const std::string& path, size_t regions) {
-  MustCreateWithRegions(path, 0, Regions(regions, 4 * kKiB));
-  Store store = MustOpen(path, OpenMode::kReadWrite);
-  for (size_t r = 0; r < regions; ++r) {
-    REQUIRE(
-        store.Commit(RegionName(r), Payload(r, 1, 4 * kKiB), Durability::kPwriteFdatasync).ok());
+// A store of `regions` regions of 4 KiB, each holding version 1, durable.
+struct VersionOneStore {
+  explicit VersionOneStore(size_t regions) : path(dir.File("store")) {
+    MustCreateWithRegions(path, 0, Regions(regions, 4 * kKiB));
+    Store store = MustOpen(path, OpenMode::kReadWrite);
+    for (size_t r = 0; r < regions; ++r) {
+      REQUIRE(
+          store.Commit(RegionName(r), Payload(r, 1, 4 * kKiB), Durability::kPwriteFdatasync).ok());
+    }
   }
-}
+  TempDir dir;
+  const std::string path;
+};
 
 }  // namespace
 
 TEST_CASE("Durable commits that wait beside a barrier in flight share the next one",
           "[group][threads]") {
   constexpr size_t kFollowers = 5;
-  TempDir dir;
-  const std::string path = dir.File("store");
-  CreateWithVersionOne(path, kFollowers + 1);
+  const VersionOneStore made(kFollowers + 1);
+  const std::string& path = made.path;
 
   const GroupOutcome outcome = RunHeldGroup(path, kFollowers, /*fail_barrier=*/false);
   for (const Status& status : outcome.statuses) CHECK(status.ok());
@@ -182,9 +186,8 @@ TEST_CASE("A barrier that began before a commit's writes returned never covers i
   // call as covered. Each changes what RunHeldGroup observes.
   constexpr size_t kFollowers = 3;
   const auto broken = GENERATE(Mutation::kFollowerReturnsEarly, Mutation::kGroupCoversLate);
-  TempDir dir;
-  const std::string path = dir.File("store");
-  CreateWithVersionOne(path, kFollowers + 1);
+  const VersionOneStore made(kFollowers + 1);
+  const std::string& path = made.path;
   GroupOutcome outcome;
   {
     const MutationScope scope(broken);
@@ -199,9 +202,8 @@ TEST_CASE("A barrier that began before a commit's writes returned never covers i
 TEST_CASE("A failed shared barrier fails every commit waiting on it and poisons the handle",
           "[group][threads]") {
   constexpr size_t kFollowers = 4;
-  TempDir dir;
-  const std::string path = dir.File("store");
-  CreateWithVersionOne(path, kFollowers + 1);
+  const VersionOneStore made(kFollowers + 1);
+  const std::string& path = made.path;
 
   const GroupOutcome outcome = RunHeldGroup(path, kFollowers, /*fail_barrier=*/true);
   // The leader's barrier failed; the followers, whose writes it did not
@@ -228,9 +230,8 @@ TEST_CASE("WaitDurable of a commit still waiting for its barrier waits for it",
   // Generation 2 of r0 is visible (a Load gives it) while its barrier is
   // held: WaitDurable must wait for that barrier, not call the generation
   // unknown.
-  TempDir dir;
-  const std::string path = dir.File("store");
-  CreateWithVersionOne(path, 1);
+  const VersionOneStore made(1);
+  const std::string& path = made.path;
   TestIo io;
   Store store = MustOpen(path, OpenMode::kReadWrite, &io);
   HeldBarrier held;
@@ -271,9 +272,8 @@ TEST_CASE("A forked child's handle answers while a parent thread held it at fork
   // A thread of the parent is inside Sync's fdatasync, the handle's mutex
   // held, when another forks: the child's copy must neither lock it (no
   // thread would ever release it there) nor write.
-  TempDir dir;
-  const std::string path = dir.File("store");
-  CreateWithVersionOne(path, 1);
+  const VersionOneStore made(1);
+  const std::string& path = made.path;
   TestIo io;
   Store store = MustOpen(path, OpenMode::kReadWrite, &io);
   HeldBarrier held;
@@ -314,9 +314,8 @@ TEST_CASE("A writer killed with many durable commits in flight leaves each one w
   // Each waiting commit has an intent mark of its own; the next open acts
   // on every one of them.
   constexpr size_t kFollowers = 6;
-  TempDir dir;
-  const std::string path = dir.File("store");
-  CreateWithVersionOne(path, kFollowers + 1);
+  const VersionOneStore made(kFollowers + 1);
+  const std::string& path = made.path;
   const pid_t child = fork();
   REQUIRE(child >= 0);
   if (child == 0) {
